@@ -1,0 +1,1 @@
+"""Built-in RSP engines (plug-ins behind the engine interface of the core)."""

@@ -1,0 +1,1 @@
+"""The `rspwb` command line."""

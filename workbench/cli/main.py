@@ -1,0 +1,69 @@
+"""`rspwb`: the workbench's operations, headless, for scripts, clusters and CI.
+
+Each subcommand lives in its own module with ``register(subparsers)``; the module is
+imported when the parser is built, but heavy dependencies (rdflib, pyspark) are imported
+only inside the command functions, so ``rspwb --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Sequence
+
+from workbench import __version__
+from workbench.errors import UserError
+
+# Subcommand modules in the order ``--help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "workbench.cli.validate_cmd",
+    "workbench.cli.windows_cmd",
+    "workbench.cli.query_cmd",
+)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """Option errors exit 2 with one line naming the option (argparse's own behaviour, kept short)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="rspwb",
+        description="RSP Workbench command line: validate experiments, explore windows and queries, "
+        "generate streams, compute expected answers, judge engines, run experiments.",
+    )
+    parser.add_argument("--version", action="version", version=f"rspwb {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def print_json(payload: Any) -> None:
+    """``--json`` output: exactly one JSON object on stdout."""
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as error:
+        sys.stderr.write(f"rspwb: {error}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("rspwb: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""User-facing errors: one clear message naming file, line/column or field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class UserError(Exception):
+    """A problem with the user's input (file, query, option), not a bug.
+
+    The CLI prints `str(error)` on stderr and exits with code 2, without a traceback.
+    Format: ``FILE:LINE:COLUMN: field: message`` with absent parts left out.
+    """
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    field: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def located(
+        self,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+    ) -> "UserError":
+        """Return a copy with missing location parts filled in (existing ones win)."""
+        return UserError(
+            self.message,
+            file=self.file or file,
+            line=self.line if self.line is not None else line,
+            column=self.column if self.column is not None else column,
+            field=self.field or field,
+        )
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+        elif self.line is not None:
+            where = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
+        parts = [p for p in (where, self.field) if p]
+        return ": ".join(parts + [self.message])

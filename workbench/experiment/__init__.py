@@ -1,0 +1,1 @@
+"""Experiment files: the YAML model of <engines, static data, stream, queries, KPIs>."""

@@ -1,0 +1,1 @@
+"""The desktop application (PySide6 + pyqtgraph): a thin layer over the core."""

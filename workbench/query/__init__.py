@@ -1,0 +1,1 @@
+"""Continuous queries: RSP-QL, C-SPARQL and CQELS-QL parsed into one model."""

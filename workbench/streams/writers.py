@@ -1,0 +1,135 @@
+"""Stream writers: YABench stream text and the workbench interchange format.
+
+The interchange format is *timestamped N-Quads*: one quad per element whose graph name
+carries the application time, ``<urn:rspwb:t:{t}>`` (FORMATS.md "N-Quads whose graph name
+carries the time"). An element that has its own graph name ``g`` is written with graph
+``<urn:rspwb:t:{t}:g:{g}>`` (``g`` percent-encoded), so no information is lost.
+
+Writers write to ``PATH.partial`` and rename on ``close()`` so that an interrupted write
+never leaves a file that looks complete.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Iterable
+from urllib.parse import quote
+
+from workbench.errors import UserError
+from workbench.streams.model import XSD, StreamElement
+
+TIME_GRAPH_PREFIX = "urn:rspwb:t:"
+
+# YABench writes numeric literals unquoted: ``76.0^^<...#float>`` (not valid N-Triples).
+YABENCH_UNQUOTED_DATATYPES = frozenset(
+    XSD + name for name in ("float", "double", "decimal", "integer", "int", "long")
+)
+_TYPED_LITERAL = re.compile(r'^"([^"\\]*)"\^\^<([^>]*)>$')
+
+STREAM_FORMATS = ("yabench", "nquads")
+
+
+def time_graph_iri(t: int, graph: str | None = None) -> str:
+    """The graph IRI (without angle brackets) that carries time ``t`` in the interchange format."""
+    if graph is None:
+        return f"{TIME_GRAPH_PREFIX}{t}"
+    return f"{TIME_GRAPH_PREFIX}{t}:g:{quote(graph, safe='')}"
+
+
+def yabench_object(term: str) -> str:
+    """Render an object term the way YABench's generator does (numeric literals unquoted)."""
+    if term.startswith('"'):
+        match = _TYPED_LITERAL.match(term)
+        if match and match.group(2) in YABENCH_UNQUOTED_DATATYPES:
+            return f"{match.group(1)}^^<{match.group(2)}>"
+    return term
+
+
+def format_yabench_line(element: StreamElement) -> str:
+    """``<s> <p> <o> "<t>" .`` plus newline; the graph name is not representable and dropped."""
+    return f'{element.subject} {element.predicate} {yabench_object(element.object)} "{element.t}" .\n'
+
+
+def format_nquads_line(element: StreamElement) -> str:
+    """One interchange-format quad plus newline."""
+    graph = element.graph
+    if graph is not None and graph.startswith("<") and graph.endswith(">"):
+        graph = graph[1:-1]
+    return f"{element.subject} {element.predicate} {element.object} <{time_graph_iri(element.t, graph)}> .\n"
+
+
+_FORMATTERS = {"yabench": format_yabench_line, "nquads": format_nquads_line}
+
+
+class StreamWriter:
+    """Writes elements in one text format, atomically (temporary name, rename at close).
+
+    Use as a context manager; leaving the block with an exception removes the partial file.
+    Elements must come in non-decreasing time order.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], fmt: str) -> None:
+        if fmt not in _FORMATTERS:
+            raise UserError(f"unknown stream format {fmt!r}; expected one of {', '.join(STREAM_FORMATS)}", field="format")
+        self.path = Path(path)
+        self.format = fmt
+        self._format_line = _FORMATTERS[fmt]
+        self._partial = self.path.with_name(self.path.name + ".partial")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle: IO[str] | None = open(self._partial, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
+        self._last_t: int | None = None
+        self.count = 0
+
+    def write(self, element: StreamElement) -> None:
+        if self._last_t is not None and element.t < self._last_t:
+            raise UserError(
+                f"element {self.count + 1} goes back in time ({element.t} < {self._last_t})", file=str(self.path)
+            )
+        self._last_t = element.t
+        assert self._handle is not None, "writer is closed"
+        self._handle.write(self._format_line(element))
+        self.count += 1
+
+    def write_all(self, elements: Iterable[StreamElement]) -> int:
+        for element in elements:
+            self.write(element)
+        return self.count
+
+    def write_text(self, text: str) -> None:
+        """Append pre-formatted lines (used by generators that format in bulk)."""
+        assert self._handle is not None, "writer is closed"
+        self._handle.write(text)
+
+    def close(self) -> None:
+        """Finish the file: flush and rename the partial file to its final name."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+            os.replace(self._partial, self.path)
+
+    def abort(self) -> None:
+        """Discard the partial file (used on error or cancellation)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        self._partial.unlink(missing_ok=True)
+
+    def __enter__(self) -> "StreamWriter":
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_stream(path: str | os.PathLike[str], elements: Iterable[StreamElement], fmt: str) -> int:
+    """Write all elements to ``path`` in ``fmt``; returns the number written."""
+    with StreamWriter(path, fmt) as writer:
+        return writer.write_all(elements)
