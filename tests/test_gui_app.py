@@ -1,0 +1,23 @@
+"""The desktop app's main window opens with the app name and version (offscreen)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytestmark = pytest.mark.gui
+
+
+def test_main_window_shows_name_and_version(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLabel
+
+    from workbench import APP_NAME, __version__
+    from workbench.gui.app import build_main_window
+
+    window = build_main_window()
+    qtbot.addWidget(window)
+    window.show()
+    assert window.windowTitle() == f"{APP_NAME} {__version__}"
+    label = window.findChild(QLabel, "appTitle")
+    assert APP_NAME in label.text() and __version__ in label.text()
+    assert window.grab().save(str(tmp_path / "main.png"))
