@@ -1,0 +1,1 @@
+"""The oracle: expected answers for any operational semantics, verdicts, per-window quality."""
