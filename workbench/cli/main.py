@@ -58,7 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as error:
-        sys.stderr.write(f"rspwb: {error}\n")
+        # FILE:LINE: … lines start with the location (as compilers print them) so that
+        # editors and CI annotators can jump there; other errors name the program.
+        sys.stderr.write(f"{error}\n" if error.file else f"rspwb: {error}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("rspwb: interrupted\n")

@@ -1,1 +1,36 @@
-"""Experiment files: the YAML model of <engines, static data, stream, queries, KPIs>."""
+"""Experiment files: the YAML model of <engines, static data, stream, queries, KPIs>.
+
+``load_experiment(path)`` validates a file (errors name FILE:LINE and the field path),
+``Experiment.runs()`` / ``expand_runs`` expand it into concrete runs, ``apply_size`` applies
+a named size, ``experiment_to_yaml`` writes it back. Schema: docs/experiment-format.md.
+"""
+
+from workbench.experiment.loader import (
+    apply_size,
+    build_experiment,
+    dump_experiment,
+    experiment_to_yaml,
+    load_experiment,
+    loads_experiment,
+)
+from workbench.experiment.model import (
+    EngineSpec,
+    Experiment,
+    FlowSpec,
+    KpiSpec,
+    OracleSpec,
+    QuerySpec,
+    RunSpec,
+    StandSpec,
+    StaticData,
+    StreamSpec,
+)
+from workbench.experiment.runs import count_runs, derive_seed, expand_runs, fill_template, template_variables
+from workbench.experiment.source import Position, SourceMap, load_yaml
+
+__all__ = [
+    "EngineSpec", "Experiment", "FlowSpec", "KpiSpec", "OracleSpec", "Position", "QuerySpec", "RunSpec",
+    "SourceMap", "StandSpec", "StaticData", "StreamSpec", "apply_size", "build_experiment", "count_runs",
+    "derive_seed", "dump_experiment", "expand_runs", "experiment_to_yaml", "fill_template", "load_experiment",
+    "load_yaml", "loads_experiment", "template_variables",
+]

@@ -1,0 +1,209 @@
+"""The experiment model: Heaven's tuple ⟨E engines, T static data, D stream, Q queries, K KPIs⟩.
+
+Plus what makes a study out of it: variables for query templates, sweeps and explicit
+cases (YABench's ``config.json`` ``tests``), repetitions, a seed, named sizes, the oracle
+and the test stand. Values are frozen dataclasses built by
+:func:`workbench.experiment.loader.load_experiment`, which validates everything; the
+documented schema is ``docs/experiment-format.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from workbench.core.semantics import EngineSemantics
+
+if TYPE_CHECKING:
+    from workbench.experiment.source import SourceMap
+
+# A variable value: what may be written into a query template or a parameter.
+Scalar = str | int | float | bool
+
+ENGINE_TYPES = ("secret", "naive", "incremental", "eviction", "external")
+FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_window")
+KPI_NAMES = ("latency", "throughput", "memory", "cpu", "threads", "correctness")
+FLOW_SHAPES = (
+    "constant", "step", "step-factor", "custom-step", "linear", "exponential", "random",
+    "constant-random", "poisson", "gaussian", "burst",
+)
+STREAM_FILE_FORMATS = ("yabench", "csrbench-dir", "nquads", "parquet")
+STATIC_FORMATS = ("turtle", "ntriples", "n3", "xml", "json-ld", "trig", "nquads")
+QUERY_SYNTAXES = ("rspql", "csparql", "cqels", "sparqlstream", "sparql")
+EVICTION_STRATEGIES = ("fifo", "lru", "random", "likelihood")
+ORACLE_MATCHES = ("strict", "csrbench")
+STAND_MODES = ("real-time", "absolute-time")
+
+
+@dataclass(frozen=True)
+class StaticData:
+    """Static data or ontology loaded before the stream starts (Heaven's T)."""
+
+    file: Path
+    format: str
+    graph: str | None = None
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """How fast stimuli are sent (flow shape name + shape-specific settings, validated later)."""
+
+    shape: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """The stream description (Heaven's D): a recorded file or a generator with parameters.
+
+    Exactly one of ``file`` and ``generator`` is set. Generator ``params`` may hold
+    ``${NAME}`` templates; :class:`RunSpec` carries them resolved.
+    """
+
+    generator: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    file: Path | None = None
+    format: str | None = None
+    interval_ms: int | None = None
+    flow: FlowSpec | None = None
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """A continuous query template; ``variables`` are the ``${NAME}`` it references."""
+
+    id: str
+    template: str
+    file: Path | None = None
+    syntax: str | None = None
+    variables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine under test (Heaven's E) with its semantics, injected faults and parameters.
+
+    ``parameters`` are as written (values may be ``${NAME}`` templates); the resolved,
+    typed values are on each :class:`RunSpec`.
+    """
+
+    id: str
+    type: str
+    semantics: EngineSemantics
+    preset: str | None = None
+    semantics_overrides: Mapping[str, Any] = field(default_factory=dict)
+    faults: Mapping[str, bool] = field(default_factory=dict)
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def requires_confirmation(self) -> bool:
+        """External engines run a user-given program, which must be shown and confirmed first."""
+        return self.type == "external"
+
+    @property
+    def command(self) -> tuple[str, ...] | None:
+        command = self.parameters.get("command") if self.type == "external" else None
+        return tuple(command) if command is not None else None
+
+
+@dataclass(frozen=True)
+class KpiSpec:
+    """KPIs to collect (Heaven's K) and the probe's sampling period."""
+
+    names: tuple[str, ...] = KPI_NAMES
+    sampling_ms: int = 500
+
+
+@dataclass(frozen=True)
+class OracleSpec:
+    """Expected answers: whose semantics (a preset or ``engine``: each engine's own) and how to match."""
+
+    system: str = "engine"
+    semantics_overrides: Mapping[str, Any] = field(default_factory=dict)
+    match: str = "strict"
+    gracious: bool = False
+    t0: int | None = None  # None: all admissible t0 (RSP-QL Theorem 1)
+
+
+@dataclass(frozen=True)
+class StandSpec:
+    """Test-stand settings: real-time feeding or as fast as possible, time scale, timeout."""
+
+    mode: str = "real-time"
+    time_scale: float = 1.0
+    timeout_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A validated experiment file. ``raw`` is the plain YAML mapping, key order kept.
+
+    ``sweep`` maps variable names to their values (Cartesian product); ``cases`` lists
+    explicit combinations. ``applied_size`` names the size whose overrides are merged in.
+    """
+
+    name: str
+    engines: tuple[EngineSpec, ...]
+    queries: tuple[QuerySpec, ...]
+    stream: StreamSpec
+    static: tuple[StaticData, ...] = ()
+    kpis: KpiSpec = field(default_factory=KpiSpec)
+    description: str = ""
+    seed: int = 0
+    repetitions: int = 1
+    variables: Mapping[str, Scalar] = field(default_factory=dict)
+    sweep: Mapping[str, tuple[Scalar, ...]] = field(default_factory=dict)
+    cases: tuple[Mapping[str, Scalar], ...] = ()
+    sizes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    oracle: OracleSpec = field(default_factory=OracleSpec)
+    stand: StandSpec = field(default_factory=StandSpec)
+    applied_size: str | None = None
+    file: Path | None = field(default=None, compare=False)
+    base_dir: Path = field(default=Path("."), compare=False)
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    source: "SourceMap | None" = field(default=None, compare=False, repr=False)
+
+    @property
+    def requires_confirmation(self) -> bool:
+        """True if any engine runs an external program (FORMATS.md: confirm before running)."""
+        return any(engine.requires_confirmation for engine in self.engines)
+
+    def combinations(self) -> list[dict[str, Scalar]]:
+        """The variable assignments of all cases: cases × sweep product over ``variables``."""
+        from workbench.experiment.runs import variable_combinations
+
+        return variable_combinations(self)
+
+    def runs(self, size: str | None = None) -> list["RunSpec"]:
+        """Concrete runs: combinations × repetitions × engines × queries (see ``expand_runs``)."""
+        from workbench.experiment.runs import expand_runs
+
+        return expand_runs(self, size)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One concrete run: an engine, a query filled with one variable combination, a repetition.
+
+    ``seed`` is shared by all engines and queries of the same repetition so that they see
+    the same stream and the same random choices (see ``derive_seed``).
+    """
+
+    index: int
+    run_id: str
+    case_index: int
+    repetition: int
+    variables: Mapping[str, Scalar]
+    engine: EngineSpec
+    engine_parameters: Mapping[str, Any]
+    query: QuerySpec
+    query_text: str
+    stream: StreamSpec
+    stream_params: Mapping[str, Any]
+    flow: FlowSpec | None
+    seed: int
+
+    @property
+    def requires_confirmation(self) -> bool:
+        return self.engine.requires_confirmation

@@ -1,0 +1,413 @@
+"""Expanding an experiment into concrete runs, and the ``${NAME}`` templates they fill.
+
+Runs are the Cartesian product *combinations × repetitions × engines × queries*, where the
+combinations are the explicit ``cases`` × the ``sweep`` product laid over ``variables``
+(YABench's ``tests``: the same query templates with varying parameters). Everything that
+may hold a template (query text, generator parameters, flow settings, engine parameters)
+is resolved and validated here, once per combination, so that ``load_experiment`` can
+reject a bad value for any combination before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from workbench.core.time import parse_duration
+from workbench.errors import UserError
+from workbench.experiment.model import (
+    EVICTION_STRATEGIES,
+    EngineSpec,
+    Experiment,
+    FlowSpec,
+    RunSpec,
+    Scalar,
+)
+from workbench.experiment.source import join_path
+
+if TYPE_CHECKING:
+    from workbench.generators import GeneratorSpec
+
+# ``$${`` is an escaped literal ``${``; ``${NAME}`` a placeholder; any other ``${`` is malformed.
+_PLACEHOLDER = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{")
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# Engine parameters per engine type: name -> (kind, required). Kinds are checked in
+# ``_engine_parameter``; the engines themselves interpret the values.
+ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
+    "secret": {},
+    "naive": {"tbox": ("file", False)},
+    "incremental": {"tbox": ("file", False)},
+    "eviction": {"strategy": ("strategy", True), "cache_size": ("positive-int", True)},
+    "external": {
+        "command": ("command", True),
+        "cwd": ("directory", False),
+        "env": ("env", False),
+        "startup_timeout": ("duration", False),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One ``${NAME}`` in a template (``name`` None: a malformed ``${``) at a character offset."""
+
+    name: str | None
+    offset: int
+
+
+def scan_template(text: str) -> list[Placeholder]:
+    """All placeholders of ``text`` in order (escaped ``$${`` excluded)."""
+    found = []
+    for match in _PLACEHOLDER.finditer(text):
+        if match.group(0) == "$${":
+            continue
+        found.append(Placeholder(match.group(1), match.start()))
+    return found
+
+
+def template_variables(text: str) -> tuple[str, ...]:
+    """The distinct variable names referenced by ``text``, in order of first use."""
+    names: dict[str, None] = {}
+    for placeholder in scan_template(text):
+        if placeholder.name:
+            names.setdefault(placeholder.name, None)
+    return tuple(names)
+
+
+def format_value(value: Scalar) -> str:
+    """Text of a variable value inside a template (booleans as ``true``/``false``, like YAML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def fill_template(text: str, variables: Mapping[str, Scalar]) -> str:
+    """Replace each ``${NAME}`` by its value and ``$${`` by ``${``.
+
+    Raises KeyError(name) for an undefined variable and ValueError for a malformed ``${``
+    (callers turn both into located UserErrors).
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        name = match.group(1)
+        if name is None:
+            raise ValueError("malformed placeholder '${'; write ${NAME} or escape a literal '${' as '$${'")
+        return format_value(variables[name])
+
+    return _PLACEHOLDER.sub(replace, text)
+
+
+def fill_value(value: Any, variables: Mapping[str, Scalar]) -> Any:
+    """Fill templates inside a YAML value; a string that is exactly ``${NAME}`` takes the value's type."""
+    if isinstance(value, str):
+        match = _PLACEHOLDER.fullmatch(value)
+        if match and match.group(1):
+            return variables[match.group(1)]
+        return fill_template(value, variables)
+    if isinstance(value, list):
+        return [fill_value(item, variables) for item in value]
+    if isinstance(value, dict):
+        return {key: fill_value(item, variables) for key, item in value.items()}
+    return value
+
+
+def value_variables(value: Any) -> tuple[str, ...]:
+    """Variable names referenced anywhere inside a YAML value."""
+    if isinstance(value, str):
+        return template_variables(value)
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    names: dict[str, None] = {}
+    for item in items:
+        for name in value_variables(item):
+            names.setdefault(name, None)
+    return tuple(names)
+
+
+def derive_seed(seed: int, repetition: int) -> int:
+    """The seed of repetition ``repetition`` (0-based): the experiment seed itself for the first,
+    then the first 8 bytes of ``sha256("rspwb-seed:{seed}:{repetition}")`` as a big-endian
+    integer shifted right by one bit (non-negative, fits a Java ``long``).
+
+    The seed does not depend on the engine, the query or the variables, so all engines and
+    queries of a repetition see the same stream (Heaven's comparability, R.1), and a
+    one-repetition experiment reproduces a generator run with the experiment seed.
+    """
+    if repetition == 0:
+        return seed
+    digest = hashlib.sha256(f"rspwb-seed:{seed}:{repetition}".encode("ascii")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def variable_combinations(experiment: Experiment) -> list[dict[str, Scalar]]:
+    """cases (or one empty case) × the sweep product (first sweep variable varies slowest),
+    each laid over ``variables``; cases and sweep values override same-named variables."""
+    names = list(experiment.sweep)
+    combos = []
+    for case in experiment.cases or ({},):
+        for values in itertools.product(*(experiment.sweep[name] for name in names)):
+            combo: dict[str, Scalar] = dict(experiment.variables)
+            combo.update(case)
+            combo.update(zip(names, values))
+            combos.append(combo)
+    return combos
+
+
+def _error(experiment: Experiment, path: str, message: str, *, key: bool = False) -> UserError:
+    source = experiment.source
+    return UserError(
+        message,
+        file=str(experiment.file) if experiment.file is not None else None,
+        line=source.line(path, key=key) if source else None,
+        field=source.origin(path) if source else path,
+    )
+
+
+def _context(raw: Any, variables: Mapping[str, Scalar]) -> str:
+    used = [name for name in value_variables(raw) if name in variables]
+    if not used:
+        return ""
+    return " (with " + ", ".join(f"{name}={variables[name]!r}" for name in used) + ")"
+
+
+def _fill(experiment: Experiment, raw: Any, variables: Mapping[str, Scalar], path: str) -> Any:
+    try:
+        return fill_value(raw, variables)
+    except KeyError as missing:
+        raise _error(experiment, path, f"uses ${{{missing.args[0]}}}, which is not defined in variables, sweep or cases") from None
+    except ValueError as error:
+        raise _error(experiment, path, str(error)) from None
+
+
+def _generator_spec(experiment: Experiment, name: str) -> "GeneratorSpec | None":
+    """The generator's spec, or None while its module is not written yet (params then unchecked)."""
+    from workbench.generators import GENERATOR_MODULES, generator_spec
+
+    try:
+        return generator_spec(name)
+    except UserError as error:
+        raise _error(experiment, "stream.generator", error.message) from None
+    except ModuleNotFoundError as error:
+        if error.name == GENERATOR_MODULES.get(name):
+            return None
+        raise
+
+
+def resolve_stream_params(experiment: Experiment, variables: Mapping[str, Scalar]) -> tuple[dict[str, Any], bool]:
+    """Generator parameters for one combination, typed and defaulted by the generator's spec.
+
+    Returns ``(params, takes_seed)``; ``takes_seed`` is True when the generator has a
+    ``seed`` parameter the experiment leaves unset (the run's seed fills it).
+    """
+    stream = experiment.stream
+    if stream.generator is None:
+        return {}, False
+    filled = _fill(experiment, dict(stream.params), variables, "stream.params")
+    spec = _generator_spec(experiment, stream.generator)
+    if spec is None:
+        return filled, False
+    for name, raw in stream.params.items():
+        path = join_path("stream.params", name)
+        try:
+            spec.param(name).parse(filled[name])
+        except UserError as error:
+            raise _error(experiment, path, error.message + _context(raw, variables), key=error.message.startswith("unknown")) from None
+    try:
+        resolved = spec.resolve(filled)
+    except UserError as error:
+        field = (error.field or "").removeprefix("param ")
+        raise _error(experiment, join_path("stream.params", field) if field else "stream.params", error.message) from None
+    takes_seed = "seed" not in stream.params and any(p.name == "seed" for p in spec.params)
+    return resolved, takes_seed
+
+
+def resolve_flow(experiment: Experiment, variables: Mapping[str, Scalar]) -> tuple[FlowSpec | None, bool]:
+    """The flow shape with its settings filled for one combination, checked by the flow module.
+
+    Returns ``(flow, takes_seed)``; ``takes_seed`` is True for a random shape whose ``seed``
+    the experiment leaves unset (the run's seed fills it).
+    """
+    flow = experiment.stream.flow
+    if flow is None:
+        return None, False
+    settings = _fill(experiment, dict(flow.settings), variables, "stream.flow")
+    try:
+        from workbench.generators.flows import FLOW_SHAPES, FlowShape
+    except ModuleNotFoundError as error:  # the flow module is not written yet: shape name checked only
+        if error.name != "workbench.generators.flows":
+            raise
+        return FlowSpec(flow.shape, settings), False
+    try:
+        FlowShape.from_settings(flow.shape, settings, field="stream.flow")
+    except UserError as error:
+        path = error.field or "stream.flow"
+        name = path.removeprefix("stream.flow.")
+        raw = flow.settings.get(name)
+        unknown = error.message.startswith("unknown setting")
+        raise _error(experiment, path, error.message + _context(raw, variables), key=unknown) from None
+    takes_seed = "seed" not in settings and any(spec.name == "seed" for spec in FLOW_SHAPES.get(flow.shape, ()))
+    return FlowSpec(flow.shape, settings), takes_seed
+
+
+def resolve_engine_parameters(
+    experiment: Experiment, index: int, engine: EngineSpec, variables: Mapping[str, Scalar]
+) -> dict[str, Any]:
+    """Typed engine parameters for one combination; errors name ``engines[i].parameters.KEY``."""
+    from workbench.experiment.loader import unknown_key_message
+
+    base = f"engines[{index}].parameters"
+    allowed = ENGINE_PARAMETERS[engine.type]
+    resolved: dict[str, Any] = {}
+    for name, raw in engine.parameters.items():
+        path = join_path(base, name)
+        if name not in allowed:
+            raise _error(experiment, path, unknown_key_message(str(name), allowed, f"{engine.type} engine parameter"), key=True)
+        value = _fill(experiment, raw, variables, path)
+        kind = allowed[name][0]
+        try:
+            resolved[name] = _engine_parameter(experiment, kind, value)
+        except _BadValue as bad:
+            raise _error(experiment, path, str(bad) + _context(raw, variables)) from None
+    for name, (_, required) in allowed.items():
+        if required and name not in resolved:
+            raise _error(experiment, join_path(base, name), f"is required for {engine.type} engines", key=True)
+    if engine.type == "external":
+        resolved.setdefault("cwd", experiment.base_dir)
+    return resolved
+
+
+class _BadValue(Exception):
+    pass
+
+
+def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
+    if kind == "positive-int":
+        if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise _BadValue(f"expected a positive integer, got {value!r}")
+        return value
+    if kind == "strategy":
+        if value not in EVICTION_STRATEGIES:
+            raise _BadValue(f"{value!r} is not one of {', '.join(EVICTION_STRATEGIES)}")
+        return value
+    if kind in ("file", "directory"):
+        if not isinstance(value, str) or not value.strip():
+            raise _BadValue(f"expected a path, got {value!r}")
+        path = experiment.base_dir / value
+        ok = path.is_dir() if kind == "directory" else path.is_file()
+        if not ok:
+            raise _BadValue(f"{kind} not found: {value} (paths are relative to the experiment file)")
+        return path
+    if kind == "command":
+        if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
+            raise _BadValue(
+                f"expected a non-empty list of strings (program and arguments, no shell), got {value!r}"
+            )
+        return tuple(value)
+    if kind == "env":
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, (str, int, float)) and not isinstance(v, bool) for k, v in value.items()
+        ):
+            raise _BadValue(f"expected a mapping of names to strings, got {value!r}")
+        return {k: str(v) for k, v in value.items()}
+    if kind == "duration":
+        try:
+            return parse_duration(value)
+        except UserError as error:
+            raise _BadValue(error.message) from None
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def resolve_query_text(experiment: Experiment, index: int, variables: Mapping[str, Scalar]) -> str:
+    query = experiment.queries[index]
+    path = f"queries[{index}].file" if query.file is not None else f"queries[{index}].text"
+    try:
+        return fill_template(query.template, variables)
+    except KeyError as missing:
+        raise _error(experiment, path, f"query {query.id} uses ${{{missing.args[0]}}}, which is not defined in variables, sweep or cases") from None
+    except ValueError as error:
+        raise _error(experiment, path, f"query {query.id}: {error}") from None
+
+
+@dataclass(frozen=True)
+class ResolvedCase:
+    """Everything of one variable combination that does not depend on the repetition."""
+
+    variables: Mapping[str, Scalar]
+    stream_params: Mapping[str, Any]
+    takes_seed: bool
+    flow: FlowSpec | None
+    flow_takes_seed: bool
+    engine_parameters: tuple[Mapping[str, Any], ...]
+    query_texts: tuple[str, ...]
+
+
+def resolve_case(experiment: Experiment, variables: Mapping[str, Scalar]) -> ResolvedCase:
+    """Fill and validate every template of the experiment for one combination."""
+    stream_params, takes_seed = resolve_stream_params(experiment, variables)
+    flow, flow_takes_seed = resolve_flow(experiment, variables)
+    return ResolvedCase(
+        variables=dict(variables),
+        stream_params=stream_params,
+        takes_seed=takes_seed,
+        flow=flow,
+        flow_takes_seed=flow_takes_seed,
+        engine_parameters=tuple(
+            resolve_engine_parameters(experiment, i, engine, variables) for i, engine in enumerate(experiment.engines)
+        ),
+        query_texts=tuple(resolve_query_text(experiment, i, variables) for i in range(len(experiment.queries))),
+    )
+
+
+def expand_runs(experiment: Experiment, size: str | None = None) -> list[RunSpec]:
+    """Concrete runs in order combinations × repetitions × engines × queries.
+
+    ``size`` first applies that size's overrides (see ``apply_size``). Run ids are
+    ``case{c}-rep{r}-{engine}-{query}`` (0-based), safe as folder names.
+    """
+    if size is not None:
+        from workbench.experiment.loader import apply_size
+
+        experiment = apply_size(experiment, size)
+    runs: list[RunSpec] = []
+    for case_index, variables in enumerate(variable_combinations(experiment)):
+        case = resolve_case(experiment, variables)
+        for repetition in range(experiment.repetitions):
+            seed = derive_seed(experiment.seed, repetition)
+            stream_params = dict(case.stream_params)
+            if case.takes_seed:
+                stream_params["seed"] = seed
+            flow = case.flow
+            if flow is not None and case.flow_takes_seed:
+                flow = FlowSpec(flow.shape, {**flow.settings, "seed": seed})
+            for engine_index, engine in enumerate(experiment.engines):
+                for query_index, query in enumerate(experiment.queries):
+                    runs.append(
+                        RunSpec(
+                            index=len(runs),
+                            run_id=f"case{case_index}-rep{repetition}-{engine.id}-{query.id}",
+                            case_index=case_index,
+                            repetition=repetition,
+                            variables=case.variables,
+                            engine=engine,
+                            engine_parameters=case.engine_parameters[engine_index],
+                            query=query,
+                            query_text=case.query_texts[query_index],
+                            stream=experiment.stream,
+                            stream_params=stream_params,
+                            flow=flow,
+                            seed=seed,
+                        )
+                    )
+    return runs
+
+
+def count_runs(experiment: Experiment) -> int:
+    """Number of runs ``expand_runs`` would produce, without resolving anything."""
+    return len(variable_combinations(experiment)) * experiment.repetitions * len(experiment.engines) * len(experiment.queries)
