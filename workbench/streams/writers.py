@@ -15,11 +15,14 @@ import os
 import re
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Iterable
+from typing import IO, TYPE_CHECKING, Iterable
 from urllib.parse import quote
 
 from workbench.errors import UserError
 from workbench.streams.model import XSD, StreamElement
+
+if TYPE_CHECKING:
+    from workbench.streams.parquet import ParquetStreamWriter
 
 TIME_GRAPH_PREFIX = "urn:rspwb:t:"
 
@@ -28,8 +31,12 @@ YABENCH_UNQUOTED_DATATYPES = frozenset(
     XSD + name for name in ("float", "double", "decimal", "integer", "int", "long")
 )
 _TYPED_LITERAL = re.compile(r'^"([^"\\]*)"\^\^<([^>]*)>$')
+# Only lexical forms that read back as YABench numbers are written unquoted.
+_UNQUOTABLE_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|[+-]?INF|[+-]?Infinity")
 
 STREAM_FORMATS = ("yabench", "nquads")
+#: Every format ``open_stream_writer`` accepts (Parquet lives in ``workbench.streams.parquet``).
+WRITE_FORMATS = STREAM_FORMATS + ("parquet",)
 
 
 def time_graph_iri(t: int, graph: str | None = None) -> str:
@@ -43,7 +50,7 @@ def yabench_object(term: str) -> str:
     """Render an object term the way YABench's generator does (numeric literals unquoted)."""
     if term.startswith('"'):
         match = _TYPED_LITERAL.match(term)
-        if match and match.group(2) in YABENCH_UNQUOTED_DATATYPES:
+        if match and match.group(2) in YABENCH_UNQUOTED_DATATYPES and _UNQUOTABLE_NUMBER.fullmatch(match.group(1)):
             return f"{match.group(1)}^^<{match.group(2)}>"
     return term
 
@@ -129,7 +136,18 @@ class StreamWriter:
             self.abort()
 
 
+def open_stream_writer(path: str | os.PathLike[str], fmt: str) -> "StreamWriter | ParquetStreamWriter":
+    """A writer for any of ``WRITE_FORMATS`` (same contract: write, write_all, close, abort, context manager)."""
+    if fmt == "parquet":
+        from workbench.streams.parquet import ParquetStreamWriter
+
+        return ParquetStreamWriter(path)
+    if fmt not in _FORMATTERS:
+        raise UserError(f"unknown stream format {fmt!r}; expected one of {', '.join(WRITE_FORMATS)}", field="format")
+    return StreamWriter(path, fmt)
+
+
 def write_stream(path: str | os.PathLike[str], elements: Iterable[StreamElement], fmt: str) -> int:
-    """Write all elements to ``path`` in ``fmt``; returns the number written."""
-    with StreamWriter(path, fmt) as writer:
+    """Write all elements to ``path`` in ``fmt`` (any of ``WRITE_FORMATS``); returns the number written."""
+    with open_stream_writer(path, fmt) as writer:
         return writer.write_all(elements)
