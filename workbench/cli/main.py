@@ -21,6 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.validate_cmd",
     "workbench.cli.windows_cmd",
     "workbench.cli.query_cmd",
+    "workbench.cli.generate_cmd",
+    "workbench.cli.oracle_cmd",
 )
 
 
