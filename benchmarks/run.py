@@ -154,7 +154,20 @@ def print_row(result: Result | None) -> None:
     print(f"{result.name:<24} {result.elements:>10} {result.seconds:>9.3f} {result.elements_per_second:>12,.0f}", flush=True)
 
 
+def discover() -> None:
+    """Let every ``benchmarks/bench_*.py`` module register its benchmarks (``register(benchmark)``)."""
+    import importlib
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    for path in sorted(here.glob("bench_*.py")):
+        module = importlib.import_module(path.stem)
+        if hasattr(module, "register"):
+            module.register(benchmark)
+
+
 def main(argv: list[str] | None = None) -> int:
+    discover()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="benchmark names or name prefixes (default: all)")
     parser.add_argument("--lines", type=int, default=1_000_000, help="stream size in lines (default 1000000)")

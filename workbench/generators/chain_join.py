@@ -40,6 +40,10 @@ PREDICATES = tuple(f"<{CHAIN}{name}>" for name in ("ab", "bc", "cd"))
 QUERY = f"PREFIX : <{CHAIN}>\nSELECT ?a ?b ?c ?d WHERE {{ ?a :ab ?b . ?b :bc ?c . ?c :cd ?d . }}"
 _BLOCK = 4096  # triples per random-draw block
 
+# Inherently sequential (one RNG stream in document order): the local path is the
+# default; `rspwb generate --spark` runs the same code as a Spark job.
+PREFERRED_ENGINE = "local"
+
 SPEC = GeneratorSpec(
     name="chain-join",
     doc="Synthetic triples for the chain join ?a :ab ?b . ?b :bc ?c . ?c :cd ?d (eviction "

@@ -40,6 +40,10 @@ TBOX_RHODF_FILE = "univ-bench-rhodf.ttl"
 #: Universities that degrees are drawn from (UBA uses 1000, most of them not generated).
 DEGREE_UNIVERSITIES = 1000
 
+# Inherently sequential (one RNG stream in document order): the local path is the
+# default; `rspwb generate --spark` runs the same code as a Spark job.
+PREFERRED_ENGINE = "local"
+
 SPEC = GeneratorSpec(
     name="lubm",
     doc="LUBM-style university data (univ-bench vocabulary) streamed with a constant flow "

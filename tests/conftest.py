@@ -1,0 +1,34 @@
+"""Shared test fixtures.
+
+``spark``: one local SparkSession for the whole test session, created through the
+workbench's own factory (so the factory is what the tests exercise). A JVM start costs
+10-20 s here; tests that use it are marked ``@pytest.mark.spark``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+# GUI tests run without a display (STYLE.md); set before anything imports Qt.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+TEST_SPARK_CONF = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.default.parallelism": "1",
+}
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """The shared local[1] SparkSession (via ``workbench.pipeline.spark.get_spark``)."""
+    from workbench.pipeline.spark import get_spark, stop_spark
+
+    session = get_spark("local[1]", app_name="rsp-workbench-tests", conf=TEST_SPARK_CONF)
+    yield session
+    stop_spark()

@@ -1,0 +1,116 @@
+"""`rspwb generate` (CLI.md contract) run in-process through ``workbench.cli.main.main``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from workbench.cli.main import main
+from workbench.generators import sg1
+
+CONTRACT = ["--generator", "sg1", "--param", "stations=50", "--param", "interval=1s",
+            "--param", "duration=30s", "--param", "seed=1430236906"]
+
+
+def reference(**params) -> bytes:
+    return "".join(sg1.reference_text(params)).encode("utf-8")
+
+
+def test_contract_writes_what_yabench_writes(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "s.stream"
+    assert main(["generate", *CONTRACT, "--format", "yabench", "--out", str(out)]) == 0
+    assert out.read_bytes() == reference(stations=50, interval="1s", duration="30s", seed=1430236906)
+    err = capsys.readouterr().err
+    assert "10,500 elements (triples)" in err and "1,500 observations" in err and "triples/s" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.stream"]
+
+
+def test_legacy_and_temperature_range(tmp_path: Path) -> None:
+    out = tmp_path / "legacy.stream"
+    args = [*CONTRACT, "--param", "legacy_v110=true", "--param", "min_temp=-10", "--param", "max_temp=40"]
+    assert main(["generate", *args, "--format", "yabench", "--out", str(out), "--quiet"]) == 0
+    expected = reference(stations=50, interval="1s", duration="30s", seed=1430236906, legacy_v110=True,
+                         min_temp=-10, max_temp=40)
+    assert out.read_bytes() == expected
+    assert expected != reference(stations=50, interval="1s", duration="30s", seed=1430236906, min_temp=-10, max_temp=40)
+
+
+def test_negative_and_min_long_seeds(tmp_path: Path) -> None:
+    for seed in ("-5", "-9223372036854775808"):
+        out = tmp_path / f"s{seed}.stream"
+        args = ["generate", "--generator", "sg1", "--param", "stations=3", "--param", "duration=5s",
+                "--param", "interval=1s", "--param", f"seed={seed}", "--out", str(out), "--quiet"]
+        assert main(args) == 0
+        assert out.read_bytes() == reference(stations=3, duration="5s", interval="1s", seed=int(seed))
+
+
+def test_json_and_format_from_extension(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "s.parquet"
+    assert main(["generate", *CONTRACT, "--out", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["format"] == "parquet" and payload["triples"] == 10500 and payload["items"] == 1500
+    assert pq.read_table(out).num_rows == 10500
+    nq = tmp_path / "s.nq"
+    assert main(["generate", *CONTRACT, "--out", str(nq), "--quiet"]) == 0
+    assert nq.read_text(encoding="utf-8").splitlines()[0].endswith("<urn:rspwb:t:0> .")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--generator", "sg9"], "unknown generator 'sg9'"),
+        (["--generator", "sg1", "--param", "stations=0", "--param", "duration=1s"], "param stations"),
+        (["--generator", "sg1", "--param", "interval=-1s", "--param", "duration=1s"], "param interval"),
+        (["--generator", "sg1", "--param", "max_temp=0", "--param", "duration=1s"], "param max_temp"),
+        (["--generator", "sg1", "--param", "speed=3", "--param", "duration=1s"], "param speed"),
+        (["--generator", "sg1", "--param", "duration"], "--param"),
+        (["--generator", "sg1"], "param duration"),
+        ([], "--generator"),
+    ],
+)
+def test_user_errors_exit_2_naming_the_parameter(tmp_path: Path, capsys, args: list[str], message: str) -> None:
+    out = tmp_path / "x.stream"
+    assert main(["generate", *args, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_format_exits_2(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["generate", *CONTRACT, "--format", "csv", "--out", str(tmp_path / "x")])
+    assert info.value.code == 2
+    assert "--format" in capsys.readouterr().err
+
+
+def test_experiment_form(tmp_path: Path) -> None:
+    experiment = tmp_path / "e.yaml"
+    experiment.write_text(
+        """\
+name: sg1-small
+seed: 1430236906
+engines:
+  - id: secret
+    type: secret
+queries:
+  - id: q1
+    text: |
+      REGISTER RSTREAM <http://ex.org/out> AS
+      SELECT ?s FROM NAMED WINDOW <http://ex.org/w> ON <http://ex.org/s> [RANGE PT5S STEP PT1S]
+      WHERE { WINDOW <http://ex.org/w> { ?s ?p ?o } }
+stream:
+  generator: sg1
+  params:
+    stations: 50
+    interval: 1s
+    duration: 30s
+""",
+        encoding="utf-8",
+    )
+    out = tmp_path / "s.stream"
+    assert main(["generate", str(experiment), "--out", str(out), "--quiet"]) == 0
+    # the experiment seed fills the generator's unset seed (repetition 0)
+    assert out.read_bytes() == reference(stations=50, interval="1s", duration="30s", seed=1430236906)
+    assert main(["generate", str(experiment), "--generator", "sg1", "--out", str(out)]) == 2
