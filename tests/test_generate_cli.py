@@ -114,3 +114,30 @@ stream:
     # the experiment seed fills the generator's unset seed (repetition 0)
     assert out.read_bytes() == reference(stations=50, interval="1s", duration="30s", seed=1430236906)
     assert main(["generate", str(experiment), "--generator", "sg1", "--out", str(out)]) == 2
+
+
+def test_experiment_flow_shape_retimes_the_generated_triples(tmp_path: Path) -> None:
+    """A flow shape in the experiment cuts the generator's triples into stimuli (Heaven)."""
+    experiment = tmp_path / "e.yaml"
+    experiment.write_text(
+        "name: shaped\n"
+        "spark: {master: 'local[1]'}\n"
+        "stream:\n"
+        "  generator: chain-join\n"
+        "  params: {duration: 2s, rate: 200, seed: 3}\n"
+        "  flow: {shape: step, initial: 10, step: 5, every: 2, period: 100ms, stimuli: 6}\n"
+        "queries: [{id: q, text: 'SELECT * WHERE { ?s ?p ?o }'}]\n"
+        "engines: [{id: e, type: secret, preset: cqels}]\n"
+    )
+    from workbench.experiment import load_experiment
+
+    assert load_experiment(experiment).spark_master == "local[1]"
+    out = tmp_path / "shaped.nq"
+    # the flow forces the local path, so the master is recorded but no JVM starts
+    assert main(["generate", str(experiment), "--out", str(out), "--local", "--quiet"]) == 0
+    from collections import Counter
+
+    from workbench.streams.readers import read_stream
+
+    sizes = Counter(element.t for element in read_stream(out, "nquads"))
+    assert sorted(sizes.items()) == [(0, 10), (100, 10), (200, 15), (300, 15), (400, 20), (500, 20)]

@@ -70,8 +70,8 @@ def default_format(out: str) -> str:
     return "yabench"
 
 
-def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """The generator and resolved parameters of the chosen run of an experiment file."""
+def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any], Any, str | None]:
+    """The generator, resolved parameters, flow shape and Spark master of the chosen run."""
     from workbench.experiment import load_experiment
 
     experiment = load_experiment(args.experiment)
@@ -87,10 +87,12 @@ def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         raise UserError(f"no run with case {args.case} and repetition {args.repetition}", file=args.experiment,
                         field="--case/--repetition")
     run_spec = runs[0]
+    flow = None
     if run_spec.flow is not None:
-        raise UserError("a stream flow shape is not applied by rspwb generate yet; remove stream.flow "
-                        "or generate with --generator", file=args.experiment, field="stream.flow")
-    return experiment.stream.generator, dict(run_spec.stream_params)
+        from workbench.generators.flows import FlowShape
+
+        flow = FlowShape.from_settings(run_spec.flow.shape, run_spec.flow.settings, field="stream.flow")
+    return experiment.stream.generator, dict(run_spec.stream_params), flow, experiment.spark_master
 
 
 class ProgressBar:
@@ -133,21 +135,23 @@ def run(args: argparse.Namespace) -> int:
 
     if args.experiment and (args.generator or args.param):
         raise UserError("give either EXPERIMENT.yaml or --generator/--param, not both", field="--generator")
+    flow, master = None, args.spark_master
     if args.experiment:
-        generator, params = _experiment_stream(args)
+        generator, params, flow, experiment_master = _experiment_stream(args)
+        master = master or experiment_master
     elif args.generator:
         generator, params = args.generator, parse_params(args.param)
     else:
         raise UserError("give an experiment file or --generator NAME", field="--generator")
     fmt = args.format or default_format(args.out)
-    engine = "spark" if (args.spark or args.spark_master) else "local" if args.local else "auto"
+    engine = "local" if args.local else "spark" if (args.spark or master) else "auto"
 
     stderr = sys.stderr
     bar = ProgressBar(stderr, enabled=not args.quiet and stderr.isatty())
     try:
         result = generate(
-            generator, params, args.out, fmt, engine=engine, spark_master=args.spark_master,
-            state=TaskState(on_progress=bar),
+            generator, params, args.out, fmt, engine=engine, spark_master=master,
+            state=TaskState(on_progress=bar), flow=flow,
         )
     except GenerationCancelled:
         bar.finish()

@@ -44,7 +44,7 @@ from workbench.experiment.source import SourceMap, is_identifier, join_path, loa
 
 TOP_LEVEL_FIELDS = (
     "name", "description", "seed", "repetitions", "variables", "sweep", "cases", "sizes",
-    "stream", "static", "queries", "engines", "kpis", "oracle", "stand",
+    "stream", "static", "queries", "engines", "kpis", "oracle", "stand", "spark",
 )
 REQUIRED_TOP_LEVEL = ("name", "stream", "queries", "engines")
 SIZE_FIELDS = tuple(f for f in TOP_LEVEL_FIELDS if f not in ("name", "description", "sizes"))
@@ -497,6 +497,14 @@ def _stand(c: _Checker, value: Any) -> StandSpec:
     )
 
 
+def _spark_master(c: _Checker, value: Any) -> str | None:
+    """``spark: {master: URL}``: where this experiment's Spark jobs run (overrides settings)."""
+    if value is None:
+        return None
+    spark = c.mapping(value, "spark", ("master",))
+    return c.string(spark["master"], "spark.master") if spark.get("master") is not None else None
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -544,6 +552,7 @@ def build_experiment(
         kpis=_kpis(c, top.get("kpis")),
         oracle=_oracle(c, top.get("oracle")),
         stand=_stand(c, top.get("stand")),
+        spark_master=_spark_master(c, top.get("spark")),
         applied_size=applied_size,
         file=Path(file) if file is not None else None,
         base_dir=folder,

@@ -158,6 +158,7 @@ class Experiment:
     sizes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     oracle: OracleSpec = field(default_factory=OracleSpec)
     stand: StandSpec = field(default_factory=StandSpec)
+    spark_master: str | None = None  # `spark: {master: URL}`; None: settings, environment, local[*]
     applied_size: str | None = None
     file: Path | None = field(default=None, compare=False)
     base_dir: Path = field(default=Path("."), compare=False)

@@ -230,7 +230,12 @@ def _key_elements(module: ModuleType, key: Any, plan: Any) -> Iterator[StreamEle
     if hasattr(module, "elements_for_key"):
         yield from module.elements_for_key(key, plan)
         return
-    for chunk in module.chunks_for_key(key, plan):
+    yield from chunks_to_elements(module.chunks_for_key(key, plan))
+
+
+def chunks_to_elements(chunks: Iterable[ElementChunk]) -> Iterator[StreamElement]:
+    """The elements of a sequence of chunks, in order."""
+    for chunk in chunks:
         subjects, predicates, objects, graphs, times = chunk.to_columns()
         for row in zip(subjects, predicates, objects, times, graphs):
             yield StreamElement(*row)
@@ -390,11 +395,15 @@ def generate(
     spark_master: str | None = None,
     state: TaskState | None = None,
     progress_interval: float = 0.1,
+    flow: Any = None,
 ) -> GenerationResult:
     """Generate ``generator`` with ``params`` into ``out`` (``fmt``: yabench, nquads, parquet).
 
-    Raises ``UserError`` for bad input and :class:`GenerationCancelled` when ``state`` is
-    cancelled; in both cases no file named ``out`` is created.
+    ``flow`` (a ``FlowShape`` or its mapping) re-timestamps the generated triples into
+    stimuli shaped like Heaven's streamer; cutting a stream into stimuli is sequential,
+    so a flow runs on the local path. Raises ``UserError`` for bad input and
+    :class:`GenerationCancelled` when ``state`` is cancelled; in both cases no file named
+    ``out`` is created.
     """
     if fmt not in OUTPUT_FORMATS:
         raise UserError(f"unknown output format {fmt!r}; expected one of {', '.join(OUTPUT_FORMATS)}", field="format")
@@ -406,8 +415,16 @@ def generate(
     estimate = getattr(module, "estimate_elements", None)
     total = estimate(plan) if estimate is not None else None
     path = Path(out)
-    if chosen == "local":
+    if flow is not None:
+        from workbench.generators.flows import apply_flow
+
+        chosen, total = "local", None
+        shaped = chunk_elements(apply_flow(chunks_to_elements(_local_chunks(module, plan)), flow))
         payloads: Iterator[tuple[int, int, Any]] = (
+            (chunk.elements, chunk.items, render_chunk(chunk, fmt)) for chunk in shaped
+        )
+    elif chosen == "local":
+        payloads = (
             (chunk.elements, chunk.items, render_chunk(chunk, fmt)) for chunk in _local_chunks(module, plan)
         )
     else:
