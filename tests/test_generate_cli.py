@@ -141,3 +141,43 @@ def test_experiment_flow_shape_retimes_the_generated_triples(tmp_path: Path) -> 
 
     sizes = Counter(element.t for element in read_stream(out, "nquads"))
     assert sorted(sizes.items()) == [(0, 10), (100, 10), (200, 15), (300, 15), (400, 20), (500, 20)]
+
+
+def test_source_replay_merge_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Heaven's streamer over any RDF file; replay at another rate; merging streams."""
+    from collections import Counter
+
+    from workbench.streams.readers import read_stream
+
+    data = tmp_path / "data.ttl"
+    data.write_text("@prefix ex: <http://ex.org/> .\n" + "".join(f"ex:s{i} ex:p ex:o{i} .\n" for i in range(5)))
+    shaped, replayed, merged = tmp_path / "shaped.nq", tmp_path / "replay.stream", tmp_path / "merged.parquet"
+    assert main(["generate", "--source", str(data), "--flow-param", "shape=constant", "--flow-param", "size=2",
+                 "--flow-param", "period=1s", "--out", str(shaped)]) == 0
+    assert sorted(Counter(e.t for e in read_stream(shaped, "nquads")).items()) == [(0, 2), (1000, 2), (2000, 1)]
+    assert main(["generate", "--replay", str(shaped), "--speed", "2", "--out", str(replayed)]) == 0
+    assert [e.t for e in read_stream(replayed, "yabench")] == [0, 0, 500, 500, 1000]
+    assert main(["generate", "--merge", str(shaped), "--merge", str(replayed), "--out", str(merged)]) == 0
+    assert [e.t for e in read_stream(merged, "parquet")] == [0, 0, 0, 0, 500, 500, 1000, 1000, 1000, 2000]
+    capsys.readouterr()
+    assert main(["generate", "--replay", str(data), "--speed", "2", "--out", str(tmp_path / "x")]) == 2
+    assert "--replay: not a stream" in capsys.readouterr().err
+    assert main(["generate", "--source", str(data), "--out", str(tmp_path / "y")]) == 2
+    assert "--flow-param" in capsys.readouterr().err
+    assert main(["generate", "--replay", str(shaped), "--speed", "0", "--out", str(tmp_path / "z")]) == 2
+    assert "--speed: must be positive" in capsys.readouterr().err
+
+
+def test_generator_with_flow_param(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from workbench.streams.readers import read_stream
+
+    out = tmp_path / "f.stream"
+    assert main(["generate", "--generator", "sg1", "--param", "stations=2", "--param", "duration=3s",
+                 "--param", "interval=1s", "--flow-param", "shape=step", "--flow-param", "initial=3",
+                 "--flow-param", "step=1", "--flow-param", "every=1", "--flow-param", "period=500ms",
+                 "--out", str(out), "--quiet"]) == 0
+    assert sorted(Counter(e.t for e in read_stream(out, "yabench")).items()) == [
+        (0, 3), (500, 4), (1000, 5), (1500, 6), (2000, 7), (2500, 8), (3000, 9),
+    ]

@@ -32,6 +32,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="generator parameter (repeatable)"
     )
+    parser.add_argument(
+        "--flow-param", action="append", default=[], metavar="KEY=VALUE",
+        help="flow shape (Heaven's streamer) applied to the generated or --source triples, e.g. "
+        "--flow-param shape=step --flow-param initial=10 --flow-param step=5 --flow-param every=100",
+    )
+    transform = parser.add_argument_group("streams from files instead of a generator")
+    transform.add_argument("--source", metavar="RDF_FILE", help="cut the triples of any RDF file into stimuli with --flow-param")
+    transform.add_argument("--replay", metavar="STREAM", help="re-timestamp a recorded stream (with --speed or --rate)")
+    transform.add_argument("--speed", type=float, help="--replay: play FACTOR times faster (0.5 = half speed)")
+    transform.add_argument("--rate", type=float, help="--replay: the mean rate to replay at, in triples per second")
+    transform.add_argument("--merge", action="append", default=[], metavar="STREAM", help="merge several streams into one (repeatable)")
     parser.add_argument("--out", required=True, metavar="PATH", help="output file (written atomically)")
     parser.add_argument(
         "--format",
@@ -50,13 +61,13 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_params(pairs: list[str]) -> dict[str, str]:
+def parse_params(pairs: list[str], option: str = "--param") -> dict[str, str]:
     """``["k=v", …]`` → ``{k: v}`` (UserError naming the malformed one)."""
     params: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise UserError(f"expected KEY=VALUE, got {pair!r}", field="--param")
+            raise UserError(f"expected KEY=VALUE, got {pair!r}", field=option)
         params[key.strip()] = value
     return params
 
@@ -129,10 +140,80 @@ class ProgressBar:
             self.stream.flush()
 
 
+def _flow(args: argparse.Namespace) -> Any:
+    if not args.flow_param:
+        return None
+    from workbench.generators.flows import parse_flow
+
+    settings: dict[str, Any] = dict(parse_params(args.flow_param, option="--flow-param"))
+    return parse_flow(settings, field="--flow-param")
+
+
+def _read_recorded(path: str, option: str) -> Any:
+    """The elements of a recorded stream file; anything else is an error naming the option."""
+    import os
+
+    from workbench.streams.readers import detect_format, read_stream
+
+    if not os.path.exists(path):
+        raise UserError("no such file or directory", file=path, field=option)
+    try:
+        fmt = detect_format(path)
+    except UserError as error:
+        raise UserError(f"not a stream: {error.message}", file=path, field=option) from None
+    return read_stream(path, fmt)
+
+
+def _transform(args: argparse.Namespace, fmt: str) -> int:
+    """--source / --replay / --merge: streams made from files (Heaven's streamer tools)."""
+    import time
+
+    from workbench.generators import flows
+    from workbench.streams.writers import write_stream
+
+    forms = [name for name, value in (("--source", args.source), ("--replay", args.replay), ("--merge", args.merge)) if value]
+    if len(forms) > 1 or args.experiment or args.generator:
+        raise UserError("give one of EXPERIMENT.yaml, --generator, --source, --replay or --merge", field=forms[-1] if forms else "--generator")
+    started = time.perf_counter()
+    flow = _flow(args)
+    if args.source:
+        if flow is None:
+            raise UserError("cutting a file into stimuli needs a flow shape (--flow-param shape=…)", field="--flow-param")
+        try:
+            elements: Any = flows.apply_flow(flows.read_triples(args.source), flow)
+        except UserError as error:
+            raise error.located(file=args.source, field="--source") from None
+    elif args.replay:
+        if (args.speed is None) == (args.rate is None):
+            raise UserError("give exactly one of --speed FACTOR or --rate TRIPLES_PER_S", field="--speed")
+        if (args.speed is not None and args.speed <= 0) or (args.rate is not None and args.rate <= 0):
+            raise UserError("must be positive", field="--speed" if args.speed is not None else "--rate")
+        elements = flows.retime(_read_recorded(args.replay, "--replay"), args.speed, rate=args.rate)
+    else:
+        if len(args.merge) < 2:
+            raise UserError("give at least two streams to merge", field="--merge")
+        elements = flows.merge_streams(*(_read_recorded(path, "--merge") for path in args.merge))
+    if flow is not None and not args.source:
+        elements = flows.apply_flow(elements, flow)
+    try:
+        count = write_stream(args.out, elements, fmt)
+    except UserError as error:
+        raise error.located(field=forms[0]) from None
+    seconds = time.perf_counter() - started
+    sys.stderr.write(f"wrote {count:,} elements in {seconds:.2f} s -> {args.out}\n")
+    if args.json:
+        from workbench.cli.main import print_json
+
+        print_json({"out": args.out, "format": fmt, "elements": count, "seconds": round(seconds, 3)})
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
     from workbench.pipeline.generate import GenerationCancelled, TaskState, generate
 
+    if args.source or args.replay or args.merge:
+        return _transform(args, args.format or default_format(args.out))
     if args.experiment and (args.generator or args.param):
         raise UserError("give either EXPERIMENT.yaml or --generator/--param, not both", field="--generator")
     flow, master = None, args.spark_master
@@ -141,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
         master = master or experiment_master
     elif args.generator:
         generator, params = args.generator, parse_params(args.param)
+        flow = _flow(args)
     else:
         raise UserError("give an experiment file or --generator NAME", field="--generator")
     fmt = args.format or default_format(args.out)
