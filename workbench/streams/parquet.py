@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +18,7 @@ import pyarrow.parquet as pq
 
 from workbench.errors import UserError
 from workbench.streams.model import StreamElement
+from workbench.streams.writers import AtomicStreamWriter
 
 COLUMNS = ("subject", "predicate", "object", "graph", "t")
 SCHEMA = pa.schema(
@@ -34,7 +34,7 @@ SCHEMA = pa.schema(
 DEFAULT_ROW_GROUP = 1 << 17
 
 
-class ParquetStreamWriter:
+class ParquetStreamWriter(AtomicStreamWriter):
     """Writes elements to a Parquet file, atomically (``PATH.partial``, renamed on close).
 
     Buffers ``row_group_size`` rows at a time (bounded memory). Same contract as
@@ -44,36 +44,21 @@ class ParquetStreamWriter:
     def __init__(
         self, path: str | os.PathLike[str], *, row_group_size: int = DEFAULT_ROW_GROUP, compression: str = "zstd"
     ) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         self.format = "parquet"
-        self._partial = self.path.with_name(self.path.name + ".partial")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self._partial, SCHEMA, compression=compression)
         self._row_group_size = row_group_size
         self._columns: tuple[list[str], list[str], list[str], list[str | None], list[int]] = ([], [], [], [], [])
-        self._last_t: int | None = None
-        self.count = 0
 
-    def write(self, element: StreamElement) -> None:
-        if self._last_t is not None and element.t < self._last_t:
-            raise UserError(
-                f"element {self.count + 1} goes back in time ({element.t} < {self._last_t})", file=str(self.path)
-            )
-        self._last_t = element.t
+    def _append(self, element: StreamElement) -> None:
         subjects, predicates, objects, graphs, times = self._columns
         subjects.append(element.subject)
         predicates.append(element.predicate)
         objects.append(element.object)
         graphs.append(element.graph)
         times.append(element.t)
-        self.count += 1
         if len(times) >= self._row_group_size:
             self._flush()
-
-    def write_all(self, elements: Iterable[StreamElement]) -> int:
-        for element in elements:
-            self.write(element)
-        return self.count
 
     def _flush(self) -> None:
         if not self._columns[4]:
@@ -83,34 +68,14 @@ class ParquetStreamWriter:
         self._writer.write_table(pa.Table.from_arrays(arrays, schema=SCHEMA))
         self._columns = ([], [], [], [], [])
 
-    def close(self) -> None:
-        """Flush the last row group, finish the file and rename it to its final name."""
-        if self._writer is not None:
+    def _release(self, *, finish: bool) -> bool:
+        if self._writer is None:
+            return False
+        if finish:
             self._flush()
-            self._writer.close()
-            self._writer = None
-            os.replace(self._partial, self.path)
-
-    def abort(self) -> None:
-        """Discard the partial file."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        self._partial.unlink(missing_ok=True)
-
-    def __enter__(self) -> "ParquetStreamWriter":
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
-
-
-ParquetBatch = tuple[list[str], list[str], list[str], list["str | None"], list[int], list[int]]
+        self._writer.close()
+        self._writer = None
+        return True
 
 
 def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 << 16) -> Iterator[ParquetBatch]:

@@ -71,24 +71,29 @@ def format_nquads_line(element: StreamElement) -> str:
 _FORMATTERS = {"yabench": format_yabench_line, "nquads": format_nquads_line}
 
 
-class StreamWriter:
-    """Writes elements in one text format, atomically (temporary name, rename at close).
+class AtomicStreamWriter:
+    """Base of the stream writers: time-order check, ``PATH.partial`` renamed on ``close()``.
 
-    Use as a context manager; leaving the block with an exception removes the partial file.
-    Elements must come in non-decreasing time order.
+    Use as a context manager; leaving the block with an exception removes the partial
+    file, so an interrupted write never leaves a file that looks complete. Subclasses
+    store one element in ``_append`` and release their handle in ``_release`` (returning
+    whether one was open).
     """
 
-    def __init__(self, path: str | os.PathLike[str], fmt: str) -> None:
-        if fmt not in _FORMATTERS:
-            raise UserError(f"unknown stream format {fmt!r}; expected one of {', '.join(STREAM_FORMATS)}", field="format")
+    format: str
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.format = fmt
-        self._format_line = _FORMATTERS[fmt]
         self._partial = self.path.with_name(self.path.name + ".partial")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[str] | None = open(self._partial, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
         self._last_t: int | None = None
         self.count = 0
+
+    def _append(self, element: StreamElement) -> None:
+        raise NotImplementedError
+
+    def _release(self, *, finish: bool) -> bool:
+        raise NotImplementedError
 
     def write(self, element: StreamElement) -> None:
         if self._last_t is not None and element.t < self._last_t:
@@ -96,8 +101,7 @@ class StreamWriter:
                 f"element {self.count + 1} goes back in time ({element.t} < {self._last_t})", file=str(self.path)
             )
         self._last_t = element.t
-        assert self._handle is not None, "writer is closed"
-        self._handle.write(self._format_line(element))
+        self._append(element)
         self.count += 1
 
     def write_all(self, elements: Iterable[StreamElement]) -> int:
@@ -105,26 +109,17 @@ class StreamWriter:
             self.write(element)
         return self.count
 
-    def write_text(self, text: str) -> None:
-        """Append pre-formatted lines (used by generators that format in bulk)."""
-        assert self._handle is not None, "writer is closed"
-        self._handle.write(text)
-
     def close(self) -> None:
-        """Finish the file: flush and rename the partial file to its final name."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        """Finish the file and rename the partial file to its final name."""
+        if self._release(finish=True):
             os.replace(self._partial, self.path)
 
     def abort(self) -> None:
         """Discard the partial file (used on error or cancellation)."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        self._release(finish=False)
         self._partial.unlink(missing_ok=True)
 
-    def __enter__(self) -> "StreamWriter":
+    def __enter__(self) -> "AtomicStreamWriter":
         return self
 
     def __exit__(
@@ -134,6 +129,34 @@ class StreamWriter:
             self.close()
         else:
             self.abort()
+
+
+class StreamWriter(AtomicStreamWriter):
+    """Writes elements in one text format (YABench text or timestamped N-Quads), atomically."""
+
+    def __init__(self, path: str | os.PathLike[str], fmt: str) -> None:
+        if fmt not in _FORMATTERS:
+            raise UserError(f"unknown stream format {fmt!r}; expected one of {', '.join(STREAM_FORMATS)}", field="format")
+        super().__init__(path)
+        self.format = fmt
+        self._format_line = _FORMATTERS[fmt]
+        self._handle: IO[str] | None = open(self._partial, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
+
+    def _append(self, element: StreamElement) -> None:
+        assert self._handle is not None, "writer is closed"
+        self._handle.write(self._format_line(element))
+
+    def write_text(self, text: str) -> None:
+        """Append pre-formatted lines (used by generators that format in bulk)."""
+        assert self._handle is not None, "writer is closed"
+        self._handle.write(text)
+
+    def _release(self, *, finish: bool) -> bool:
+        if self._handle is None:
+            return False
+        self._handle.close()
+        self._handle = None
+        return True
 
 
 def open_stream_writer(path: str | os.PathLike[str], fmt: str) -> "StreamWriter | ParquetStreamWriter":
