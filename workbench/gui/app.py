@@ -1,7 +1,8 @@
-"""`rsp-workbench`: the desktop application.
+"""`rsp-workbench [FILE|DIR]`: the desktop application.
 
-Until the GUI issue lands this opens a plain main window showing the app name and
-version (no features that do not exist yet). Import order: PySide6 before pyqtgraph.
+A FILE opens in the designer; a DIR becomes the experiment library. Import order: PySide6
+before pyqtgraph (``workbench.gui.qt``). Set ``RSPWB_NO_SPARK_WARMUP=1`` to skip the
+background SparkSession start (tests, machines without Java).
 """
 
 from __future__ import annotations
@@ -12,31 +13,39 @@ from typing import Sequence
 from workbench import APP_NAME, __version__
 
 
-def build_main_window() -> "object":
+def build_main_window(*, spark_warmup: bool | None = None, settings: object = None, samples_dir: object = None) -> "object":
     """The main window (created only after a QApplication exists)."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QLabel, QMainWindow
+    import workbench.gui.qt  # noqa: F401  (PySide6, then pyqtgraph; refcount guard)
+    from workbench.gui.main_window import MainWindow
 
-    window = QMainWindow()
-    window.setObjectName("mainWindow")
-    window.setWindowTitle(f"{APP_NAME} {__version__}")
-    label = QLabel(f"<h1>{APP_NAME}</h1><p>version {__version__}</p>")
-    label.setObjectName("appTitle")
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    window.setCentralWidget(label)
-    window.resize(900, 600)
-    return window
+    return MainWindow(spark_warmup=spark_warmup, settings=settings, samples_dir=samples_dir)  # type: ignore[arg-type]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(list(argv) if argv is not None else sys.argv)
+    args = list(argv) if argv is not None else sys.argv
+    app = QApplication.instance() or QApplication(args)
     app.setApplicationName(APP_NAME)
     app.setApplicationVersion(__version__)
+    app.setOrganizationName("rsp-workbench")
     window = build_main_window()
+    paths = [a for a in args[1:] if not a.startswith("-")]
     window.show()  # type: ignore[attr-defined]
-    return app.exec()
+    if paths:
+        window.open_path(paths[0])  # type: ignore[attr-defined]
+    code = app.exec()
+    _stop_spark()
+    return code
+
+
+def _stop_spark() -> None:
+    """Stop the SparkSession if the warm-up started one (PySpark imported only if it was)."""
+    if "workbench.pipeline.spark" in sys.modules:
+        try:
+            sys.modules["workbench.pipeline.spark"].stop_spark()
+        except Exception:  # noqa: BLE001 - shutting down; nothing useful to do
+            pass
 
 
 if __name__ == "__main__":  # pragma: no cover

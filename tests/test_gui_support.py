@@ -1,0 +1,34 @@
+"""Shared helpers for the GUI tests (offscreen Qt, no Spark warm-up, isolated settings, leak checks)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("RSPWB_NO_SPARK_WARMUP", "1")
+
+import pytest
+
+
+@pytest.fixture
+def no_leaks(qapp: Any) -> Iterator[None]:
+    """Fail if a test leaves threads running or top-level windows open (STYLE.md)."""
+    from PySide6.QtWidgets import QApplication
+
+    threads_before = {t.ident for t in threading.enumerate()}
+    yield
+    QApplication.processEvents()
+    leaked_threads = [t for t in threading.enumerate() if t.ident not in threads_before and t.is_alive()]
+    visible = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+    assert not leaked_threads, f"leaked threads: {leaked_threads}"
+    assert not visible, f"windows left open: {[w.objectName() or type(w).__name__ for w in visible]}"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Any:
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)

@@ -1,0 +1,475 @@
+"""The experiment designer's state, without Qt: the raw YAML mapping plus an undo stack.
+
+The designer edits the experiment as the plain mapping the file holds (so key order,
+templates such as ``${STATIONS}`` and optional fields survive a round trip) and validates
+it with the same loader the CLI uses (`workbench.experiment.loads_experiment`). Every edit
+is a command on a stack (set a field, remove a field, replace the document), so undo/redo
+work the same whether the change came from a form widget or from the YAML pane.
+Observers are plain callbacks (napari-style evented model kept minimal): the Qt views
+subscribe and never hold state of their own.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import yaml
+
+from workbench.errors import UserError
+
+PathKey = str | int
+FieldPath = tuple[PathKey, ...]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __copy__(self) -> "_Missing":
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_Missing":
+        return self
+
+
+MISSING: Any = _Missing()
+
+NEW_EXPERIMENT: dict[str, Any] = {
+    "name": "new-experiment",
+    "seed": 0,
+    "repetitions": 1,
+    "variables": {"WSIZE": "10s", "WSLIDE": "10s"},
+    "stream": {
+        "generator": "sg1",
+        "params": {"stations": 10, "interval": "1s", "duration": "60s"},
+    },
+    "queries": [
+        {
+            "id": "q1",
+            "syntax": "csparql",
+            "text": (
+                "REGISTER QUERY q1 AS\n"
+                "SELECT ?obs ?v\n"
+                "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
+                "WHERE { ?obs <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#floatValue> ?v }\n"
+            ),
+        }
+    ],
+    "engines": [{"id": "csparql-like", "type": "secret", "preset": "csparql"}],
+}
+
+
+def path_text(path: Sequence[PathKey]) -> str:
+    """``("engines", 0, "semantics")`` → ``engines[0].semantics`` (the loader's field paths)."""
+    text = ""
+    for key in path:
+        if isinstance(key, int) and not isinstance(key, bool):
+            text += f"[{key}]"
+        else:
+            text = f"{text}.{key}" if text else str(key)
+    return text
+
+
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_path(text: str) -> FieldPath:
+    """Inverse of :func:`path_text`: ``engines[0].semantics`` → ``("engines", 0, "semantics")``."""
+    keys: list[PathKey] = []
+    for name, index in _SEGMENT.findall(text or ""):
+        keys.append(int(index) if index else name)
+    return tuple(keys)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes multi-line text (query templates) as literal blocks, like the loader's writer."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(raw: Any) -> str:
+    """YAML text of a raw experiment mapping (key order kept)."""
+    if not raw:
+        return ""
+    return yaml.dump(raw, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def parse_scalar(text: str) -> Any:
+    """A form's text as the YAML scalar it would be in a file (``10`` → 10, ``5s`` → '5s')."""
+    stripped = text.strip()
+    if stripped == "":
+        return MISSING
+    if "${" in stripped:
+        return stripped
+    try:
+        value = yaml.safe_load(stripped)
+    except yaml.YAMLError:
+        return stripped
+    return value if isinstance(value, (str, int, float, bool)) else stripped
+
+
+def scalar_text(value: Any) -> str:
+    """Inverse of :func:`parse_scalar` for display in a line edit."""
+    if value is MISSING or value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@dataclass
+class Command:
+    """One undoable edit: a new document (``after``) replacing ``before`` at ``path``."""
+
+    description: str
+    path: FieldPath
+    before: Any
+    after: Any
+    mergeable: bool = False
+
+
+@dataclass(frozen=True)
+class Change:
+    """What observers receive: which field changed (``()`` = everything) and who did it."""
+
+    path: FieldPath
+    origin: str  # "form", "yaml", "undo", "redo", "load"
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The outcome of validating the document: the Experiment, or the located error."""
+
+    experiment: Any = None
+    error: UserError | None = None
+    yaml_error: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def field_path(self) -> FieldPath:
+        return parse_path(self.error.field or "") if self.error else ()
+
+
+@dataclass
+class DesignerModel:
+    """The document being designed, its file, its undo stack and its validation state."""
+
+    raw: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(NEW_EXPERIMENT))
+    file: Path | None = None
+    base_dir: Path | None = None
+    _undo: list[Command] = field(default_factory=list)
+    _redo: list[Command] = field(default_factory=list)
+    _listeners: list[Callable[[Change], None]] = field(default_factory=list)
+    _saved_raw: Any = None
+    yaml_error: UserError | None = None  # the YAML pane's text does not parse (doc unchanged)
+    # the text the document came from (file or YAML pane) until a form edit re-dumps it:
+    # validation runs on it so that error lines match what the user sees
+    source_text: str | None = None
+    validation: Validation = field(default_factory=Validation)
+
+    def __post_init__(self) -> None:
+        self._saved_raw = copy.deepcopy(self.raw)
+        self.validation = self.validate()
+
+    # ------------------------------------------------------------------ observers
+    def subscribe(self, callback: Callable[[Change], None]) -> None:
+        self._listeners.append(callback)
+
+    def unsubscribe(self, callback: Callable[[Change], None]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
+    def _emit(self, change: Change) -> None:
+        self.validation = self.validate()
+        for callback in list(self._listeners):
+            callback(change)
+
+    # ------------------------------------------------------------------ reading
+    def get(self, path: Sequence[PathKey], default: Any = MISSING) -> Any:
+        node: Any = self.raw
+        for key in path:
+            if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+                node = node[key]
+            elif isinstance(key, str) and isinstance(node, dict) and key in node:
+                node = node[key]
+            else:
+                return default
+        return node
+
+    @property
+    def dirty(self) -> bool:
+        return self.raw != self._saved_raw
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo_text(self) -> str:
+        return self._undo[-1].description if self._undo else ""
+
+    def redo_text(self) -> str:
+        return self._redo[-1].description if self._redo else ""
+
+    def yaml_text(self) -> str:
+        return dump_yaml(self.raw)
+
+    def shown_text(self) -> str:
+        """The YAML the pane shows: the source text (comments kept) until a form edit re-dumps it."""
+        return self.source_text if self.source_text is not None and self.yaml_error is None else self.yaml_text()
+
+    # ------------------------------------------------------------------ editing
+    def set(self, path: Sequence[PathKey], value: Any, *, merge: bool = False, origin: str = "form") -> bool:
+        """Set (or with ``MISSING`` remove) the field at ``path``; creates parent mappings.
+
+        ``merge`` folds consecutive edits of the same field into one undo step (typing).
+        Returns False if nothing changed.
+        """
+        path = tuple(path)
+        if not path:
+            raise ValueError("use replace() for the whole document")
+        before = copy.deepcopy(self.raw)
+        after = copy.deepcopy(self.raw)
+        _assign(after, path, copy.deepcopy(value))
+        if after == before:
+            return False
+        verb = "Remove" if value is MISSING else "Set"
+        self._push(Command(f"{verb} {path_text(path)}", path, before, after, merge))
+        self.raw = after
+        self.source_text = None
+        self._emit(Change(path, origin))
+        return True
+
+    def remove(self, path: Sequence[PathKey]) -> bool:
+        return self.set(path, MISSING)
+
+    def append(self, path: Sequence[PathKey], value: Any) -> int:
+        """Append ``value`` to the list at ``path`` (created if absent); returns its index."""
+        items = list(self.get(path, []) or [])
+        items.append(value)
+        self.set(path, items)
+        return len(items) - 1
+
+    def remove_item(self, path: Sequence[PathKey], index: int) -> None:
+        items = list(self.get(path, []) or [])
+        if 0 <= index < len(items):
+            del items[index]
+            self.set(path, items if items else MISSING)
+
+    def replace(self, raw: Any, *, description: str = "Edit YAML", origin: str = "yaml") -> bool:
+        """Replace the whole document (the YAML pane)."""
+        if not isinstance(raw, dict):
+            raw = {} if raw is None else raw
+        if raw == self.raw:
+            return False
+        self._push(Command(description, (), copy.deepcopy(self.raw), copy.deepcopy(raw), origin == "yaml"))
+        self.raw = copy.deepcopy(raw)
+        self.source_text = None
+        self._emit(Change((), origin))
+        return True
+
+    def set_yaml_text(self, text: str) -> bool:
+        """Apply YAML typed in the pane. Unparseable YAML sets ``yaml_error`` and changes nothing."""
+        from workbench.experiment.source import load_yaml
+
+        try:
+            raw, _ = load_yaml(text, self._file_label())
+        except UserError as error:
+            self.yaml_error = error
+            self.validation = Validation(error=error, yaml_error=True)
+            for callback in list(self._listeners):
+                callback(Change((), "yaml-error"))
+            return False
+        self.yaml_error = None
+        if not isinstance(raw, dict):
+            error = UserError("the experiment must be a mapping of fields", file=self._file_label(), line=1)
+            self.yaml_error = error
+            self.validation = Validation(error=error, yaml_error=True)
+            for callback in list(self._listeners):
+                callback(Change((), "yaml-error"))
+            return False
+        changed = self.replace(raw, origin="yaml")
+        self.source_text = text
+        self.validation = self.validate()
+        if changed:
+            for callback in list(self._listeners):
+                callback(Change((), "yaml-validated"))
+        else:
+            for callback in list(self._listeners):
+                callback(Change((), "yaml"))
+        return True
+
+    def _push(self, command: Command) -> None:
+        top = self._undo[-1] if self._undo else None
+        if command.mergeable and top is not None and top.mergeable and top.path == command.path:
+            top.after = command.after
+        else:
+            self._undo.append(command)
+        self._redo.clear()
+
+    def undo(self) -> bool:
+        if not self._undo:
+            return False
+        command = self._undo.pop()
+        self._redo.append(command)
+        self.raw = copy.deepcopy(command.before)
+        self.yaml_error = None
+        self.source_text = None
+        self._emit(Change(command.path, "undo"))
+        return True
+
+    def redo(self) -> bool:
+        if not self._redo:
+            return False
+        command = self._redo.pop()
+        self._undo.append(command)
+        self.raw = copy.deepcopy(command.after)
+        self.yaml_error = None
+        self.source_text = None
+        self._emit(Change(command.path, "redo"))
+        return True
+
+    # ------------------------------------------------------------------ files
+    def _file_label(self) -> str:
+        return str(self.file) if self.file else "<designer>"
+
+    def load_text(self, text: str, file: Path | None = None) -> UserError | None:
+        """Load a document; a file whose YAML does not parse loads empty with ``yaml_error`` set."""
+        from workbench.experiment.source import load_yaml
+
+        self.file = Path(file) if file else None
+        self.base_dir = self.file.parent if self.file else None
+        self._undo.clear()
+        self._redo.clear()
+        try:
+            raw, _ = load_yaml(text, self._file_label())
+            self.yaml_error = None
+        except UserError as error:
+            raw, self.yaml_error = {}, error
+        self.raw = raw if isinstance(raw, dict) else {}
+        self.source_text = text
+        self._saved_raw = copy.deepcopy(self.raw)
+        self.validation = self.validate() if self.yaml_error is None else Validation(error=self.yaml_error, yaml_error=True)
+        for callback in list(self._listeners):
+            callback(Change((), "load"))
+        return self.yaml_error
+
+    def load(self, path: str | Path) -> UserError | None:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UserError(f"cannot read the file: {error}", file=str(path)) from None
+        return self.load_text(text, path)
+
+    def new(self) -> None:
+        self.load_text(dump_yaml(NEW_EXPERIMENT))
+
+    def save(self, path: str | Path | None = None) -> Path:
+        target = Path(path) if path else self.file
+        if target is None:
+            raise UserError("choose a file name to save to")
+        target.write_text(self.shown_text(), encoding="utf-8")
+        self.file = target
+        self.base_dir = target.parent
+        self._saved_raw = copy.deepcopy(self.raw)
+        self.validation = self.validate()
+        for callback in list(self._listeners):
+            callback(Change((), "save"))
+        return target
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> Validation:
+        """Validate with the loader on the dumped text (so lines match the YAML pane)."""
+        from workbench.experiment import loads_experiment
+
+        text = self.shown_text()
+        try:
+            experiment = loads_experiment(text, file=self._file_label(), base_dir=self.base_dir or Path.cwd())
+        except UserError as error:
+            return Validation(error=error)
+        query_error = self._check_queries(experiment)
+        if query_error is not None:
+            return Validation(experiment=experiment, error=query_error)
+        return Validation(experiment=experiment)
+
+    def _check_queries(self, experiment: Any) -> UserError | None:
+        """Parse each query filled with the first variable combination (the loader does not parse SPARQL)."""
+        from workbench.experiment.runs import fill_template
+        from workbench.query.parser import parse_query
+
+        combinations = experiment.combinations() or [{}]
+        for index, query in enumerate(experiment.queries):
+            try:
+                text = fill_template(query.template, combinations[0])
+                parse_query(text, query.syntax, source=f"queries[{index}]")
+            except UserError as error:
+                where = f"line {error.line}: " if error.line else ""
+                return UserError(f"{where}{error.message}", file=self._file_label(),
+                                 field=f"queries[{index}].{'file' if query.file else 'text'}")
+            except (KeyError, ValueError) as error:
+                return UserError(str(error), field=f"queries[{index}].text")
+        return None
+
+
+def _assign(root: dict[str, Any], path: FieldPath, value: Any) -> None:
+    node: Any = root
+    for depth, key in enumerate(path[:-1]):
+        following = path[depth + 1]
+        if isinstance(node, dict):
+            if not isinstance(node.get(key), (dict, list)):  # type: ignore[arg-type]
+                node[key] = [] if isinstance(following, int) else {}  # type: ignore[index]
+            node = node[key]  # type: ignore[index]
+        elif isinstance(node, list) and isinstance(key, int):
+            while len(node) <= key:
+                node.append({})
+            if not isinstance(node[key], (dict, list)):
+                node[key] = {}
+            node = node[key]
+    last = path[-1]
+    if value is MISSING:
+        if isinstance(node, dict):
+            node.pop(last, None)  # type: ignore[arg-type]
+        elif isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
+            del node[last]
+        _prune(root, path[:-1])
+        return
+    if isinstance(node, dict):
+        node[last] = value  # type: ignore[index]
+    elif isinstance(node, list) and isinstance(last, int):
+        while len(node) <= last:
+            node.append(None)
+        node[last] = value
+
+
+def _prune(root: dict[str, Any], path: FieldPath) -> None:
+    """Remove mappings left empty by a removal (``semantics: {}`` → gone), deepest first."""
+    for depth in range(len(path), 0, -1):
+        parent: Any = root
+        for key in path[: depth - 1]:
+            parent = parent[key]
+        key = path[depth - 1]
+        child = parent[key] if isinstance(parent, dict) and key in parent else None
+        if isinstance(child, dict) and not child and isinstance(parent, dict):
+            del parent[key]
+        else:
+            break

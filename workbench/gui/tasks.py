@@ -1,0 +1,146 @@
+"""Long work off the GUI thread: a plain ``run(state)`` function in a QThread.
+
+Follows Orange3's ``concurrent.TaskState`` pattern (STYLE.md): the work is a plain function
+that polls ``state.cancelled`` and reports progress, testable without Qt. Results cross
+to the GUI thread through queued signals connected to ``@Slot`` methods of a QObject that
+lives in the GUI thread; no Qt object is touched from the worker.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+
+class TaskState:
+    """What a running task sees: a cancel flag and a progress callback (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._cancelled = threading.Event()
+        self._progress: Callable[[float, str], None] = lambda fraction, message: None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def report_progress(self, fraction: float, message: str = "") -> None:
+        self._progress(fraction, message)
+
+
+class _Thread(QThread):
+    """Runs the function; emits its outcome (signals are queued to the GUI thread)."""
+
+    succeeded = Signal(object)
+    failed = Signal(object, str)
+    progressed = Signal(float, str)
+
+    def __init__(self, function: Callable[[TaskState], Any], state: TaskState) -> None:
+        super().__init__()
+        self._function = function
+        self._state = state
+        state._progress = self.progressed.emit
+
+    def run(self) -> None:  # worker thread
+        try:
+            result = self._function(self._state)
+        except BaseException as error:  # noqa: BLE001 - reported to the GUI, never lost
+            self.failed.emit(error, traceback.format_exc())
+        else:
+            self.succeeded.emit(result)
+
+
+class Task(QObject):
+    """One background task. Connect to ``finished``/``failed``/``progress`` (GUI thread)."""
+
+    finished = Signal(object)
+    failed = Signal(object, str)
+    progress = Signal(float, str)
+    done = Signal()
+
+    def __init__(self, name: str, function: Callable[[TaskState], Any], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.state = TaskState()
+        self._thread = _Thread(function, self.state)
+        self._thread.succeeded.connect(self._on_succeeded)
+        self._thread.failed.connect(self._on_failed)
+        self._thread.progressed.connect(self._on_progress)
+        self._thread.finished.connect(self._on_thread_finished)
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def start(self) -> "Task":
+        self._thread.start()
+        return self
+
+    def is_running(self) -> bool:
+        return self._thread.isRunning()
+
+    def cancel(self) -> None:
+        self.state.cancel()
+
+    def wait(self, timeout_ms: int = 10_000) -> bool:
+        """Block until the thread ends (True) or the timeout passes (False)."""
+        return self._thread.wait(timeout_ms)
+
+    @Slot(object)
+    def _on_succeeded(self, result: Any) -> None:
+        self.result = result
+        self.finished.emit(result)
+
+    @Slot(object, str)
+    def _on_failed(self, error: BaseException, trace: str) -> None:
+        self.error = error
+        self.failed.emit(error, trace)
+
+    @Slot(float, str)
+    def _on_progress(self, fraction: float, message: str) -> None:
+        self.progress.emit(fraction, message)
+
+    @Slot()
+    def _on_thread_finished(self) -> None:
+        self.done.emit()
+
+
+class TaskRegistry(QObject):
+    """The tasks of one window: start them, know which run, cancel and wait for all on close."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tasks: list[Task] = []
+
+    def start(self, name: str, function: Callable[[TaskState], Any], *, user_work: bool = True) -> Task:
+        """Start a task. ``user_work`` tasks count as work that closing the window must confirm."""
+        task = Task(name, function, self)
+        task.user_work = user_work  # type: ignore[attr-defined]
+        task.done.connect(self._on_done)
+        self._tasks.append(task)
+        task.start()
+        self.changed.emit()
+        return task
+
+    def running(self, *, user_work_only: bool = False) -> list[Task]:
+        return [t for t in self._tasks if t.is_running() and (not user_work_only or getattr(t, "user_work", True))]
+
+    def cancel_all(self, timeout_ms: int = 10_000) -> bool:
+        """Ask every task to stop and wait for them; True if all ended in time."""
+        for task in self._tasks:
+            task.cancel()
+        ok = all(task.wait(timeout_ms) for task in list(self._tasks))
+        return ok
+
+    def wait_all(self, timeout_ms: int = 30_000) -> bool:
+        return all(task.wait(timeout_ms) for task in list(self._tasks))
+
+    @Slot()
+    def _on_done(self) -> None:
+        self._tasks = [t for t in self._tasks if t.is_running()]
+        self.changed.emit()
