@@ -198,3 +198,20 @@ def test_duration_is_required() -> None:
     with pytest.raises(UserError) as info:
         lsd.check_params({"stations": 1})
     assert info.value.field == "param duration"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"stations": 37, "interval": "1s", "duration": "20s", "seed": 3},
+        {"stations": 5, "interval": "700ms", "duration": "9s", "seed": 1, "properties": "all",
+         "sampling_time": True, "start": 250},
+        {"stations": 4, "interval": "1s", "duration": "5s", "seed": 2, "phase": "aligned"},
+    ],
+)
+def test_round_merge_equals_the_reference_merge(params: dict) -> None:
+    """iter_elements merges round by round; the order is exactly the (t, key rank) merge."""
+    p = lsd.check_params(params)
+    keys = lsd.partition_keys(p)
+    reference = list(heapq.merge(*(lsd.elements_for_key(k, p) for k in keys), key=lambda e: e.t))
+    assert list(lsd.iter_elements(params)) == reference

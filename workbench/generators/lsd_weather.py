@@ -43,6 +43,8 @@ delivery order (or store ``arrival`` as an extra Parquet column).
 from __future__ import annotations
 
 import heapq
+import itertools
+import operator
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -333,8 +335,32 @@ def iter_elements(params: Mapping[str, Any] | LsdParams, seed: int | None = None
     p = check_params(params)
     if seed is not None:
         p = replace(p, seed=seed)
-    streams = [elements_for_key(key, p) for key in partition_keys(p)]
-    return heapq.merge(*streams, key=lambda e: e.t)  # stable: ties keep key rank order
+    return _merge_by_rounds(p, [elements_for_key(key, p) for key in partition_keys(p)])
+
+
+def _merge_by_rounds(p: LsdParams, streams: list[Iterator[StreamElement]]) -> Iterator[StreamElement]:
+    """Merge the keys' streams by ``(t, key rank)``, one report round at a time.
+
+    Every station reports at ``phase + r·interval`` with ``start ≤ phase < start + interval``,
+    so round r's elements all lie in ``[start + r·interval, start + (r+1)·interval)``: a stable
+    sort of each round (ties keep key rank) gives exactly ``heapq.merge``'s order, an order of
+    magnitude faster than a 10,000-way merge in Python.
+    """
+    per_report = p.triples_per_observation
+    take = itertools.islice
+    by_time = operator.attrgetter("t")
+    live = streams
+    while live:
+        round_elements: list[StreamElement] = []
+        still_live = []
+        for stream in live:
+            chunk = list(take(stream, per_report))
+            if chunk:
+                round_elements.extend(chunk)
+                still_live.append(stream)
+        live = still_live
+        round_elements.sort(key=by_time)
+        yield from round_elements
 
 
 def static_triples(params: Mapping[str, Any] | LsdParams) -> Iterator[tuple[str, str, str]]:
