@@ -56,3 +56,11 @@ def test_bad_options_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str],
     assert main(["windows", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_os_errors_are_user_errors(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code = main(["generate", "--generator", "sg1", "--param", "duration=1s", "--out", str(blocker / "s.stream"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and str(blocker) in err

@@ -64,6 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # editors and CI annotators can jump there; other errors name the program.
         sys.stderr.write(f"{error}\n" if error.file else f"rspwb: {error}\n")
         return 2
+    except OSError as error:
+        # files the user named: unreadable input, unwritable output, a full disk
+        where = f"{error.filename}: " if error.filename else ""
+        sys.stderr.write(f"rspwb: {where}{error.strerror or error}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("rspwb: interrupted\n")
         return 130
