@@ -21,6 +21,9 @@ from workbench.core.time import parse_duration
 from workbench.errors import UserError
 
 
+MAX_LISTED_T0 = 20  # --json lists every t0's windows up to this many candidates (use --out for all)
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stream", action="append", required=True, metavar="[IRI=]PATH",
                         help="the stream file or directory; IRI=PATH binds one stream IRI of the query (repeatable)")
@@ -48,6 +51,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--t0", default=None, help="VALUE (ms or with unit) or 'all' (default: the preset's)")
     parser.add_argument("--registration", default="0", help="query registration time a (default 0)")
     parser.add_argument("--end", default=None, help="last instant to evaluate (default: last element + window size)")
+    parser.add_argument(
+        "--method", choices=("auto", "fast", "reference"), default="auto",
+        help="fast: mappings annotated once, windows derived from them; reference: rdflib per evaluation; "
+        "auto (default): fast when the query is inside its fragment",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -162,7 +170,7 @@ def run_oracle(args: argparse.Namespace) -> int:
     from workbench.oracle.run import compute_expected, windows_summary
 
     query, semantics, streams, vectors, t_s, end = _prepare(args)
-    answers = compute_expected(query, streams, semantics, vectors, end=end)
+    answers = compute_expected(query, streams, semantics, vectors, end=end, method=args.method)
     first = answers[vectors[0]]
     payload: dict[str, Any] = {
         "query": args.query,
@@ -172,7 +180,8 @@ def run_oracle(args: argparse.Namespace) -> int:
         "end": end,
         "windows": windows_summary(first),
     }
-    if len(vectors) > 1:
+    payload["t0_candidates"] = len(vectors)
+    if 1 < len(vectors) <= MAX_LISTED_T0:
         payload["by_t0"] = [
             {"t0": list(v) if len(v) > 1 else v[0], "windows": windows_summary(answers[v])} for v in vectors
         ]
@@ -273,7 +282,7 @@ def run_check(args: argparse.Namespace) -> int:
     query, semantics, streams, vectors, t_s, end = _prepare(args)
     log = _read_output(args.engine_output, args.engine_output_format)
     check_variables(log, query)
-    answers = compute_expected(query, streams, semantics, vectors, end=end)
+    answers = compute_expected(query, streams, semantics, vectors, end=end, method=args.method)
     candidates = {
         (v if len(v) > 1 else v[0]): expected_relations(answer) for v, answer in answers.items()
     }

@@ -770,6 +770,24 @@ def fast_expected_answer(
     plan: FastPlan | None = None,
 ) -> "ExpectedAnswer":
     """Same result as `reference.expected_answer`, from mappings annotated once."""
+    answers = fast_expected_answers(
+        query, streams, semantics, [tuple(t0)], static=static, end=end, report_window=report_window, plan=plan
+    )
+    return answers[tuple(t0)]
+
+
+def fast_expected_answers(
+    query: ContinuousQuery,
+    streams: Mapping[str, Sequence[StreamElement]],
+    semantics: EngineSemantics,
+    t0_vectors: Sequence[tuple[int, ...]],
+    *,
+    static: "StaticData | None" = None,
+    end: int | None = None,
+    report_window: int = 0,
+    plan: FastPlan | None = None,
+) -> dict[tuple[int, ...], "ExpectedAnswer"]:
+    """The expected answer for every t0 vector; the mappings are annotated once for all."""
     from workbench.oracle.reference import ExpectedAnswer, StaticData, window_specs
 
     static = static if static is not None else StaticData()
@@ -778,12 +796,15 @@ def fast_expected_answer(
     plan = plan or compile_plan(query)
     context = build_context(query, streams, static)
     evaluator = RelationEvaluator(plan, annotate(plan, context))
-    specs = window_specs(query, semantics, t0)
     timelines = [Timeline.of(w.times) for w in context.windows]
-    evaluations = evaluations_for(timelines[report_window], specs[report_window], semantics, end=end)
-    keys = content_keys(evaluations, timelines, specs, semantics.active_window, report_window)
-    relations = [evaluator.relation(k) for k in keys]
     r2s = query.r2s or semantics.r2s
-    emissions = list(apply_r2s(r2s, ((e.time, e.sequence, rel) for e, rel in zip(evaluations, relations)),
-                               empty_notification=semantics.empty_notification))
-    return ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
+    answers = {}
+    for t0 in t0_vectors:
+        specs = window_specs(query, semantics, t0)
+        evaluations = evaluations_for(timelines[report_window], specs[report_window], semantics, end=end)
+        keys = content_keys(evaluations, timelines, specs, semantics.active_window, report_window)
+        relations = [evaluator.relation(k) for k in keys]
+        emissions = list(apply_r2s(r2s, ((e.time, e.sequence, rel) for e, rel in zip(evaluations, relations)),
+                                   empty_notification=semantics.empty_notification))
+        answers[tuple(t0)] = ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
+    return answers

@@ -75,11 +75,27 @@ def compute_expected(
     *,
     static: StaticData = StaticData(),
     end: int | None = None,
+    method: str = "auto",
 ) -> dict[tuple[int, ...], ExpectedAnswer]:
-    """The oracle's answer for each t0 vector (reference path)."""
+    """The oracle's answer for each t0 vector.
+
+    ``method``: ``fast`` annotates the solution mappings once and derives every window
+    from them (:mod:`annotated`); ``reference`` evaluates each instant with rdflib;
+    ``auto`` (default) takes the fast path when the query is inside its fragment.
+    """
+    from workbench.oracle.annotated import FastPathUnsupported, compile_plan, fast_expected_answers
+
     if end is None:
         last = max((elements[-1].t for elements in streams.values() if elements), default=0)
         end = last + max(w.size_ms for w in query.windows)
+    if method in ("auto", "fast"):
+        try:
+            plan = compile_plan(query)
+        except FastPathUnsupported:
+            if method == "fast":
+                raise
+        else:
+            return fast_expected_answers(query, streams, semantics, vectors, static=static, end=end, plan=plan)
     return {
         vector: expected_answer(query, streams, semantics, vector, static=static, end=end) for vector in vectors
     }

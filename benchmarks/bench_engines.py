@@ -1,0 +1,109 @@
+"""Maximum sustainable input rate of the ``secret`` engine per preset, and the stand overhead.
+
+Feeds an SG1 stream (YABench MEDIUM load by default: 1,000 stations, 1 s interval, i.e.
+~7,000 triples/s of application time) to the engine in **absolute-time** mode on the test
+stand (engine in its own process, next stimulus sent when the previous one is done), so
+the measured rate is what the engine can absorb: triples / (last done − first sent).
+An engine keeps up in real time with a load of R triples/s iff this rate is ≥ R.
+Also reports the in-process rate (no protocol, no process boundary) and the stand's own
+CPU (streamer, writer, receiver, probe threads).
+
+Usage::
+
+    python3 benchmarks/bench_engines.py                       # MEDIUM, 10 s of stream, all presets
+    python3 benchmarks/bench_engines.py --stations 50 --duration 5s --presets cqels
+    python3 benchmarks/bench_engines.py --json results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workbench.core.semantics import PRESETS  # noqa: E402
+from workbench.core.time import parse_duration  # noqa: E402
+from workbench.engine import EngineConfig, create_engine, group_contemporaneous  # noqa: E402
+from workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
+from workbench.query.parser import parse_query  # noqa: E402
+from workbench.stand.host import StandOptions, run_engine  # noqa: E402
+
+STREAM = "http://cwi.nl/SRBench/observations"
+QUERIES = {
+    # CSRBench Listing 2 (Q1/Q2/Q5 shapes): filter on the temperature, tumbling and sliding
+    "filter-1s-tumbling": ("1 S", "1 S"),
+    "filter-5s-sliding-1s": ("5 S", "1 S"),
+}
+
+
+def filter_query(size: str, slide: str, threshold: int = 50) -> str:
+    return f"""PREFIX om-owl: <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#>
+PREFIX weather: <http://knoesis.wright.edu/ssw/ont/weather.owl#>
+SELECT ?sensor ?tempvalue ?obs
+FROM NAMED STREAM <{STREAM}> [NOW - {size} SLIDE {slide}]
+WHERE {{ ?obs om-owl:observedProperty weather:_AirTemperature ; om-owl:procedure ?sensor ;
+         om-owl:result [om-owl:floatValue ?tempvalue] .
+  FILTER(?tempvalue > {threshold}) }}"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stations", type=int, default=1000)
+    parser.add_argument("--interval", default="1s")
+    parser.add_argument("--duration", default="10s")
+    parser.add_argument("--presets", default="csparql,cqels,sparqlstream")
+    parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument("--sampling-ms", type=int, default=500)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    params = {"stations": args.stations, "interval": parse_duration(args.interval),
+              "duration": parse_duration(args.duration), "seed": 1}
+    elements = [e for station, t, value in reference_observations(params) for e in observation_elements(station, t, value)]
+    stimuli = group_contemporaneous(elements)
+    span_s = max(1e-9, (elements[-1].t - elements[0].t) / 1000.0)
+    load = len(elements) / span_s
+    print(f"stream: {len(elements)} triples in {len(stimuli)} stimuli over {span_s:.1f} s "
+          f"(offered load {load:,.0f} triples/s)")
+    rows = []
+    for query_name in args.queries.split(","):
+        text = filter_query(*QUERIES[query_name])
+        for preset in args.presets.split(","):
+            config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0}, name=f"secret-{preset}")
+            engine = create_engine(config)
+            engine.register(parse_query(text))
+            started = time.perf_counter()
+            responses = engine.run(stimuli)
+            in_process = len(elements) / (time.perf_counter() - started)
+            with tempfile.TemporaryDirectory() as folder:
+                result = run_engine(config, text, stimuli, folder,
+                                    options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms))
+            row = {
+                "query": query_name, "preset": preset, "status": result.status,
+                "stand_triples_per_s": result.throughput_triples_per_s,
+                "in_process_triples_per_s": round(in_process, 1),
+                "keeps_up_with_load": bool(result.throughput_triples_per_s and result.throughput_triples_per_s >= load),
+                "responses": result.responses, "in_process_responses": len(responses),
+                "latency_ms_p50": result.latency_ms.get("p50"), "latency_ms_p95": result.latency_ms.get("p95"),
+                "latency_ms_max": result.latency_ms.get("max"),
+                "peak_rss_mb": result.peak_rss_mb,
+                "stand_cpu_s": result.stand_overhead.get("total_cpu_s"),
+                "stand_cpu_percent": result.stand_overhead.get("cpu_percent_of_one_core"),
+                "feed_s": result.timings.get("feed_s"),
+            }
+            rows.append(row)
+            print(f"{query_name:22} {preset:13} {row['status']:6} stand {row['stand_triples_per_s'] or 0:>10,.0f} t/s"
+                  f"  in-process {row['in_process_triples_per_s']:>10,.0f} t/s  keeps up: {row['keeps_up_with_load']}"
+                  f"  p95 latency {row['latency_ms_p95']} ms  stand CPU {row['stand_cpu_s']} s"
+                  f" ({row['stand_cpu_percent']} % of a core)  peak RSS {row['peak_rss_mb']} MiB")
+    if args.json:
+        args.json.write_text(json.dumps({"load_triples_per_s": load, "triples": len(elements), "runs": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,410 @@
+"""``secret``: a configurable RSP engine parameterised by SECRET + R2S (CSRBench Sect. 3).
+
+Every parameter of :class:`workbench.core.semantics.EngineSemantics` is honoured: border
+convention, report policy, tick, R2S, empty-relation notification, t0 (hidden t0 = the
+application time of the first input, i.e. the registration instant, if not given), time
+unit, leading partial windows, active-window choice, batch size. Presets ``csparql``,
+``cqels`` and ``sparqlstream`` carry the CSRBench Table 1 parameters.
+
+Processing is incremental: each stream keeps a buffer of its recent elements; at every
+evaluation instant (decided by :class:`engines._schedule.ReportScheduler`, which mirrors
+the oracle's ``evaluation_instants``) the window store is moved from its previous content
+to the new one by adding the elements that entered and removing those that left; the
+bag of solution mappings is maintained under those deltas by an incremental BGP matcher
+(BGP + FILTER + projection + DISTINCT) or, for other queries, by rdflib over an rdflib
+dataset that is itself updated incrementally. Istream/Dstream differences are computed on
+the mappings that changed only. With all faults off the answer equals
+``workbench.oracle.reference.expected_answer`` (tests/test_engine_secret.py).
+
+Fault knobs (off by default; each reproduces a behaviour found in a real engine):
+
+``late_purge``
+    Expired elements leave the window one slide late: the evaluated content of window
+    ``[o, c)`` starts at ``o − β``. CQELS did not remove expired statements from its
+    active window (CSRBench Sect. 6, Q6/Q7: extra mappings from joins and aggregates over
+    elements that should be gone); YABench Exp. 4 ("delayed purging of active window
+    content"). Only the content read is affected, not when the engine reports.
+``border_drift``
+    Window borders drift later under load (C-SPARQL; YABench Sect. 5, Fig. 5: the actual
+    window is ``[t_s + d_s, t_e + d_e)``). Window-close/periodic reports read the window
+    shifted by ``d = drift_ms + drift_per_element_ms × n`` (n = elements in the nominal
+    window, i.e. the load), and are emitted only once application time reaches the
+    shifted close. Parameters ``drift_ms`` (default 100) and ``drift_per_element_ms``
+    (default 0.05). Deterministic, so tests and the oracle's gracious mode can see it.
+``null_aggregate``
+    An aggregate over no matches yields an unbound value (``null``) instead of the SPARQL
+    1.1 result (0 for COUNT/SUM/AVG): SPARQLstream, CSRBench Sect. 6, Q4.
+``misaligned_first_window``
+    On a sliding window (β < ω) with a window-close policy, the engine also reports the
+    partial windows ``[t0, t0 + iβ)`` that close before the first full window
+    ``[t0, t0 + ω)`` does; after that it is aligned. C-SPARQL, CSRBench Sect. 6, Q5:
+    "when the system becomes stable and the first window closes, C-SPARQL starts to
+    behave correctly … related to the sliding windows".
+
+Parameters: ``t0`` (int ms, or a list with one per window), ``report_window`` (index of
+the window the report policy is tied to, default 0), ``drift_ms``, ``drift_per_element_ms``,
+``matcher`` (``auto`` | ``native`` | ``rdflib``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Hashable, Sequence
+
+from engines._match import (
+    CompiledQuery,
+    IncrementalBGP,
+    RdflibMirror,
+    Unsupported,
+    WindowStore,
+    compile_select,
+)
+from engines._schedule import ReportScheduler, StreamBuffer, content_positions
+from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
+from workbench.core.report import Evaluation
+from workbench.core.semantics import R2S, Strategy
+from workbench.core.windows import WindowSpec
+from workbench.engine import Engine, EngineConfig, StaticGraphs, Stimulus
+from workbench.errors import UserError
+from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
+from workbench.responses.model import EngineResponse
+from workbench.streams.model import StreamElement
+from workbench.streams.terms import canonical_term
+
+FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_window")
+MATCHERS = ("auto", "native", "rdflib")
+
+
+@dataclass
+class _Window:
+    """One window of the query: spec, stream buffer, graph key, and what the store holds."""
+
+    spec: WindowSpec
+    stream: str
+    graph: str | None
+    lo: int = 0
+    hi: int = 0
+
+
+class SecretEngine(Engine):
+    """The SECRET-parameterised reference engine with named fault knobs."""
+
+    type_name = "secret"
+
+    def __init__(self, config: EngineConfig) -> None:
+        super().__init__(config)
+        unknown = set(config.faults) - set(FAULTS)
+        if unknown:
+            raise UserError(f"unknown fault {sorted(unknown)[0]!r}; expected one of {', '.join(FAULTS)}", field="faults")
+        self.faults = {name: bool(config.faults.get(name, False)) for name in FAULTS}
+        self.semantics = config.semantics
+        params = dict(config.parameters)
+        self.matcher_choice = str(params.get("matcher", "auto"))
+        if self.matcher_choice not in MATCHERS:
+            raise UserError(f"matcher must be one of {', '.join(MATCHERS)}", field="parameters.matcher")
+        self.drift_ms = float(params.get("drift_ms", 100))
+        self.drift_per_element_ms = float(params.get("drift_per_element_ms", 0.05))
+        self.report_window = int(params.get("report_window", 0))
+        self.t0_param = params.get("t0", self.semantics.t0)
+        self.query: ContinuousQuery | None = None
+        self.windows: list[_Window] = []
+        self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
+        self.scheduler: ReportScheduler | None = None
+        self.started = False
+        self.pending: list[tuple[int, Evaluation]] = []  # border_drift: (due time, evaluation)
+        self.relation: Counter[Hashable] = Counter()
+        self.dirty: dict[Hashable, int] = {}
+        self.previous: Counter[Hashable] = Counter()
+        self.evaluations = 0
+
+    # --- registration ------------------------------------------------------------------
+
+    def register(self, query: ContinuousQuery, static: StaticGraphs = StaticGraphs()) -> None:
+        if query.form is not QueryForm.SELECT:
+            raise UserError(f"the secret engine runs SELECT queries; this is a {query.form.value} query", field="query")
+        if not query.windows:
+            raise UserError("the query has no window over a stream", field="query")
+        if not 0 <= self.report_window < len(query.windows):
+            raise UserError("report_window is not a window of the query", field="parameters.report_window")
+        self.query = query
+        self.r2s = query.r2s or self.semantics.r2s
+        self.static = static
+        self.native: CompiledQuery | None = None
+        if self.matcher_choice != "rdflib":
+            window_graphs = {w.name for w in query.windows}
+            try:
+                self.native = compile_select(query.algebra, window_graphs)
+            except Unsupported as error:
+                if self.matcher_choice == "native":
+                    raise UserError(f"the native matcher cannot run this query ({error})", field="parameters.matcher") from None
+        if self.native is not None:
+            self.sink: IncrementalBGP | RdflibMirror = IncrementalBGP(self.native, self._on_change)
+        else:
+            self.sink = RdflibMirror()
+        self.store = WindowStore(self.sink)
+        for triple in static.default:
+            self.store.add(None, _canonical(triple))
+        for name, triples in static.named.items():
+            for triple in triples:
+                self.store.add(name, _canonical(triple))
+        self.aggregate_group = _implicit_group(query.algebra.algebra) if self.faults["null_aggregate"] else None
+
+    def _start(self, t: int) -> None:
+        """First input: fix t0 (hidden t0 = registration instant = first application time)."""
+        assert self.query is not None
+        count = len(self.query.windows)
+        if self.t0_param is None:
+            t0s = [t] * count
+        elif isinstance(self.t0_param, (list, tuple)):
+            if len(self.t0_param) != count:
+                raise UserError(f"expected one t0 per window ({count})", field="parameters.t0")
+            t0s = [int(x) for x in self.t0_param]
+        else:
+            t0s = [int(self.t0_param)] * count
+        s = self.semantics
+        for declaration, t0 in zip(self.query.windows, t0s):
+            spec = WindowSpec(declaration.size_ms, declaration.slide_ms, t0, s.border, s.leading_partial)
+            graph = None if self.query.dataset_mode is DatasetMode.MERGED else declaration.name
+            self.windows.append(_Window(spec, declaration.stream, graph))
+            self.buffers.setdefault(declaration.stream, StreamBuffer())
+        reporting = self.windows[self.report_window]
+        self.scheduler = ReportScheduler(
+            self.buffers[reporting.stream], reporting.spec, s.report, tick=s.tick, choice=s.active_window,
+            batch_size=s.batch_size, misaligned_first_window=self.faults["misaligned_first_window"],
+        )
+        self.started = True
+
+    # --- input -------------------------------------------------------------------------
+
+    def push(self, stimulus: Stimulus) -> list[EngineResponse]:
+        if self.query is None:
+            raise RuntimeError("register a query first")
+        t = stimulus.application_time
+        if not self.started:
+            self._start(t)
+        scheduler = self.scheduler
+        assert scheduler is not None
+        responses: list[EngineResponse] = []
+        self._run(scheduler.before(t), responses)
+        self._release_pending(t - 1, responses)
+        reporting_buffer = scheduler.buffer
+        arrived_before = reporting_buffer.size
+        default_stream = self.windows[0].stream
+        streams = stimulus.streams
+        for index, element in enumerate(stimulus.elements):
+            name = default_stream if streams is None else streams[index]
+            buffer = self.buffers.get(name)
+            if buffer is not None:
+                buffer.append(t, element)
+        self._run(scheduler.at(t, arrived_before), responses)
+        self._release_pending(t, responses)
+        self._trim()
+        return responses
+
+    def advance_time(self, t: int) -> list[EngineResponse]:
+        if self.query is None:
+            raise RuntimeError("register a query first")
+        if not self.started:
+            self._start(t)
+        assert self.scheduler is not None
+        responses: list[EngineResponse] = []
+        self._run(self.scheduler.advance(t), responses)
+        self._release_pending(t, responses)
+        return responses
+
+    def close(self) -> list[EngineResponse]:
+        responses: list[EngineResponse] = []
+        if self.scheduler is not None:
+            self._run(self.scheduler.flush_partial_batch(), responses)
+        return responses
+
+    # --- evaluation --------------------------------------------------------------------
+
+    def _run(self, evaluations: list[Evaluation], out: list[EngineResponse]) -> None:
+        for evaluation in evaluations:
+            if self.faults["border_drift"] and self._drifts():
+                delay = self.drift_ms + self.drift_per_element_ms * evaluation.size
+                shift = max(1, int(round(delay)))
+                self.pending.append((evaluation.time + shift, evaluation))
+                continue
+            self._evaluate(evaluation, self._reporting_range(evaluation), out)
+
+    def _drifts(self) -> bool:
+        strategies = self.semantics.report.strategies
+        return Strategy.WINDOW_CLOSE in strategies or Strategy.PERIODIC in strategies
+
+    def _release_pending(self, now: int, out: list[EngineResponse]) -> None:
+        """border_drift: evaluate the shifted windows whose shifted close has been reached."""
+        while self.pending and self.pending[0][0] <= now:
+            due, evaluation = self.pending.pop(0)
+            shift = due - evaluation.time
+            window = evaluation.window
+            buffer = self.buffers[self.windows[self.report_window].stream]
+            lo, hi = buffer.window_range(window.open + shift, window.close + shift, window.border)
+            self._evaluate(evaluation, (lo, hi), out)
+
+    def _reporting_range(self, evaluation: Evaluation) -> tuple[int, int]:
+        lo, hi = evaluation.lo, evaluation.hi
+        if self.faults["late_purge"]:
+            window = evaluation.window
+            spec = self.windows[self.report_window].spec
+            buffer = self.buffers[self.windows[self.report_window].stream]
+            stale_lo, _ = buffer.window_range(window.open - spec.slide, window.close, window.border)
+            lo = min(lo, max(stale_lo, buffer.first_at_or_after(spec.t0)))
+        return lo, hi
+
+    def _evaluate(self, evaluation: Evaluation, reporting: tuple[int, int], out: list[EngineResponse]) -> None:
+        """Move the store to the content at this evaluation, compute the relation, apply R2S."""
+        self.evaluations += 1
+        for index, window in enumerate(self.windows):
+            buffer = self.buffers[window.stream]
+            if index == self.report_window:
+                lo, hi = reporting
+            else:
+                active, lo, hi = content_positions(buffer, window.spec, evaluation.time, self.semantics.active_window)
+                if self.faults["late_purge"] and active is not None:
+                    stale_lo, _ = buffer.window_range(active.open - window.spec.slide, active.close, active.border)
+                    lo = min(lo, max(stale_lo, buffer.first_at_or_after(window.spec.t0)))
+            self._move(window, buffer, lo, hi)
+        output = self._r2s_output()
+        if output or self.semantics.empty_notification:
+            bindings = tuple(output.elements())
+            out.append(EngineResponse(evaluation.time, int(time.time() * 1000), OPERATION_SYMBOL[self.r2s], bindings))
+
+    def _move(self, window: _Window, buffer: StreamBuffer[StreamElement], lo: int, hi: int) -> None:
+        """Apply the content delta [window.lo, window.hi) → [lo, hi) to the store."""
+        old_lo, old_hi = window.lo, window.hi
+        store, graph = self.store, window.graph
+        if hi <= lo or old_hi <= old_lo or hi <= old_lo or old_hi <= lo:
+            for position in range(old_lo, old_hi):
+                store.remove(graph, _triple(buffer.element(position)))
+            for position in range(lo, hi):
+                store.add(graph, _triple(buffer.element(position)))
+        else:
+            for position in range(old_lo, lo):
+                store.remove(graph, _triple(buffer.element(position)))
+            for position in range(hi, old_hi):
+                store.remove(graph, _triple(buffer.element(position)))
+            for position in range(lo, old_lo):
+                store.add(graph, _triple(buffer.element(position)))
+            for position in range(old_hi, hi):
+                store.add(graph, _triple(buffer.element(position)))
+        window.lo, window.hi = (lo, hi) if hi > lo else (0, 0)
+
+    def _on_change(self, mapping: Hashable, delta: int) -> None:
+        relation = self.relation
+        if mapping not in self.dirty:
+            self.dirty[mapping] = relation.get(mapping, 0)
+        count = relation.get(mapping, 0) + delta
+        if count:
+            relation[mapping] = count
+        else:
+            del relation[mapping]
+
+    def _r2s_output(self) -> Counter[Hashable]:
+        if self.native is None:
+            assert isinstance(self.sink, RdflibMirror) and self.query is not None
+            current = self.sink.evaluate(self.query.algebra)
+            if self.aggregate_group is not None:
+                current = self._null_aggregate(current)
+            output = r2s_step(self.r2s, self.previous, current)
+            self.previous = current
+            return output
+        distinct = self.native.distinct
+        if self.r2s is R2S.RSTREAM:
+            self.dirty.clear()
+            if distinct:
+                return Counter(dict.fromkeys(self.relation, 1))
+            return Counter(self.relation)
+        # Istream/Dstream: only the mappings whose count changed since the last evaluation
+        old: Counter[Hashable] = Counter()
+        new: Counter[Hashable] = Counter()
+        for mapping, before in self.dirty.items():
+            after = self.relation.get(mapping, 0)
+            if distinct:
+                before, after = min(before, 1), min(after, 1)
+            if before:
+                old[mapping] = before
+            if after:
+                new[mapping] = after
+        self.dirty.clear()
+        return r2s_step(self.r2s, old, new)
+
+    def _null_aggregate(self, current: Counter[Hashable]) -> Counter[Hashable]:
+        """Fault null_aggregate: over no matches, aggregate results become unbound (SPARQLstream)."""
+        assert isinstance(self.sink, RdflibMirror) and self.query is not None
+        group, aggregate_vars = self.aggregate_group  # type: ignore[misc]
+        if not self.sink.pattern_is_empty(group.p, self.query.algebra.prologue):
+            return current
+        result: Counter[Hashable] = Counter()
+        for mapping, count in current.items():
+            result[frozenset((var, term) for var, term in mapping if var not in aggregate_vars)] += count  # type: ignore[attr-defined]
+        return result
+
+    def _trim(self) -> None:
+        """Forget buffered elements no future evaluation can read."""
+        assert self.scheduler is not None
+        horizon = self.scheduler.horizon()
+        for window in self.windows:
+            horizon = min(horizon, self.scheduler.now - window.spec.size - 2 * window.spec.slide)
+            if window.hi > window.lo:
+                horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
+        if self.pending:
+            horizon = min(horizon, self.pending[0][1].window.open)
+        for buffer in self.buffers.values():
+            buffer.trim_before(horizon)
+
+    # --- introspection (tests, benchmarks) --------------------------------------------
+
+    @property
+    def matcher(self) -> str:
+        return "native" if self.native is not None else "rdflib"
+
+
+def _triple(element: StreamElement) -> tuple[str, str, str]:
+    return (element.subject, element.predicate, element.object)
+
+
+def _canonical(triple: Sequence[str]) -> tuple[str, str, str]:
+    s, p, o = triple
+    return (canonical_term(s), canonical_term(p), canonical_term(o))
+
+
+def _implicit_group(root: Any) -> tuple[Any, set[str]] | None:
+    """The Group node of an aggregate query without GROUP BY, and the aggregate result variables."""
+    found: list[tuple[Any, set[str]]] = []
+
+    def walk(node: Any) -> None:
+        name = getattr(node, "name", None)
+        if name == "AggregateJoin":
+            group = node.p
+            if group.name == "Group" and group.expr is None:
+                results = {str(a.res) for a in node.A}
+                found.append((group, results))
+            return
+        for key in ("p", "p1", "p2"):
+            child = node.get(key) if hasattr(node, "get") else None
+            if child is not None and hasattr(child, "name"):
+                walk(child)
+
+    walk(root)
+    if not found:
+        return None
+    group, internal = found[0]
+    # the projected names are bound by Extend(var ← __agg_n__) above the AggregateJoin
+    names: set[str] = set()
+
+    def extends(node: Any) -> None:
+        from rdflib import Variable
+
+        if getattr(node, "name", None) == "Extend" and isinstance(node.expr, Variable) and str(node.expr) in internal:
+            names.add(str(node.var))
+        for key in ("p", "p1", "p2"):
+            child = node.get(key) if hasattr(node, "get") else None
+            if child is not None and hasattr(child, "name"):
+                extends(child)
+
+    extends(root)
+    return group, names | internal

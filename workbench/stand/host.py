@@ -1,0 +1,703 @@
+"""The process host: one measured engine run in its own OS process (Heaven's test stand).
+
+:func:`run_engine` starts the engine (``python -m workbench.stand.worker`` for built-in
+engines, the user's command for ``external`` ones), speaks the JSON-lines protocol of
+``docs/engine-protocol.md`` over its stdin/stdout, feeds stimuli (real-time or
+absolute-time, `workbench.stand.streamer`) and records into a run folder:
+
+``trace.jsonl``
+    The Heaven trace (Heaven Sect. 3, R.1): one record per stimulus — id, application
+    time, number of elements, system time sent, KPIs before, the responses with their
+    system time, the system time the engine finished it (``done``), latency, KPIs after.
+``responses.jsonl``
+    The workbench response log (`workbench.responses.readers.write_response_log`); a
+    response's ``system_time`` is the stand's receive time (epoch ms).
+``P_<name>.csv``
+    YABench performance samples every ``sampling_ms``: ``time,rss_mem,cpu_percent,
+    mem_percent,threads`` (s since engine start, MiB over the process tree, % of one core).
+``stderr.log``
+    The engine's stderr.
+``run.json``
+    Status (``ok`` | ``failed`` | ``timeout`` | ``cancelled``), error (with the stderr
+    tail), timings, throughput, latency summary, and the stand's own overhead (CPU time of
+    its streamer, writer, receiver, stderr and probe threads).
+
+Threads of the host: the caller's thread streams (and waits), a writer thread writes to
+the engine's stdin (so a stuck engine cannot block the streamer), a receiver thread reads
+stdout, one thread drains stderr, and the probe thread samples psutil. Crashes (EOF or
+exit before ``close`` is acknowledged), hangs (per-stimulus and overall timeouts) and
+protocol errors (garbage on stdout, fatal ``error`` messages) stop the run; the engine's
+process tree is killed and everything measured until then is written.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Sequence
+
+import psutil
+
+from workbench.engine import EXTERNAL_TYPE, EngineConfig, StaticGraphs, Stimulus
+from workbench.errors import UserError
+from workbench.responses.model import EngineResponse, ResponseLog
+from workbench.stand.protocol import (
+    ProtocolError,
+    dumps,
+    parse_engine_line,
+    register_message,
+    response_from_message,
+    stimulus_message,
+)
+from workbench.stand.streamer import MODES, RealTimeSchedule
+
+STATUSES = ("ok", "failed", "timeout", "cancelled")
+P_HEADER = "time,rss_mem,cpu_percent,mem_percent,threads"
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StandOptions:
+    """How the stand feeds and watches one run (experiment ``stand`` + ``kpis`` sections)."""
+
+    mode: str = "absolute-time"
+    time_scale: float = 1.0
+    sampling_ms: int = 500
+    stimulus_timeout_s: float | None = 30.0
+    run_timeout_s: float | None = None
+    start_timeout_s: float = 60.0
+    close_timeout_s: float = 30.0
+    end: int | None = None  # advance the engine's clock to this application time before close
+    heartbeat_ms: int | None = None  # real-time mode: send `advance` every this many ms of application time
+    trace_kpis: bool = True
+    stderr_tail_lines: int = 40
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UserError(f"stand mode must be one of {', '.join(MODES)}", field="stand.mode")
+        if not self.time_scale > 0:
+            raise UserError("time_scale must be positive", field="stand.time_scale")
+        if self.sampling_ms <= 0:
+            raise UserError("sampling period must be positive", field="kpis.sampling")
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_engine` returns (also written as ``run.json``)."""
+
+    name: str
+    status: str
+    error: str | None
+    folder: str
+    stimuli_sent: int = 0
+    stimuli_done: int = 0
+    elements_sent: int = 0
+    elements_done: int = 0
+    responses: int = 0
+    bindings: int = 0
+    samples: int = 0
+    exit_code: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    throughput_triples_per_s: float | None = None
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    schedule_lag_ms: dict[str, float] = field(default_factory=dict)
+    stand_overhead: dict[str, float] = field(default_factory=dict)
+    peak_rss_mb: float | None = None
+    engine: dict[str, Any] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+    mode: str = ""
+    time_scale: float = 1.0
+    stderr_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class _Stop(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def engine_command(config: EngineConfig) -> list[str]:
+    """The program to start: the built-in worker, or the external engine's ``command``."""
+    if config.type == EXTERNAL_TYPE:
+        command = config.parameters.get("command")
+        if not command:
+            raise UserError("an external engine needs parameters.command", field="parameters.command")
+        return [str(part) for part in ([command] if isinstance(command, str) else command)]
+    from workbench.engine import engine_class
+
+    engine_class(config.type)  # unknown types fail here, before a process starts
+    return [sys.executable, "-m", "workbench.stand.worker"]
+
+
+class _ProcessTree:
+    """psutil view of the engine's process tree (the root and all its descendants)."""
+
+    def __init__(self, pid: int) -> None:
+        self.root = psutil.Process(pid)
+        self.members: dict[int, psutil.Process] = {pid: self.root}
+        self.lock = threading.Lock()
+
+    def refresh(self) -> list[psutil.Process]:
+        try:
+            children = self.root.children(recursive=True)
+        except psutil.Error:
+            children = []
+        with self.lock:
+            alive = {self.root.pid: self.root}
+            for child in children:
+                alive[child.pid] = self.members.get(child.pid, child)
+            self.members = alive
+            return list(alive.values())
+
+    def processes(self) -> list[psutil.Process]:
+        with self.lock:
+            return list(self.members.values())
+
+    def kpis(self) -> dict[str, float]:
+        """Cheap per-stimulus KPIs: RSS (MiB) and CPU seconds (user+system) over the tree."""
+        rss = cpu = 0.0
+        for process in self.processes():
+            try:
+                rss += process.memory_info().rss
+                times = process.cpu_times()
+                cpu += times.user + times.system
+            except psutil.Error:
+                continue
+        return {"rss_mb": round(rss / MIB, 3), "cpu_s": round(cpu, 4)}
+
+    def kill(self) -> None:
+        processes = self.refresh()
+        for process in reversed(processes):
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+
+
+@dataclass
+class _Pending:
+    stimulus: int
+    application_time: int
+    elements: int
+    sent_ms: float = 0.0
+    due_lag_ms: float | None = None
+    kpis_before: dict[str, float] | None = None
+    responses: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Run:
+    """State shared by the host threads of one run."""
+
+    def __init__(self, name: str, folder: Path, options: StandOptions, cancel: threading.Event | None) -> None:
+        self.name = name
+        self.folder = folder
+        self.options = options
+        self.cancel = cancel or threading.Event()
+        self.condition = threading.Condition()
+        self.failure: _Stop | None = None
+        self.ready: dict[str, Any] | None = None
+        self.closed = False
+        self.advanced: set[int] = set()
+        self.pending: collections.OrderedDict[int, _Pending] = collections.OrderedDict()
+        self.responses: list[EngineResponse] = []
+        self.bindings = 0
+        self.stimuli_done = 0
+        self.elements_done = 0
+        self.latencies: list[float] = []
+        self.lags: list[float] = []
+        self.last_done_ms: float | None = None
+        self.first_sent_ms: float | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=options.stderr_tail_lines)
+        self.thread_cpu: dict[str, float] = {}
+        self.samples = 0
+        self.peak_rss_mb = 0.0
+        self.tree: _ProcessTree | None = None
+        self.stopped = threading.Event()  # wakes the probe at the end of the run
+        self.variables: tuple[str, ...] = ()
+        self.trace_file: IO[str] | None = None
+
+    def fail(self, status: str, message: str) -> None:
+        with self.condition:
+            if self.failure is None:
+                self.failure = _Stop(status, message)
+            self.condition.notify_all()
+        self.stopped.set()
+
+    def check(self) -> None:
+        if self.cancel.is_set():
+            self.fail("cancelled", "cancelled")
+        if self.failure is not None:
+            raise self.failure
+
+
+def run_engine(
+    engine: EngineConfig,
+    query_text: str,
+    stimuli: Iterable[Stimulus],
+    folder: str | os.PathLike[str],
+    *,
+    syntax: str | None = None,
+    static: StaticGraphs = StaticGraphs(),
+    options: StandOptions = StandOptions(),
+    cancel: threading.Event | None = None,
+    name: str | None = None,
+    query_id: str | None = None,
+    command: Sequence[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run one engine on one query over the stimuli, in a child process; write the run folder.
+
+    Never raises for engine misbehaviour (the status says it); raises UserError for bad
+    input detected before the process starts (unknown engine type, missing command).
+    """
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    name = name or engine.name or engine.type
+    argv = list(command) if command is not None else engine_command(engine)
+    run = _Run(name, out, options, cancel)
+    run.variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
+    result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
+                       mode=options.mode, time_scale=options.time_scale)
+    main_cpu_start = time.thread_time()
+    wall_start = time.monotonic()
+    start_epoch = time.time()
+    stderr_log = open(out / "stderr.log", "wb")
+    run.trace_file = open(out / "trace.jsonl", "w", encoding="utf-8", newline="\n")
+    samples_file = open(out / f"P_{_safe(name)}.csv", "w", encoding="utf-8", newline="\n")
+    samples_file.write(P_HEADER + "\n")
+    process: subprocess.Popen[bytes] | None = None
+    threads: list[threading.Thread] = []
+    inbox: queue.Queue[bytes | None] = queue.Queue()
+    timings: dict[str, float] = {}
+    try:
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise _Stop("failed", f"cannot start {argv[0]!r}: {error}") from None
+        started = time.monotonic()
+        run.tree = _ProcessTree(process.pid)
+        threads = [
+            threading.Thread(target=_writer, args=(run, process, inbox), name="stand-writer", daemon=True),
+            threading.Thread(target=_receiver, args=(run, process), name="stand-receiver", daemon=True),
+            threading.Thread(target=_stderr_drain, args=(run, process, stderr_log), name="stand-stderr", daemon=True),
+            threading.Thread(target=_probe, args=(run, started, samples_file), name="stand-probe", daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+        inbox.put(dumps(register_message(engine, query_text, syntax=syntax, static=static, query_id=query_id)))
+        _wait(run, lambda: run.ready is not None, options.start_timeout_s, "the engine did not become ready")
+        timings["register_s"] = time.monotonic() - started
+        feed_start = time.monotonic()
+        _feed(run, stimuli, inbox, result, progress, wall_start)
+        timings["feed_s"] = time.monotonic() - feed_start
+        close_start = time.monotonic()
+        if options.end is not None:
+            inbox.put(dumps({"type": "advance", "t": options.end}))
+            _wait(run, lambda: options.end in run.advanced, options.close_timeout_s, "advance was not acknowledged")
+        inbox.put(dumps({"type": "close"}))
+        _wait(run, lambda: run.closed, options.close_timeout_s, "close was not acknowledged")
+        inbox.put(None)
+        try:
+            result.exit_code = process.wait(timeout=options.close_timeout_s)
+        except subprocess.TimeoutExpired:
+            raise _Stop("timeout", "the engine did not exit after close") from None
+        timings["close_s"] = time.monotonic() - close_start
+        if result.exit_code not in (0, None):
+            raise _Stop("failed", f"the engine exited with code {result.exit_code} after close")
+    except _Stop as stop:
+        result.status, result.error = stop.status, stop.message
+    finally:
+        if run.failure is not None and result.status == "ok":
+            result.status, result.error = run.failure.status, run.failure.message
+        if process is not None:
+            if process.poll() is None:
+                if result.status != "ok":
+                    run.tree.kill() if run.tree else process.kill()
+                else:
+                    process.kill()
+            try:
+                result.exit_code = process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        inbox.put(None)
+        with run.condition:
+            run.closed = True
+            run.condition.notify_all()
+        run.stopped.set()
+        for thread in threads:
+            thread.join(timeout=5)
+        timings["wall_s"] = time.monotonic() - wall_start
+        main_cpu = time.thread_time() - main_cpu_start
+        _finish(run, result, timings, main_cpu, start_epoch)
+        for handle in (stderr_log, run.trace_file, samples_file):
+            try:
+                handle.close()
+            except OSError:
+                pass
+        _write_outputs(run, result, engine, query_id)
+    return result
+
+
+# --- the streamer (caller's thread) ------------------------------------------------------
+
+
+def _feed(
+    run: _Run, stimuli: Iterable[Stimulus], inbox: queue.Queue[bytes | None], result: RunResult,
+    progress: Callable[[int], None] | None, wall_start: float,
+) -> None:
+    options = run.options
+    schedule = RealTimeSchedule(options.time_scale) if options.mode == "real-time" else None
+    absolute = schedule is None
+    last_heartbeat: int | None = None
+    for stimulus in stimuli:
+        run.check()
+        if absolute:
+            _wait(run, lambda: not run.pending, options.stimulus_timeout_s, "stimulus timeout", status="timeout",
+                  run_deadline=wall_start)
+            lag = None
+        else:
+            assert schedule is not None
+            due = schedule.due(stimulus.application_time)
+            while True:
+                now = time.monotonic()
+                if now >= due:
+                    break
+                if options.heartbeat_ms:
+                    reached = int(schedule.application_time_at(now))
+                    beat = min(reached, stimulus.application_time - 1)
+                    if last_heartbeat is None or beat - last_heartbeat >= options.heartbeat_ms:
+                        last_heartbeat = beat
+                        inbox.put(dumps({"type": "advance", "t": beat}))
+                with run.condition:
+                    run.condition.wait(min(due - now, 0.05))
+                _check_timeouts(run, wall_start)
+            lag = (time.monotonic() - due) * 1000.0
+            _check_timeouts(run, wall_start)
+        message = dumps(stimulus_message(stimulus))  # encoding is stand overhead, not engine latency
+        entry = _Pending(stimulus.id, stimulus.application_time, len(stimulus.elements), due_lag_ms=lag)
+        if options.trace_kpis and run.tree is not None:
+            entry.kpis_before = run.tree.kpis()
+        entry.sent_ms = time.time() * 1000.0
+        with run.condition:
+            run.pending[stimulus.id] = entry
+        if run.first_sent_ms is None:
+            run.first_sent_ms = entry.sent_ms
+        inbox.put(message)
+        result.stimuli_sent += 1
+        result.elements_sent += entry.elements
+        if lag is not None:
+            run.lags.append(lag)
+        if progress is not None:
+            progress(result.stimuli_sent)
+    _wait(run, lambda: not run.pending, options.stimulus_timeout_s, "stimulus timeout", status="timeout",
+          run_deadline=wall_start)
+
+
+def _check_timeouts(run: _Run, wall_start: float) -> None:
+    run.check()
+    options = run.options
+    if options.run_timeout_s is not None and time.monotonic() - wall_start > options.run_timeout_s:
+        run.fail("timeout", f"run timeout ({options.run_timeout_s:g} s) exceeded")
+        run.check()
+    if options.stimulus_timeout_s is not None:
+        with run.condition:
+            oldest = next(iter(run.pending.values()), None)
+        if oldest is not None and time.time() * 1000.0 - oldest.sent_ms > options.stimulus_timeout_s * 1000.0:
+            run.fail("timeout", f"stimulus {oldest.stimulus} not finished within {options.stimulus_timeout_s:g} s")
+            run.check()
+
+
+def _wait(
+    run: _Run, predicate: Callable[[], bool], timeout_s: float | None, message: str, *, status: str = "timeout",
+    run_deadline: float | None = None,
+) -> None:
+    """Wait for ``predicate`` (under the run's condition), waking every 50 ms for cancel/failure/timeouts."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        with run.condition:
+            if predicate():
+                return
+            run.condition.wait(0.05)
+            if predicate():
+                return
+        run.check()
+        if run_deadline is not None:
+            _check_timeouts(run, run_deadline)
+        if deadline is not None and time.monotonic() > deadline:
+            run.fail(status, f"{message} ({timeout_s:g} s)")
+            run.check()
+
+
+# --- host threads ----------------------------------------------------------------------
+
+
+def _writer(run: _Run, process: subprocess.Popen[bytes], inbox: queue.Queue[bytes | None]) -> None:
+    start = time.thread_time()
+    stdin = process.stdin
+    assert stdin is not None
+    try:
+        while True:
+            item = inbox.get()
+            if item is None:
+                break
+            stdin.write(item)
+            stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass  # the receiver reports the crash (EOF / exit code)
+    finally:
+        try:
+            stdin.close()
+        except (OSError, ValueError):
+            pass
+        run.thread_cpu["writer"] = time.thread_time() - start
+
+
+def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
+    start = time.thread_time()
+    stdout = process.stdout
+    assert stdout is not None
+    try:
+        for line in stdout:
+            received = time.time() * 1000.0
+            if not line.strip():
+                continue
+            try:
+                message = parse_engine_line(line)
+            except ProtocolError as error:
+                run.fail("failed", f"protocol error: {error}")
+                break
+            _handle(run, message, received)
+            if run.failure is not None:
+                break
+        else:
+            with run.condition:
+                finished = run.closed
+            if not finished:
+                try:
+                    code: int | None = process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    code = None
+                time.sleep(0.05)  # let the stderr drain catch the last lines
+                tail = "\n".join(run.stderr_tail)
+                run.fail("failed", f"the engine exited unexpectedly (exit code {code})" + (f"; stderr:\n{tail}" if tail else ""))
+    except (OSError, ValueError):
+        pass
+    finally:
+        run.thread_cpu["receiver"] = time.thread_time() - start
+
+
+def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
+    kind = message["type"]
+    with run.condition:
+        if kind == "ready":
+            run.ready = message
+        elif kind == "response":
+            response = response_from_message(message, int(received))
+            run.responses.append(response)
+            run.bindings += len(response.bindings)
+            ident = message.get("stimulus")
+            entry = run.pending.get(ident) if ident is not None else next(iter(run.pending.values()), None)
+            if entry is not None:
+                entry.responses.append({
+                    "system_time": round(received, 3),
+                    "engine_time": message.get("system_time"),
+                    "application_time": response.application_time,
+                    "operation": response.operation,
+                    "bindings": len(response.bindings),
+                    "latency_ms": round(received - entry.sent_ms, 3),
+                })
+        elif kind == "done":
+            if "stimulus" in message:
+                entry = run.pending.pop(message["stimulus"], None)
+                if entry is not None:
+                    run.stimuli_done += 1
+                    run.elements_done += entry.elements
+                    run.latencies.append(received - entry.sent_ms)
+                    run.last_done_ms = received
+                    after = run.tree.kpis() if run.options.trace_kpis and run.tree is not None else None
+                    _write_trace(run, entry, received, after)
+            elif "advance" in message:
+                run.advanced.add(int(message["advance"]))
+            elif message.get("closed"):
+                run.closed = True
+        elif kind == "error":
+            text = str(message.get("message", "engine error"))
+            if message.get("fatal", True):
+                if run.failure is None:
+                    run.failure = _Stop("failed", f"engine error: {text}")
+            else:
+                run.stderr_tail.append(f"[engine error] {text}")
+        run.condition.notify_all()
+
+
+def _write_trace(run: _Run, entry: _Pending, done_ms: float | None, after: dict[str, float] | None) -> None:
+    if run.trace_file is None or run.trace_file.closed:
+        return
+    record = {
+        "stimulus": entry.stimulus,
+        "application_time": entry.application_time,
+        "elements": entry.elements,
+        "sent": round(entry.sent_ms, 3),
+        "schedule_lag_ms": None if entry.due_lag_ms is None else round(entry.due_lag_ms, 3),
+        "kpis_before": entry.kpis_before,
+        "responses": entry.responses,
+        "done": None if done_ms is None else round(done_ms, 3),
+        "latency_ms": None if done_ms is None else round(done_ms - entry.sent_ms, 3),
+        "kpis_after": after,
+    }
+    run.trace_file.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    start = time.thread_time()
+    stderr = process.stderr
+    assert stderr is not None
+    try:
+        for line in stderr:
+            log.write(line)
+            run.stderr_tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+        log.flush()
+    except (OSError, ValueError):
+        pass
+    finally:
+        run.thread_cpu["stderr"] = time.thread_time() - start
+
+
+def _probe(run: _Run, started: float, out: IO[str]) -> None:
+    """Sample RSS/CPU%/mem%/threads of the engine's process tree every ``sampling_ms`` (YABench P_)."""
+    start = time.thread_time()
+    period = run.options.sampling_ms / 1000.0
+    tree = run.tree
+    assert tree is not None
+    primed: set[int] = set()
+    next_due = time.monotonic()
+    try:
+        while True:
+            with run.condition:
+                if run.closed or run.failure is not None:
+                    break
+            rss = cpu = mem = 0.0
+            threads = 0
+            alive = False
+            for process in tree.refresh():
+                try:
+                    with process.oneshot():
+                        rss += process.memory_info().rss
+                        mem += process.memory_percent()
+                        threads += process.num_threads()
+                        percent = process.cpu_percent(None)
+                        if process.pid in primed:
+                            cpu += percent
+                        else:
+                            primed.add(process.pid)
+                    alive = True
+                except psutil.Error:
+                    continue
+            if not alive:
+                break
+            elapsed = time.monotonic() - started
+            rss_mb = rss / MIB
+            run.peak_rss_mb = max(run.peak_rss_mb, rss_mb)
+            out.write(f"{elapsed:.3f},{rss_mb:.3f},{cpu:.1f},{mem:.3f},{threads}\n")
+            run.samples += 1
+            next_due += period  # drift-free sampling grid
+            delay = next_due - time.monotonic()
+            if delay < 0:
+                next_due = time.monotonic()
+                delay = 0
+            if run.stopped.wait(delay) or run.cancel.is_set():
+                break
+    finally:
+        out.flush()
+        run.thread_cpu["probe"] = time.thread_time() - start
+
+
+# --- results ---------------------------------------------------------------------------
+
+
+def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: float, start_epoch: float) -> None:
+    for entry in list(run.pending.values()):  # sent but never finished: keep them in the trace
+        _write_trace(run, entry, None, None)
+    result.stimuli_done = run.stimuli_done
+    result.elements_done = run.elements_done
+    result.responses = len(run.responses)
+    result.bindings = run.bindings
+    result.samples = run.samples
+    result.peak_rss_mb = round(run.peak_rss_mb, 3) if run.samples else None
+    timings["start_epoch_ms"] = round(start_epoch * 1000.0, 3)
+    result.timings = {key: round(value, 6) for key, value in timings.items()}
+    if run.first_sent_ms is not None and run.last_done_ms is not None and run.last_done_ms > run.first_sent_ms:
+        result.throughput_triples_per_s = round(run.elements_done / ((run.last_done_ms - run.first_sent_ms) / 1000.0), 1)
+    result.latency_ms = _summary(run.latencies)
+    result.schedule_lag_ms = _summary(run.lags)
+    cpu = dict(run.thread_cpu)
+    cpu["streamer"] = main_cpu
+    total = sum(cpu.values())
+    wall = timings.get("wall_s", 0.0) or 1e-9
+    result.stand_overhead = {f"{key}_cpu_s": round(value, 6) for key, value in sorted(cpu.items())}
+    result.stand_overhead["total_cpu_s"] = round(total, 6)
+    result.stand_overhead["cpu_percent_of_one_core"] = round(100.0 * total / wall, 3)
+    result.stderr_tail = "\n".join(run.stderr_tail)
+    if result.status != "ok" and result.error and result.stderr_tail and "stderr:" not in result.error:
+        result.error += "; stderr:\n" + result.stderr_tail
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+
+    def quantile(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+    return {"count": len(ordered), "mean": round(sum(ordered) / len(ordered), 3), "p50": quantile(0.5),
+            "p95": quantile(0.95), "max": round(ordered[-1], 3)}
+
+
+def _write_outputs(run: _Run, result: RunResult, engine: EngineConfig, query_id: str | None) -> None:
+    from workbench.responses.readers import write_response_log
+
+    variables: dict[str, None] = dict.fromkeys(run.variables)
+    for response in run.responses:
+        for mapping in response.bindings:
+            for name, _ in mapping:
+                variables.setdefault(name, None)
+    log = ResponseLog(tuple(variables), tuple(run.responses), source="stand",
+                      run_start=int(result.timings.get("start_epoch_ms", 0)), engine=run.name, query=query_id)
+    write_response_log(run.folder / "responses.jsonl", log)
+    payload = asdict(result)
+    (run.folder / "run.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+
+
+def _query_variables(text: str, syntax: str | None, *, strict: bool) -> tuple[str, ...]:
+    """The projected variables; a query a built-in engine cannot parse is an error before the start."""
+    from workbench.query.parser import parse_query
+
+    try:
+        return parse_query(text, syntax=syntax).variables
+    except UserError:
+        if strict:
+            raise
+        return ()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
