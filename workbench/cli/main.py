@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.query_cmd",
     "workbench.cli.generate_cmd",
     "workbench.cli.oracle_cmd",
+    "workbench.cli.run_cmd",
 )
 
 

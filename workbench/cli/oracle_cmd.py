@@ -211,38 +211,13 @@ def run_oracle(args: argparse.Namespace) -> int:
 
 
 def _quality(args: argparse.Namespace, query: Any, semantics: Any, streams: dict[str, list[Any]], answer: Any) -> list[Any]:
-    from collections import Counter
+    from workbench.oracle.run import measure_quality
 
-    from workbench.core.windows import content_range
-    from workbench.oracle.quality import ExpectedWindow, window_quality
-    from workbench.oracle.reference import StaticData, evaluate_snapshot
-
-    elements = streams[query.windows[0].stream]
-    times = [e.t for e in elements]
-    emitted = {(e.time, e.sequence): e for e in answer.emissions}
-    windows = [
-        ExpectedWindow(
-            ev.window.open, ev.window.close,
-            Counter(emitted[(ev.time, ev.sequence)].bindings) if (ev.time, ev.sequence) in emitted else Counter(),
-            ev.size, ev.time,
-        )
-        for ev in answer.evaluations
+    return [
+        measure_quality(query, semantics, streams, answer, _read_output(path, args.engine_output_format),
+                        gracious=args.gracious)
+        for path in args.engine_output
     ]
-
-    def expected_for(start: int, end: int) -> Counter[Any]:
-        lo, hi = content_range(times, start, end, semantics.border)
-        return evaluate_snapshot(query, [elements[lo:hi]] * len(query.windows), StaticData(), end)
-
-    distinct = sorted(set(times))
-    runs = []
-    for path in args.engine_output:
-        log = _read_output(path, args.engine_output_format)
-        start = log.run_start or 0
-        actual = [
-            (None if r.system_time is None else r.system_time - start, Counter(r.bindings)) for r in log.responses
-        ]
-        runs.append(window_quality(windows, actual, gracious=args.gracious, expected_for=expected_for, timestamps=distinct))
-    return runs
 
 
 def _write_oracle_dir(out: Path, args: argparse.Namespace, answers: dict[Any, Any], vectors: list[Any], quality: list[Any] | None) -> None:

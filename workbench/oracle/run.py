@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics, preset
 from workbench.core.t0 import admissible_t0_vectors, comparison_start
@@ -19,6 +19,9 @@ from workbench.oracle.verdict import Relation
 from workbench.query.model import ContinuousQuery, DatasetMode, WindowDeclaration
 from workbench.responses.model import ResponseLog
 from workbench.streams.model import StreamElement
+
+if TYPE_CHECKING:  # pragma: no cover
+    from workbench.oracle.quality import ExpectedWindow, WindowQuality
 
 
 def resolve_semantics(system: str | None, overrides: Mapping[str, Any]) -> EngineSemantics:
@@ -150,3 +153,83 @@ def check_variables(log: ResponseLog, query: ContinuousQuery) -> None:
 
 def mapping_rows(bag: Counter[Hashable]) -> list[dict[str, str]]:
     return [dict(sorted(mapping)) for mapping in bag.elements()]  # type: ignore[call-overload]
+
+
+def expected_windows(answer: ExpectedAnswer) -> list["ExpectedWindow"]:
+    """The oracle's evaluations as YABench windows (borders, expected bag, size, report time)."""
+    from workbench.oracle.quality import ExpectedWindow
+
+    emitted = {(e.time, e.sequence): e for e in answer.emissions}
+    return [
+        ExpectedWindow(
+            ev.window.open, ev.window.close,
+            Counter(emitted[(ev.time, ev.sequence)].bindings) if (ev.time, ev.sequence) in emitted else Counter(),
+            ev.size, ev.time,
+        )
+        for ev in answer.evaluations
+    ]
+
+
+def snapshot_expectation(
+    query: ContinuousQuery, elements: Sequence[StreamElement], semantics: EngineSemantics
+) -> "Callable[[int, int], Counter[Hashable]]":
+    """``expected_for(start, end)``: the expected bag for other window borders (gracious mode)."""
+    from workbench.core.windows import content_range
+    from workbench.oracle.reference import evaluate_snapshot
+
+    times = [e.t for e in elements]
+
+    def expected_for(start: int, end: int) -> Counter[Hashable]:
+        lo, hi = content_range(times, start, end, semantics.border)
+        return evaluate_snapshot(query, [elements[lo:hi]] * len(query.windows), StaticData(), end)
+
+    return expected_for
+
+
+def measure_quality(
+    query: ContinuousQuery,
+    semantics: EngineSemantics,
+    streams: Mapping[str, Sequence[StreamElement]],
+    answer: ExpectedAnswer,
+    log: ResponseLog,
+    *,
+    gracious: bool = False,
+    by_time: bool = False,
+) -> list["WindowQuality"]:
+    """Per-window precision/recall/delay of one engine output (YABench Sect. 3.4).
+
+    By default the i-th response is paired with the i-th expected window (YABench's
+    pairing); ``by_time`` pairs each window with the responses at its evaluation time
+    instead (when the engine reports application times), so that a window the engine
+    rightly leaves unreported (``non-empty`` policies) does not shift the pairing.
+    """
+    from workbench.oracle.quality import window_quality
+
+    elements = streams[query.windows[0].stream]
+    windows = expected_windows(answer)
+    start = log.run_start or 0
+
+    def entry(response: Any) -> tuple[int | None, Counter[Hashable]]:
+        emitted = None if response.system_time is None else response.system_time - start
+        return emitted, Counter(response.bindings)
+
+    if by_time and all(r.application_time is not None for r in log.responses):
+        at: dict[int, list[Any]] = {}
+        for response in log.responses:
+            at.setdefault(response.application_time, []).append(response)
+        emitted = {(e.time, e.sequence) for e in answer.emissions}
+        slots: dict[int, list[int]] = {}  # per time: emitting evaluations first, then the silent ones
+        for index, evaluation in enumerate(answer.evaluations):
+            slots.setdefault(evaluation.time, []).append(index)
+        actual: list[tuple[int | None, Counter[Hashable]]] = [(None, Counter()) for _ in windows]
+        for time, indices in slots.items():
+            ordered = [i for i in indices if (answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted]
+            ordered += [i for i in indices if i not in ordered]
+            for index, response in zip(ordered, at.get(time, ())):
+                actual[index] = entry(response)
+    else:
+        actual = [entry(r) for r in log.responses]
+    return window_quality(
+        windows, actual, gracious=gracious, expected_for=snapshot_expectation(query, elements, semantics),
+        timestamps=sorted({e.t for e in elements}),
+    )

@@ -1,0 +1,227 @@
+"""End to end: `rspwb run` (generate → engines on the stand → oracle → bundle) and `rspwb report`.
+
+A tiny sg1 stream (3 stations, 1 s interval, 6 s) in absolute-time mode keeps each engine
+run well under a second. Misbehaving engines are inline Python programs run as
+``external`` engines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from workbench.bundle import MANIFEST, SUMMARY, read_bundle
+from workbench.cli.main import main
+from workbench.errors import UserError
+from workbench.experiment import load_experiment
+from workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
+
+PREFIX = "PREFIX om-owl: <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#>"
+STREAM = "http://cwi.nl/SRBench/observations"
+
+
+def experiment_file(tmp_path: Path, engines: str, queries: str | None = None, extra: str = "") -> Path:
+    queries = queries or f"""
+  - id: filter
+    syntax: csparql
+    text: |
+      {PREFIX}
+      REGISTER QUERY q AS SELECT ?obs ?v
+      FROM STREAM <{STREAM}> [RANGE 2s STEP 2s]
+      WHERE {{ ?obs om-owl:result [om-owl:floatValue ?v] . FILTER(?v > 30) }}
+"""
+    text = f"""name: tiny
+seed: 7
+stream:
+  generator: sg1
+  params: {{stations: 3, interval: 1s, duration: 6s}}
+queries:{queries}
+engines:
+{textwrap.indent(textwrap.dedent(engines).strip(), "  ")}
+kpis: {{sampling: 100ms}}
+stand: {{mode: absolute-time}}
+{extra}"""
+    path = tmp_path / "experiment.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def external(body: str) -> str:
+    """An external engine command (YAML flow list) running an inline Python program."""
+    return json.dumps([sys.executable, "-c", textwrap.dedent(body)])
+
+
+def no_partial_files(root: Path) -> bool:
+    return not any(path.name.endswith(".partial") for path in root.rglob("*"))
+
+
+def report_json(bundle: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    capsys.readouterr()
+    assert main(["report", str(bundle), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_run_and_report_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = experiment_file(tmp_path, """
+        - {id: csparql, type: secret, preset: csparql}
+        - {id: cqels, type: secret, preset: cqels}
+        """, extra="sizes:\n  smoke: {repetitions: 2}\n")
+    out = tmp_path / "bundle"
+    assert main(["run", str(path), "--size", "smoke", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "case0-rep0-csparql-filter" in captured.err  # progress on stderr
+    assert "peak RSS MB" in captured.out and "correct" in captured.out  # the summary table
+
+    payload = report_json(out, capsys)
+    assert payload["status"] == "ok" and len(payload["runs"]) == 4
+    for run in payload["runs"]:
+        assert {"engine", "query", "verdict", "precision", "recall", "responses", "kpi_samples", "peak_rss_mb"} <= set(run)
+        assert run["verdict"] == "correct", run
+        assert run["precision"] == run["recall"] == 1.0
+        assert run["responses"] > 0 and run["kpi_samples"] >= 1 and run["peak_rss_mb"] > 0
+    assert {r["engine"] for r in payload["runs"]} == {"csparql", "cqels"}
+
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["status"] == "ok" and manifest["seed"] == 7 and manifest["size"] == "smoke"
+    assert manifest["versions"]["python"] and manifest["versions"]["workbench"]
+    assert manifest["machine"]["cpus"] >= 1 and manifest["machine"]["memory_mb"] > 0
+    assert manifest["started"] <= manifest["finished"]
+    assert [s["generator"] for s in manifest["streams"]] == ["sg1", "sg1"]  # one per repetition (seeds differ)
+    # the experiment as run: the size applied
+    assert "repetitions: 2" in (out / "experiment.yaml").read_text() and "sizes" not in (out / "experiment.yaml").read_text()
+    assert load_experiment(out / "experiment.yaml").repetitions == 2
+    run_dir = out / "runs" / "case0-rep0-csparql-filter"
+    assert {p.name for p in run_dir.iterdir()} >= {
+        "trace.jsonl", "responses.jsonl", "P_csparql.csv", "stderr.log", "run.json", "oracle.json", "ORACLE_csparql",
+    }
+    assert (out / "streams" / "stream0.parquet").is_file()
+    boxplots = (out / "yabench" / "case0-filter" / "BOXPLOTS_cqels").read_text().splitlines()
+    assert boxplots[0] == "cqels" and boxplots[1].count(";") == 2
+    assert (out / "yabench" / "case0-filter" / "ORACLE_cqels_2").is_file()
+    assert no_partial_files(out)
+    # report without --json prints the same table again
+    assert main(["report", str(out)]) == 0
+    assert "case0-rep1-cqels-filter" in capsys.readouterr().out
+
+
+def test_fault_knob_is_judged_incorrect(tmp_path: Path) -> None:
+    avg = f"""
+  - id: avg
+    syntax: csparql
+    text: |
+      {PREFIX}
+      REGISTER QUERY q AS SELECT (AVG(?v) AS ?avg)
+      FROM STREAM <{STREAM}> [RANGE 2s STEP 2s]
+      WHERE {{ ?obs om-owl:result [om-owl:floatValue ?v] . FILTER(?v > 1000) }}
+"""
+    path = experiment_file(tmp_path, """
+        - {id: sparqlstream, type: secret, preset: sparqlstream}
+        - {id: nullagg, type: secret, preset: sparqlstream, faults: {null_aggregate: true}}
+        """, queries=avg)
+    summary = run_experiment(load_experiment(path), tmp_path / "bundle")
+    verdicts = {row["engine"]: row["verdict"] for row in summary.runs}
+    assert verdicts == {"sparqlstream": "correct", "nullagg": "incorrect"}
+    oracle = json.loads((tmp_path / "bundle" / "runs" / "case0-rep0-nullagg-avg" / "oracle.json").read_text())
+    assert oracle["first_divergence"]["reason"] == "different bindings"
+    assert oracle["precision"] < 1.0 and summary.status == "ok"  # the runs themselves succeeded
+
+
+def test_crashing_external_engine_is_recorded_and_others_continue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crash = external("""
+        import sys
+        sys.stderr.write("engine blew up\\n")
+        sys.exit(3)
+        """)
+    path = experiment_file(tmp_path, f"""
+        - id: crash
+          type: external
+          parameters: {{command: {crash}}}
+        - {{id: csparql, type: secret, preset: csparql}}
+        """)
+    out = tmp_path / "bundle"
+    # not confirmed, stdin is not a terminal: exit 2 before anything starts
+    assert main(["run", str(path), "--out", str(out)]) == 2
+    assert "--yes" in capsys.readouterr().err and not out.exists()
+    assert main(["run", str(path), "--out", str(out), "--yes", "--quiet"]) == 1
+    rows = {row["engine"]: row for row in report_json(out, capsys)["runs"]}
+    assert rows["crash"]["status"] == "failed" and rows["crash"]["verdict"] == "failed"
+    assert "engine blew up" in rows["crash"]["error"]
+    assert rows["csparql"]["verdict"] == "correct"
+    assert json.loads((out / MANIFEST).read_text())["status"] == "failed"
+    assert "engine blew up" in (out / "runs" / "case0-rep0-crash-filter" / "stderr.log").read_text()
+
+
+def test_cancel_leaves_a_consistent_bundle(tmp_path: Path) -> None:
+    hang = external("""
+        import json, sys, time
+        for line in sys.stdin:
+            if json.loads(line)["type"] == "register":
+                print(json.dumps({"type": "ready"}), flush=True)
+            else:
+                time.sleep(60)
+        """)
+    path = experiment_file(tmp_path, f"""
+        - {{id: csparql, type: secret, preset: csparql}}
+        - id: hang
+          type: external
+          parameters: {{command: {hang}}}
+        - {{id: cqels, type: secret, preset: cqels}}
+        """)
+    cancel = threading.Event()
+
+    def progress(event: ExperimentProgress) -> None:
+        if event.stage == "engine" and event.run_id and "hang" in event.run_id:
+            threading.Timer(0.5, cancel.set).start()
+
+    summary = run_experiment(load_experiment(path), tmp_path / "bundle", assume_yes=True, cancel=cancel,
+                             progress=progress)
+    assert summary.status == "cancelled"
+    statuses = {row["engine"]: row["status"] for row in summary.runs}
+    assert statuses == {"csparql": "ok", "hang": "cancelled", "cqels": "cancelled"}
+    bundle = tmp_path / "bundle"
+    assert json.loads((bundle / MANIFEST).read_text())["status"] == "cancelled"
+    assert json.loads((bundle / SUMMARY).read_text())["status"] == "cancelled"
+    assert json.loads((bundle / "runs" / "case0-rep0-hang-filter" / "run.json").read_text())["status"] == "cancelled"
+    assert not (bundle / "runs" / "case0-rep0-cqels-filter").exists()
+    assert no_partial_files(bundle)
+    again = read_bundle(bundle)
+    assert again.status == "cancelled" and [r["status"] for r in again.runs] == ["ok", "cancelled", "cancelled"]
+
+
+def test_bad_input_fails_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    windowless = """
+  - id: plain
+    text: |
+      SELECT ?s WHERE { ?s ?p ?o }
+"""
+    path = experiment_file(tmp_path, "- {id: csparql, type: secret, preset: csparql}", queries=windowless)
+    out = tmp_path / "bundle"
+    with pytest.raises(UserError, match="engine csparql, query plain"):
+        run_experiment(load_experiment(path), out)
+    assert not out.exists()
+    missing = experiment_file(tmp_path, "- {id: x, type: external, parameters: {command: [no-such-engine-program]}}")
+    assert main(["run", str(missing), "--out", str(out), "--yes"]) == 2
+    assert "not found" in capsys.readouterr().err and not out.exists()
+    bad_preset = experiment_file(tmp_path, "- {id: csparql, type: secret, preset: nonsense}")
+    assert main(["run", str(bad_preset), "--out", str(out)]) == 2
+    assert "nonsense" in capsys.readouterr().err
+    assert main(["report", str(tmp_path), "--json"]) == 2  # not a bundle
+
+
+@pytest.mark.spark
+def test_spark_scheduler_runs_each_engine_run_as_a_task(tmp_path: Path, spark: object) -> None:
+    path = experiment_file(tmp_path, """
+        - {id: csparql, type: secret, preset: csparql}
+        - {id: cqels, type: secret, preset: cqels}
+        """)
+    summary = run_experiment(load_experiment(path), tmp_path / "bundle", scheduler="spark")
+    assert summary.status == "ok"
+    assert [(row["engine"], row["verdict"]) for row in summary.runs] == [("csparql", "correct"), ("cqels", "correct")]
+    assert json.loads((tmp_path / "bundle" / MANIFEST).read_text())["scheduler"] == "spark"

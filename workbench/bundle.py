@@ -1,0 +1,226 @@
+"""The result bundle: one folder per experiment run (layout: docs/result-bundle.md).
+
+Pure reading and writing (no Spark, no Qt, no engine processes), shared by
+``rspwb run``, ``rspwb report`` and the GUI. Every file is written as ``NAME.partial`` and
+renamed when complete, and ``manifest.json``'s ``status`` is updated last, so a bundle
+whose writer crashed or was cancelled never holds a file that looks complete but is not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from workbench.errors import UserError
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+EXPERIMENT_COPY = "experiment.yaml"
+STREAMS_DIR = "streams"
+RUNS_DIR = "runs"
+YABENCH_DIR = "yabench"
+ORACLE_FILE = "oracle.json"
+RUN_FILE = "run.json"
+PARTIAL = ".partial"
+BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
+
+# Columns of the summary table (header, row key, width).
+TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("run", "run_id", 0),
+    ("engine", "engine", 0),
+    ("query", "query", 0),
+    ("verdict", "verdict", 9),
+    ("precision", "precision", 9),
+    ("recall", "recall", 6),
+    ("responses", "responses", 9),
+    ("peak RSS MB", "peak_rss_mb", 11),
+)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` via ``path.partial`` + rename (never a half-written ``path``)."""
+    target = Path(path)
+    partial = target.with_name(target.name + PARTIAL)
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, target)
+
+
+def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
+    write_text_atomic(path, json.dumps(_clean(payload), indent=2) + "\n")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError("no such file", file=str(path)) from None
+    except json.JSONDecodeError as error:
+        raise UserError(f"not valid JSON: {error.msg}", file=str(path), line=error.lineno, column=error.colno) from None
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN/inf become null, paths and tuples become strings and lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+@dataclass(frozen=True)
+class BundleSummary:
+    """What an experiment run produced: the bundle folder, its status and one row per engine run."""
+
+    folder: Path
+    status: str
+    name: str
+    runs: tuple[Mapping[str, Any], ...]
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rspwb report --json`` object (CLI.md)."""
+        return _clean({
+            "bundle": str(self.folder),
+            "name": self.name,
+            "status": self.status,
+            "started": self.manifest.get("started"),
+            "finished": self.manifest.get("finished"),
+            "runs": [dict(row) for row in self.runs],
+        })
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self.runs:
+            key = str(row.get("verdict") or row.get("status"))
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """One summary row from a run folder's ``run.json`` and ``oracle.json`` (missing files: not run)."""
+    row: dict[str, Any] = {
+        "run_id": spec.get("run_id"),
+        "index": spec.get("index"),
+        "case": spec.get("case"),
+        "repetition": spec.get("repetition"),
+        "variables": spec.get("variables", {}),
+        "engine": spec.get("engine"),
+        "engine_type": spec.get("engine_type"),
+        "query": spec.get("query"),
+        "stream": spec.get("stream"),
+        "status": spec.get("status", "not-run"),
+        "verdict": spec.get("verdict"),
+        "precision": None,
+        "recall": None,
+        "windows": None,
+        "responses": None,
+        "bindings": None,
+        "kpi_samples": None,
+        "peak_rss_mb": None,
+        "latency_ms_mean": None,
+        "latency_ms_p95": None,
+        "throughput_triples_per_s": None,
+        "wall_s": None,
+        "error": spec.get("error"),
+        "folder": None,
+    }
+    run_file = folder / RUN_FILE
+    if run_file.is_file():
+        run = read_json(run_file)
+        row.update({
+            "status": run.get("status"),
+            "responses": run.get("responses"),
+            "bindings": run.get("bindings"),
+            "kpi_samples": run.get("samples"),
+            "peak_rss_mb": run.get("peak_rss_mb"),
+            "latency_ms_mean": (run.get("latency_ms") or {}).get("mean"),
+            "latency_ms_p95": (run.get("latency_ms") or {}).get("p95"),
+            "throughput_triples_per_s": run.get("throughput_triples_per_s"),
+            "wall_s": (run.get("timings") or {}).get("wall_s"),
+            "error": run.get("error") or row["error"],
+            "folder": f"{RUNS_DIR}/{folder.name}",
+        })
+        if row["status"] != "ok":
+            row["verdict"] = row["status"]
+    oracle_file = folder / ORACLE_FILE
+    if oracle_file.is_file():
+        oracle = read_json(oracle_file)
+        row.update({
+            "verdict": oracle.get("verdict"),
+            "precision": oracle.get("precision"),
+            "recall": oracle.get("recall"),
+            "windows": len(oracle.get("windows") or ()),
+        })
+        if oracle.get("error"):
+            row["error"] = oracle["error"]
+    return row
+
+
+def read_bundle(folder: str | os.PathLike[str]) -> BundleSummary:
+    """Read a bundle: ``summary.json`` if the run finished, else rebuilt from the run folders."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise UserError("not a result bundle folder (no such directory)", file=str(root))
+    if not (root / MANIFEST).is_file():
+        raise UserError(f"not a result bundle (no {MANIFEST})", file=str(root))
+    manifest = read_json(root / MANIFEST)
+    summary_file = root / SUMMARY
+    if summary_file.is_file():
+        summary = read_json(summary_file)
+        rows = tuple(summary.get("runs") or ())
+    else:  # the writer stopped before the end: rebuild from what is there
+        rows = tuple(
+            run_row(root / RUNS_DIR / str(spec.get("run_id")), spec) for spec in manifest.get("runs") or ()
+        )
+    return BundleSummary(root, str(manifest.get("status", "running")), str(manifest.get("name", "")), rows, manifest)
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}" if key_is_ratio(value) else f"{value:.1f}"
+    return str(value)
+
+
+def key_is_ratio(value: float) -> bool:
+    return 0.0 <= value <= 1.0
+
+
+def format_table(summary: BundleSummary) -> str:
+    """The summary table printed by ``rspwb run`` and ``rspwb report``."""
+    rows = [[_cell(row.get(key)) for _, key, _ in TABLE_COLUMNS] for row in summary.runs]
+    headers = [header for header, _, _ in TABLE_COLUMNS]
+    widths = [max([len(h), minimum, *(len(r[i]) for r in rows)]) for i, (h, _, minimum) in enumerate(TABLE_COLUMNS)]
+    numeric = {"precision", "recall", "responses", "peak_rss_mb"}
+    lines = []
+
+    def line(cells: Sequence[str]) -> str:
+        parts = []
+        for i, cell in enumerate(cells):
+            key = TABLE_COLUMNS[i][1]
+            parts.append(cell.rjust(widths[i]) if key in numeric else cell.ljust(widths[i]))
+        return "  ".join(parts).rstrip()
+
+    lines.append(line(headers))
+    lines.append(line(["-" * w for w in widths]))
+    lines.extend(line(r) for r in rows)
+    counts = ", ".join(f"{count} {name}" for name, count in sorted(summary.counts().items()))
+    lines.append(f"{summary.name}: {summary.status}; {len(summary.runs)} runs ({counts or 'none'}) in {summary.folder}")
+    errors = [row for row in summary.runs if row.get("error") and row.get("status") not in ("ok", None)]
+    for row in errors:
+        first = str(row["error"]).splitlines()[0] if row["error"] else ""
+        lines.append(f"  {row.get('run_id')}: {row.get('status')}: {first}")
+    return "\n".join(lines)

@@ -1,0 +1,720 @@
+"""``rspwb run``: generate → engines on the test stand → oracle → result bundle.
+
+:func:`run_experiment` validates every run first (unknown engine, a query an engine cannot
+run, bad oracle settings: a :class:`UserError` before anything starts), asks for the
+confirmation of external commands, generates each distinct stream once into the bundle,
+then executes the runs. Each run is :func:`execute_run`: the engine in its own OS process
+(`workbench.stand.host.run_engine`), then the oracle's verdict and per-window quality
+(`workbench.oracle`), written into ``runs/<run_id>/``. Failed runs are recorded and the
+others continue; cancelling stops the current engine process and marks the bundle
+``cancelled``. Layout of the bundle: docs/result-bundle.md.
+
+Scheduling. ``scheduler="local"`` (default) runs at most one measured engine run at a time,
+in order, so that measurements never share the CPU (ARCHITECTURE.md, measurement
+integrity). ``scheduler="spark"`` maps the runs over a Spark RDD with one partition per
+run, each task calling the same :func:`execute_run` on an executor (for sweeps on a
+cluster whose workers share the bundle folder, e.g. over NFS). Use it with one core per
+executor so runs on one machine do not interfere; on ``local[*]`` it runs several engine
+runs at once and the measurements are not comparable. Cancelling a Spark sweep cancels
+the job group; runs already finished stay in the bundle.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from workbench.bundle import (
+    EXPERIMENT_COPY,
+    MANIFEST,
+    ORACLE_FILE,
+    PARTIAL,
+    RUNS_DIR,
+    STREAMS_DIR,
+    SUMMARY,
+    YABENCH_DIR,
+    BundleSummary,
+    mean,
+    run_row,
+    write_json_atomic,
+    write_text_atomic,
+)
+from workbench.errors import UserError
+from workbench.experiment.model import Experiment, RunSpec
+
+SCHEDULERS = ("local", "spark")
+STREAM_FORMATS = ("parquet", "nquads")
+_STREAM_SUFFIX = {"parquet": ".parquet", "nquads": ".nq"}
+
+
+@dataclass(frozen=True)
+class ExperimentProgress:
+    """One progress event: ``stage`` is validate | stream | engine | oracle | run-done | done."""
+
+    stage: str
+    message: str
+    done: int = 0
+    total: int = 0
+    run_id: str | None = None
+
+
+ProgressCallback = Callable[[ExperimentProgress], None]
+
+
+@dataclass(frozen=True)
+class StreamRef:
+    """A stream the runs read: generated into the bundle, or the experiment's own file."""
+
+    key: str
+    path: str
+    format: str
+    generator: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    flow: Mapping[str, Any] | None = None
+    interval_ms: int = 1000
+    elements: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.key, "path": self.path, "format": self.format, "generator": self.generator,
+            "params": dict(self.params), "flow": self.flow, "interval_ms": self.interval_ms, "elements": self.elements,
+        }
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """Everything :func:`execute_run` needs for one run; picklable (it travels to Spark executors)."""
+
+    spec: RunSpec
+    stream: StreamRef
+    runs_dir: str
+    stand: Mapping[str, Any]
+    oracle: Mapping[str, Any]
+    static: Mapping[str, Any]
+
+
+# --- validation ------------------------------------------------------------------------
+
+
+def _json_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in parameters.items():
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out
+
+
+def engine_config(spec: RunSpec) -> Any:
+    """The stand's EngineConfig for a run (preset + overrides + faults from the EngineSpec)."""
+    from workbench.engine import engine_config_from_spec
+
+    return engine_config_from_spec(spec.engine, _json_parameters(spec.engine_parameters))
+
+
+def oracle_semantics(experiment_oracle: Mapping[str, Any], engine_semantics: Any) -> Any:
+    """The oracle's semantics: the named system (preset) + overrides, or the engine's own."""
+    from workbench.oracle.run import resolve_semantics
+
+    system = experiment_oracle.get("system") or "engine"
+    overrides = dict(experiment_oracle.get("semantics_overrides") or {})
+    if system == "engine":
+        return engine_semantics.with_overrides(overrides) if overrides else engine_semantics
+    return resolve_semantics(system, overrides)
+
+
+def load_static(experiment: Experiment) -> dict[str, Any]:
+    """Static data (Heaven's T) as N-Triples term text: ``{"default": [...], "named": {g: [...]}}``."""
+    if not experiment.static:
+        return {"default": [], "named": {}}
+    import rdflib
+
+    formats = {"ntriples": "nt", "json-ld": "json-ld", "nquads": "nquads", "trig": "trig", "xml": "xml",
+               "n3": "n3", "turtle": "turtle"}
+    default: list[tuple[str, str, str]] = []
+    named: dict[str, list[tuple[str, str, str]]] = {}
+    for item in experiment.static:
+        path = item.file if item.file.is_absolute() else experiment.base_dir / item.file
+        fmt = formats.get(item.format, item.format)
+        try:
+            if fmt in ("nquads", "trig"):
+                dataset = rdflib.Dataset()
+                dataset.parse(str(path), format=fmt)
+                triples = [(s, p, o) for s, p, o, _ in dataset.quads((None, None, None, None))]
+            else:
+                graph = rdflib.Graph()
+                graph.parse(str(path), format=fmt)
+                triples = list(graph)
+        except Exception as error:  # rdflib raises many kinds
+            raise UserError(f"cannot read static data: {error}", file=str(path), field="static") from None
+        rows = [(s.n3(), p.n3(), o.n3()) for s, p, o in triples]
+        if item.graph:
+            named.setdefault(f"<{item.graph}>" if not item.graph.startswith("<") else item.graph, []).extend(rows)
+        else:
+            default.extend(rows)
+    return {"default": default, "named": named}
+
+
+def _static_graphs(static: Mapping[str, Any]) -> Any:
+    from workbench.engine import StaticGraphs
+
+    return StaticGraphs(tuple(map(tuple, static.get("default", ()))),
+                        {g: tuple(map(tuple, rows)) for g, rows in (static.get("named") or {}).items()})
+
+
+def _static_data(static: Mapping[str, Any]) -> Any:
+    from workbench.oracle.reference import StaticData
+
+    return StaticData(tuple(map(tuple, static.get("default", ()))),
+                      {g: tuple(map(tuple, rows)) for g, rows in (static.get("named") or {}).items()})
+
+
+def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mapping[str, Any]) -> None:
+    """Reject what would fail for every run, before anything starts (UserError naming engine and query).
+
+    Checks: the engine type exists; its query parses; a built-in engine accepts the query
+    (registered in-process, which builds its plan without any data); the external
+    command's program exists; the oracle's preset exists and can compute the query.
+    """
+    from workbench.engine import EXTERNAL_TYPE, create_engine
+    from workbench.query.parser import parse_query
+    from workbench.stand.host import engine_command
+
+    seen: set[tuple[str, str, str]] = set()
+    graphs = _static_graphs(static)
+    for spec in runs:
+        key = (spec.engine.id, spec.query.id, spec.query_text)
+        if key in seen:
+            continue
+        seen.add(key)
+        where = f"engine {spec.engine.id}, query {spec.query.id}"
+        config = engine_config(spec)
+        try:
+            argv = engine_command(config)
+        except UserError as error:
+            raise UserError(f"{where}: {error.message}", file=_file(experiment), field=f"engines.{spec.engine.id}") from None
+        try:
+            query = parse_query(spec.query_text, syntax=spec.query.syntax)
+        except UserError as error:
+            if spec.query.file is not None:  # the position is in the query file
+                raise error.located(file=str(spec.query.file), field=f"queries.{spec.query.id}") from None
+            inner = UserError(error.message, line=error.line, column=error.column)
+            raise UserError(f"{where}: query text {inner}", file=_file(experiment),
+                            field=f"queries.{spec.query.id}") from None
+        if config.type == EXTERNAL_TYPE:
+            program = argv[0]
+            cwd = spec.engine_parameters.get("cwd") or experiment.base_dir
+            if shutil.which(program) is None and not (Path(cwd) / program).is_file():
+                raise UserError(f"{where}: external command {program!r} not found", file=_file(experiment),
+                                field=f"engines.{spec.engine.id}.parameters.command")
+        else:
+            try:
+                engine = create_engine(config)
+                engine.register(query, graphs)
+                engine.close()
+            except UserError as error:
+                raise UserError(f"{where}: the engine cannot run this query: {error.message}", file=_file(experiment),
+                                field=f"engines.{spec.engine.id}") from None
+        try:
+            oracle_semantics(_oracle_settings(experiment), spec.engine.semantics)
+        except (UserError, KeyError, ValueError) as error:
+            message = error.message if isinstance(error, UserError) else str(error)
+            raise UserError(f"oracle: {message}", file=_file(experiment), field="oracle.system") from None
+
+
+def _file(experiment: Experiment) -> str | None:
+    return str(experiment.file) if experiment.file is not None else None
+
+
+def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
+    oracle = experiment.oracle
+    raw_t0 = (experiment.raw.get("oracle") or {}).get("t0") if isinstance(experiment.raw.get("oracle"), Mapping) else None
+    return {
+        "system": oracle.system,
+        "semantics_overrides": dict(oracle.semantics_overrides),
+        "match": oracle.match,
+        "gracious": oracle.gracious,
+        # an explicit `t0: all` enumerates the admissible set; unset: the semantics' own t0 if it fixes one
+        "t0": "all" if raw_t0 == "all" else oracle.t0,
+    }
+
+
+# --- confirmation ----------------------------------------------------------------------
+
+
+def external_commands(runs: Sequence[RunSpec]) -> list[tuple[str, tuple[str, ...]]]:
+    """(engine id, command) of every external engine, once each."""
+    seen: dict[tuple[str, tuple[str, ...]], None] = {}
+    for spec in runs:
+        if spec.requires_confirmation:
+            command = tuple(str(part) for part in spec.engine_parameters.get("command") or ())
+            seen.setdefault((spec.engine.id, command), None)
+    return list(seen)
+
+
+def _confirm(experiment: Experiment, runs: Sequence[RunSpec], assume_yes: bool,
+             ask: Callable[[str], bool] | None) -> None:
+    if not experiment.requires_confirmation:
+        return
+    try:
+        from workbench.stand.confirm import confirm_commands  # type: ignore[import-not-found]
+    except ModuleNotFoundError:
+        confirm_commands = None
+    if confirm_commands is not None:
+        confirm_commands(experiment, assume_yes=assume_yes, ask=ask)
+        return
+    if assume_yes:
+        return
+    import shlex
+
+    listing = "\n".join(f"  {engine}: {shlex.join(command)}" for engine, command in external_commands(runs))
+    prompt = f"The experiment runs external programs:\n{listing}\nRun them?"
+    if ask is None or not ask(prompt):
+        raise UserError(
+            f"the experiment runs external programs; confirm them with --yes:\n{listing}",
+            file=_file(experiment), field="engines",
+        )
+
+
+# --- streams ---------------------------------------------------------------------------
+
+
+def _stream_key(spec: RunSpec) -> tuple[Any, ...]:
+    import json
+
+    if spec.stream.generator is None:
+        return ("file", str(spec.stream.file))
+    flow = None if spec.flow is None else (spec.flow.shape, json.dumps(dict(spec.flow.settings), sort_keys=True, default=str))
+    return (spec.stream.generator, json.dumps(dict(spec.stream_params), sort_keys=True, default=str), flow)
+
+
+def _cancel_state(cancel: threading.Event) -> Any:
+    """A generation TaskState whose cancel flag is the experiment's cancel Event."""
+    from workbench.pipeline.generate import TaskState
+
+    class _State(TaskState):
+        @property
+        def cancelled(self) -> bool:  # type: ignore[override]
+            return cancel.is_set()
+
+    return _State()
+
+
+def prepare_streams(
+    experiment: Experiment, runs: Sequence[RunSpec], out: Path, *, fmt: str, cancel: threading.Event,
+    progress: ProgressCallback,
+) -> dict[tuple[Any, ...], StreamRef]:
+    """Generate each distinct (generator, params, flow) once into ``streams/``; reference files."""
+    from workbench.pipeline.generate import generate
+    from workbench.streams.readers import detect_format
+
+    refs: dict[tuple[Any, ...], StreamRef] = {}
+    for spec in runs:
+        key = _stream_key(spec)
+        if key in refs:
+            continue
+        if cancel.is_set():
+            break
+        ident = f"stream{len(refs)}"
+        stream = spec.stream
+        if stream.generator is None:
+            assert stream.file is not None
+            path = stream.file if stream.file.is_absolute() else experiment.base_dir / stream.file
+            refs[key] = StreamRef(ident, str(path.resolve()), stream.format or detect_format(path),
+                                  interval_ms=stream.interval_ms or 1000)
+            continue
+        target = out / STREAMS_DIR / f"{ident}{_STREAM_SUFFIX[fmt]}"
+        progress(ExperimentProgress("stream", f"generating {ident}: {stream.generator} "
+                                    + ", ".join(f"{k}={v}" for k, v in spec.stream_params.items())))
+        flow = None if spec.flow is None else {"shape": spec.flow.shape, **dict(spec.flow.settings)}
+        result = generate(stream.generator, dict(spec.stream_params), target, fmt, engine="auto",
+                          spark_master=experiment.spark_master, state=_cancel_state(cancel), flow=flow)
+        refs[key] = StreamRef(ident, f"{STREAMS_DIR}/{target.name}", fmt, stream.generator, dict(spec.stream_params),
+                              flow, elements=result.elements)
+    return refs
+
+
+# --- one run ---------------------------------------------------------------------------
+
+_STREAM_CACHE: dict[tuple[str, str], list[Any]] = {}
+_STREAM_CACHE_LOCK = threading.Lock()
+
+
+def _elements(stream: StreamRef, bundle: Path) -> list[Any]:
+    """The stream's elements (the last stream read is kept: runs of one case share it)."""
+    from workbench.streams.readers import read_stream
+
+    path = stream.path if os.path.isabs(stream.path) else str(bundle / stream.path)
+    key = (path, stream.format)
+    with _STREAM_CACHE_LOCK:
+        if key not in _STREAM_CACHE:
+            _STREAM_CACHE.clear()
+            _STREAM_CACHE[key] = list(read_stream(path, stream.format, interval_ms=stream.interval_ms))
+        return _STREAM_CACHE[key]
+
+
+def execute_run(task: RunTask, cancel: threading.Event | None = None,
+                progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """One engine run on the test stand, then the oracle; writes ``runs/<run_id>/``; returns its summary row.
+
+    The run is written into ``runs/<run_id>.partial/`` and renamed when its files are
+    complete. Engine misbehaviour and oracle errors are recorded, never raised.
+    """
+    from workbench.engine import group_contemporaneous, merge_streams
+    from workbench.query.parser import parse_query
+    from workbench.stand.host import StandOptions, run_engine
+
+    spec = task.spec
+    cancel = cancel or threading.Event()
+    report = progress or (lambda event: None)
+    runs_dir = Path(task.runs_dir)
+    bundle = runs_dir.parent
+    final = runs_dir / spec.run_id
+    folder = runs_dir / (spec.run_id + PARTIAL)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    meta = _run_meta(spec, task.stream)
+    query = parse_query(spec.query_text, syntax=spec.query.syntax)
+    elements = _elements(task.stream, bundle)
+    streams = {iri: elements for iri in query.streams}
+    stimuli = group_contemporaneous(elements) if len(streams) == 1 else merge_streams(streams)
+    last = elements[-1].t if elements else 0
+    end = last + max((w.size_ms for w in query.windows), default=0)
+    stand = dict(task.stand)
+    startup = spec.engine_parameters.get("startup_timeout")
+    options = StandOptions(
+        mode=stand["mode"], time_scale=stand["time_scale"], sampling_ms=stand["sampling_ms"],
+        run_timeout_s=stand.get("run_timeout_s"), start_timeout_s=startup / 1000.0 if startup else 60.0, end=end,
+    )
+    config = engine_config(spec)
+    command = [str(part) for part in spec.engine_parameters["command"]] if config.type == "external" else None
+    report(ExperimentProgress("engine", f"{spec.run_id}: {spec.engine.id} on {spec.query.id}", run_id=spec.run_id))
+    result = run_engine(
+        config, spec.query_text, stimuli, folder, syntax=spec.query.syntax, static=_static_graphs(task.static),
+        options=options, cancel=cancel, name=spec.engine.id, query_id=spec.query.id, command=command,
+    )
+    if result.ok and not cancel.is_set():
+        report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
+        try:
+            oracle = judge_run(task, query, streams, end, folder)
+        except Exception as error:  # an oracle bug must not stop the other runs
+            oracle = {"verdict": "error", "error": f"oracle failed: {type(error).__name__}: {error}"}
+        write_json_atomic(folder / ORACLE_FILE, oracle)
+    write_json_atomic(folder / "run-spec.json", meta)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(folder, final)
+    meta["status"] = result.status
+    return run_row(final, meta)
+
+
+def _run_meta(spec: RunSpec, stream: StreamRef) -> dict[str, Any]:
+    return {
+        "run_id": spec.run_id, "index": spec.index, "case": spec.case_index, "repetition": spec.repetition,
+        "variables": dict(spec.variables), "engine": spec.engine.id, "engine_type": spec.engine.type,
+        "preset": spec.engine.preset, "faults": {k: v for k, v in spec.engine.faults.items() if v},
+        "semantics": spec.engine.semantics.describe(), "query": spec.query.id, "query_text": spec.query_text,
+        "syntax": spec.query.syntax, "seed": spec.seed, "stream": stream.key,
+    }
+
+
+_ANSWER_CACHE: dict[tuple[Any, ...], tuple[Any, Any, int]] = {}
+
+
+def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], end: int, folder: Path) -> dict[str, Any]:
+    """The oracle on one finished run: verdict (RSP-QL Def. 25/26) and per-window quality (YABench)."""
+    from workbench.oracle.run import (
+        check_variables,
+        compute_expected,
+        engine_relations,
+        expected_relations,
+        measure_quality,
+        t0_vectors,
+    )
+    from workbench.oracle.verdict import judge
+    from workbench.responses.readers import read_response_log
+
+    spec = task.spec
+    settings = task.oracle
+    semantics = oracle_semantics(settings, spec.engine.semantics)
+    log = read_response_log(folder / "responses.jsonl")
+    try:
+        check_variables(log, query)
+    except UserError as error:
+        return {"verdict": "incorrect", "error": error.message, "precision": None, "recall": None, "windows": []}
+    key = (task.stream.key, task.stream.path, spec.query_text, spec.query.syntax, repr(semantics), str(settings.get("t0")), end)
+    if key not in _ANSWER_CACHE:
+        _ANSWER_CACHE.clear()
+        vectors, t_s = t0_vectors(query, semantics, settings.get("t0"))
+        answers = compute_expected(query, streams, semantics, vectors, static=_static_data(task.static), end=end)
+        _ANSWER_CACHE[key] = (vectors, answers, t_s)
+    vectors, answers, t_s = _ANSWER_CACHE[key]
+    label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
+    candidates = {label[v]: expected_relations(answers[v]) for v in vectors}
+    verdict = judge(engine_relations(log), candidates, mode=settings.get("match", "strict"), comparison_start=t_s)
+    if verdict.correct:
+        chosen = verdict.matching_t0[0]
+    elif verdict.first_divergence is not None:
+        chosen = verdict.first_divergence.t0
+    else:
+        chosen = label[vectors[0]]
+    vector = next(v for v in vectors if label[v] == chosen)
+    quality = measure_quality(query, semantics, streams, answers[vector], log,
+                              gracious=bool(settings.get("gracious")), by_time=True)
+    write_text_atomic(folder / f"ORACLE_{spec.engine.id}", "".join(w.oracle_line() + "\n" for w in quality))
+    payload = verdict.to_json()
+    payload.update({
+        "semantics": semantics.describe(),
+        "admissible_t0": len(vectors),
+        "quality_t0": list(vector) if len(vector) > 1 else vector[0],
+        "end": end,
+        "precision": mean([w.precision for w in quality]),
+        "recall": mean([w.recall for w in quality]),
+        "windows": [
+            {"start": w.start, "end": w.end, "precision": w.precision, "recall": w.recall,
+             "actual_size": w.actual_size, "expected_size": w.expected_size, "window_triples": w.window_triples,
+             "delay": w.delay, "reconstructed_start": w.reconstructed_start, "reconstructed_end": w.reconstructed_end}
+            for w in quality
+        ],
+    })
+    return payload
+
+
+def _execute_task_in_spark(item: tuple[int, RunTask]) -> tuple[int, dict[str, Any]]:
+    index, task = item
+    return index, execute_run(task)
+
+
+# --- the experiment --------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def machine_info() -> dict[str, Any]:
+    import psutil
+
+    return {
+        "platform": platform.platform(), "machine": platform.machine(), "processor": platform.processor(),
+        "hostname": platform.node(), "cpus": os.cpu_count(), "cpus_physical": psutil.cpu_count(logical=False),
+        "memory_mb": round(psutil.virtual_memory().total / 1024 / 1024),
+    }
+
+
+def versions() -> dict[str, Any]:
+    from importlib import metadata
+
+    from workbench import __version__
+
+    found: dict[str, Any] = {"workbench": __version__, "python": platform.python_version()}
+    for name in ("pyspark", "rdflib", "psutil", "pyarrow"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def run_experiment(
+    experiment: Experiment,
+    out_dir: str | os.PathLike[str],
+    *,
+    size: str | None = None,
+    assume_yes: bool = False,
+    ask: Callable[[str], bool] | None = None,
+    cancel: threading.Event | None = None,
+    progress: ProgressCallback | None = None,
+    scheduler: str = "local",
+    stream_format: str = "parquet",
+) -> BundleSummary:
+    """Run the whole experiment into the bundle folder ``out_dir``; return its summary.
+
+    Raises UserError before anything is written for invalid runs or unconfirmed external
+    commands (``assume_yes`` confirms; else ``ask(prompt)`` is asked). ``cancel`` stops
+    the current engine process (or generation) and marks the bundle ``cancelled``.
+    """
+    if scheduler not in SCHEDULERS:
+        raise UserError(f"unknown scheduler {scheduler!r}; expected one of {', '.join(SCHEDULERS)}", field="scheduler")
+    if stream_format not in STREAM_FORMATS:
+        raise UserError(f"streams are written as {' or '.join(STREAM_FORMATS)}", field="stream_format")
+    from workbench.experiment.loader import apply_size, experiment_to_yaml
+
+    cancel = cancel or threading.Event()
+    report = progress or (lambda event: None)
+    if size is not None:
+        experiment = apply_size(experiment, size)
+    runs = experiment.runs()
+    report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs)))
+    static = load_static(experiment)
+    validate_runs(experiment, runs, static)
+    _confirm(experiment, runs, assume_yes, ask)
+
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        if not (out / MANIFEST).is_file():
+            raise UserError("the output folder exists and is not a result bundle; choose an empty or new folder",
+                            file=str(out), field="--out")
+        shutil.rmtree(out)  # re-running into the same bundle replaces it
+    (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / EXPERIMENT_COPY, experiment_to_yaml(experiment))
+    manifest: dict[str, Any] = {
+        "format": "rspwb-result-bundle/1",
+        "name": experiment.name,
+        "description": experiment.description,
+        "experiment_file": str(experiment.file.resolve()) if experiment.file else None,
+        "experiment": EXPERIMENT_COPY,
+        "size": size,
+        "seed": experiment.seed,
+        "repetitions": experiment.repetitions,
+        "scheduler": scheduler,
+        "versions": versions(),
+        "machine": machine_info(),
+        "command_line": sys.argv,
+        "started": _now(),
+        "finished": None,
+        "status": "running",
+        "streams": [],
+        "runs": [],
+    }
+    write_json_atomic(out / MANIFEST, manifest)
+
+    rows: dict[int, dict[str, Any]] = {}
+    status = "ok"
+    try:
+        refs = prepare_streams(experiment, runs, out, fmt=stream_format, cancel=cancel, progress=report)
+        manifest["streams"] = [ref.to_json() for ref in refs.values()]
+        tasks = []
+        settings = _oracle_settings(experiment)
+        stand = {
+            "mode": experiment.stand.mode, "time_scale": experiment.stand.time_scale,
+            "sampling_ms": experiment.kpis.sampling_ms,
+            "run_timeout_s": experiment.stand.timeout_ms / 1000.0 if experiment.stand.timeout_ms else None,
+        }
+        for spec in runs:
+            ref = refs.get(_stream_key(spec))
+            if ref is None:  # cancelled while generating
+                continue
+            tasks.append(RunTask(spec, ref, str(out / RUNS_DIR), stand, settings, static))
+        manifest["runs"] = [
+            {**(_run_meta(spec, refs[_stream_key(spec)]) if _stream_key(spec) in refs else
+                {"run_id": spec.run_id, "index": spec.index, "engine": spec.engine.id, "query": spec.query.id}),
+             "status": "not-run"}
+            for spec in runs
+        ]
+        write_json_atomic(out / MANIFEST, manifest)
+        if scheduler == "local":
+            for done, task in enumerate(tasks):
+                if cancel.is_set():
+                    break
+                row = execute_run(task, cancel, report)
+                rows[task.spec.index] = row
+                report(ExperimentProgress("run-done", f"{task.spec.run_id}: {row.get('verdict') or row.get('status')}",
+                                          done=done + 1, total=len(tasks), run_id=task.spec.run_id))
+        else:
+            rows.update(_run_on_spark(experiment, tasks, cancel, report))
+        if cancel.is_set():
+            status = "cancelled"
+        elif any(row.get("status") != "ok" for row in rows.values()):
+            status = "failed"
+    except BaseException as error:
+        from workbench.pipeline.generate import GenerationCancelled
+
+        status = "cancelled" if isinstance(error, (GenerationCancelled, KeyboardInterrupt)) or cancel.is_set() else "failed"
+        manifest["error"] = f"{type(error).__name__}: {error}"
+        if not isinstance(error, (GenerationCancelled,)):
+            _finish(out, manifest, runs, rows, status)
+            raise
+    return _finish(out, manifest, runs, rows, status)
+
+
+def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: Mapping[int, dict[str, Any]],
+            status: str) -> BundleSummary:
+    """summary.json, the YABench files across repetitions, then the manifest's final status (last)."""
+    ordered = []
+    for spec, meta in zip(runs, manifest.get("runs") or [{} for _ in runs]):
+        row = rows.get(spec.index)
+        if row is None:
+            row = run_row(out / RUNS_DIR / spec.run_id, {**meta, "status": "cancelled" if status == "cancelled" else "not-run"})
+            if row["verdict"] is None:
+                row["verdict"] = row["status"]
+        ordered.append(row)
+    _write_yabench_files(out, runs, ordered)
+    write_json_atomic(out / SUMMARY, {"name": manifest["name"], "status": status, "runs": ordered})
+    manifest["finished"] = _now()
+    manifest["status"] = status
+    write_json_atomic(out / MANIFEST, manifest)
+    return BundleSummary(out, status, manifest["name"], tuple(ordered), manifest)
+
+
+def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapping[str, Any]]) -> None:
+    """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout)."""
+    from workbench.oracle.quality import WindowQuality, boxplots_text
+    from workbench.bundle import read_json
+
+    groups: dict[tuple[int, str, str], list[list[WindowQuality]]] = {}
+    for spec, row in zip(runs, rows):
+        oracle_file = out / RUNS_DIR / spec.run_id / ORACLE_FILE
+        if row.get("status") != "ok" or not oracle_file.is_file():
+            continue
+        windows = read_json(oracle_file).get("windows") or []
+        quality = [
+            WindowQuality(w["start"], w["end"], w["precision"], w["recall"], w["actual_size"], w["expected_size"],
+                          w["window_triples"], w["delay"], w.get("reconstructed_start"), w.get("reconstructed_end"))
+            for w in windows
+        ]
+        groups.setdefault((spec.case_index, spec.query.id, spec.engine.id), []).append(quality)
+    for (case, query, engine), runs_quality in groups.items():
+        folder = out / YABENCH_DIR / f"case{case}-{query}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, quality in enumerate(runs_quality, 1):
+            write_text_atomic(folder / f"ORACLE_{engine}_{n}", "".join(w.oracle_line() + "\n" for w in quality))
+        write_text_atomic(folder / f"BOXPLOTS_{engine}", boxplots_text(engine, runs_quality))
+
+
+def _run_on_spark(experiment: Experiment, tasks: Sequence[RunTask], cancel: threading.Event,
+                  report: ProgressCallback) -> dict[int, dict[str, Any]]:
+    """One Spark task per run (an RDD with one partition per run), each calling :func:`execute_run`."""
+    import uuid
+
+    from workbench.pipeline.spark import cancel_job_group, get_spark, job_group
+
+    if not tasks:
+        return {}
+    spark = get_spark(experiment.spark_master)
+    group = f"rspwb-run-{uuid.uuid4().hex[:8]}"
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.2):
+            if cancel.is_set():
+                cancel_job_group(group)
+                return
+
+    watcher = threading.Thread(target=watch, name="rspwb-run-cancel", daemon=True)
+    watcher.start()
+    report(ExperimentProgress("engine", f"{len(tasks)} runs as Spark tasks on {spark.sparkContext.master}",
+                              total=len(tasks)))
+    try:
+        with job_group(spark, group, f"rspwb run {experiment.name}"):
+            rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), len(tasks))
+            results = rdd.map(_execute_task_in_spark).collect()
+    except Exception:
+        if cancel.is_set():
+            return {}
+        raise
+    finally:
+        stop.set()
+        watcher.join(timeout=1)
+    return {tasks[index].spec.index: row for index, row in results}
