@@ -127,7 +127,7 @@ def test_external_engine_requires_confirmation(tmp_path: Path) -> None:
     assert run.requires_confirmation
     assert run.engine_parameters["command"] == ("java", "-jar", "engine.jar")
     assert run.engine_parameters["env"] == {"JAVA_OPTS": "-Xmx1g"}
-    assert run.engine_parameters["cwd"] == tmp_path
+    assert run.engine_parameters["cwd"] == str(tmp_path)  # engine parameters travel as JSON
 
 
 def test_engine_parameters_are_typed_per_combination(tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_engine_parameters_are_typed_per_combination(tmp_path: Path) -> None:
     experiment = _load_text(tmp_path, text)
     runs = experiment.runs()
     assert [r.engine_parameters["cache_size"] for r in runs if r.engine.id == "ev"] == [10, 100, 1000]
-    assert all(r.engine_parameters["tbox"] == tmp_path / "data" / "tbox.ttl" for r in runs if r.engine.id == "inc")
+    assert all(r.engine_parameters["tbox"] == str(tmp_path / "data" / "tbox.ttl") for r in runs if r.engine.id == "inc")
 
 
 def test_yaml_merge_keys_and_anchors_are_supported(tmp_path: Path) -> None:

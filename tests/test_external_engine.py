@@ -115,3 +115,17 @@ def test_confirm_commands(tmp_path: Path) -> None:
     builtin = loads_experiment(EXPERIMENT.replace("type: external", "type: secret").split("    parameters:")[0],
                                base_dir=tmp_path)
     confirm_commands(builtin, assume_yes=False, ask=None)  # nothing external: nothing to confirm
+
+
+def test_external_engine_gets_its_directory_and_environment(tmp_path: Path) -> None:
+    """`cwd` and `env` of an external engine reach the process (then it crashes on purpose)."""
+    script = "import os, sys; sys.stderr.write(os.getcwd() + '|' + os.environ['RSPWB_TEST'] + '\\n'); sys.exit(3)"
+    workdir = tmp_path / "engine-home"
+    workdir.mkdir()
+    config = EngineConfig(
+        "external",
+        parameters={"command": [sys.executable, "-c", script], "cwd": str(workdir), "env": {"RSPWB_TEST": "yes"}},
+    )
+    result = run_engine(config, QUERY, group_contemporaneous(detections([0])), tmp_path / "run")
+    assert result.status == "failed"
+    assert f"{workdir}|yes" in (tmp_path / "run" / "stderr.log").read_text()

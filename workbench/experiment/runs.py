@@ -41,7 +41,14 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
     "secret": {},
     "naive": {"tbox": ("file", False)},
     "incremental": {"tbox": ("file", False)},
-    "eviction": {"strategy": ("strategy", True), "cache_size": ("positive-int", True)},
+    "eviction": {
+        "strategy": ("strategy", True),
+        "cache_size": ("positive-int", True),
+        "seed": ("int", False),  # random eviction
+        "likelihoods": ("file", False),  # likelihood: estimates saved from an unbounded run
+        "training": ("file", False),  # likelihood: a stream to estimate them from
+        "training_format": ("string", False),
+    },
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),
@@ -277,7 +284,7 @@ def resolve_engine_parameters(
         if required and name not in resolved:
             raise _error(experiment, join_path(base, name), f"is required for {engine.type} engines", key=True)
     if engine.type == "external":
-        resolved.setdefault("cwd", experiment.base_dir)
+        resolved.setdefault("cwd", str(experiment.base_dir))  # parameters travel as JSON
     return resolved
 
 
@@ -292,6 +299,16 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise _BadValue(f"expected a positive integer, got {value!r}")
         return value
+    if kind == "int":
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _BadValue(f"expected an integer, got {value!r}")
+        return value
+    if kind == "string":
+        if not isinstance(value, str) or not value.strip():
+            raise _BadValue(f"expected a non-empty string, got {value!r}")
+        return value
     if kind == "strategy":
         if value not in EVICTION_STRATEGIES:
             raise _BadValue(f"{value!r} is not one of {', '.join(EVICTION_STRATEGIES)}")
@@ -303,7 +320,7 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
         ok = path.is_dir() if kind == "directory" else path.is_file()
         if not ok:
             raise _BadValue(f"{kind} not found: {value} (paths are relative to the experiment file)")
-        return path
+        return str(path)  # parameters travel to engine processes as JSON
     if kind == "command":
         if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
             raise _BadValue(

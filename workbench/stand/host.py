@@ -285,10 +285,15 @@ def run_engine(
     try:
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        cwd = None
+        if engine.type == "external":
+            # the experiment's `cwd` and `env` for external programs (FORMATS.md: shown and confirmed first)
+            env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
+            cwd = engine.parameters.get("cwd") or None
         try:
             process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                start_new_session=True,
+                start_new_session=True, cwd=cwd,
             )
         except OSError as error:
             raise _Stop("failed", f"cannot start {argv[0]!r}: {error}") from None
