@@ -225,3 +225,30 @@ def test_spark_scheduler_runs_each_engine_run_as_a_task(tmp_path: Path, spark: o
     assert summary.status == "ok"
     assert [(row["engine"], row["verdict"]) for row in summary.runs] == [("csparql", "correct"), ("cqels", "correct")]
     assert json.loads((tmp_path / "bundle" / MANIFEST).read_text())["scheduler"] == "spark"
+
+
+def test_eviction_runs_report_recall_against_the_unbounded_answer(tmp_path: Path) -> None:
+    from workbench.experiment.loader import loads_experiment
+    from workbench.pipeline.run_experiment import run_experiment
+
+    text = """
+name: eviction-smoke
+stream:
+  generator: chain-join
+  params: {duration: 2s, rate: 300, seed: 5, history: 200}
+queries:
+  - id: chain
+    syntax: sparql
+    text: |
+      PREFIX : <http://example.org/chain#>
+      SELECT * WHERE { ?a :ab ?b . ?b :bc ?c . ?c :cd ?d }
+engines:
+  - {id: tiny, type: eviction, parameters: {strategy: fifo, cache_size: 5}}
+  - {id: big, type: eviction, parameters: {strategy: fifo, cache_size: 100000}}
+stand: {mode: absolute-time}
+"""
+    experiment = loads_experiment(text, file=str(tmp_path / "e.yaml"), base_dir=tmp_path)
+    summary = run_experiment(experiment, tmp_path / "bundle")
+    recalls = {row["engine"]: row["recall"] for row in summary.to_json()["runs"]}
+    assert recalls["big"] == 1.0
+    assert 0.0 <= recalls["tiny"] < 1.0

@@ -388,7 +388,8 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     query = parse_query(spec.query_text, syntax=spec.query.syntax)
     elements = _elements(task.stream, bundle)
     streams = {iri: elements for iri in query.streams}
-    stimuli = group_contemporaneous(elements) if len(streams) == 1 else merge_streams(streams)
+    # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
+    stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(elements)
     last = elements[-1].t if elements else 0
     end = last + max((w.size_ms for w in query.windows), default=0)
     stand = dict(task.stand)
@@ -407,7 +408,10 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
-            oracle = judge_run(task, query, streams, end, folder)
+            if config.type == "eviction":
+                oracle = judge_eviction_run(stimuli, query, folder)
+            else:
+                oracle = judge_run(task, query, streams, end, folder)
         except Exception as error:  # an oracle bug must not stop the other runs
             oracle = {"verdict": "error", "error": f"oracle failed: {type(error).__name__}: {error}"}
         write_json_atomic(folder / ORACLE_FILE, oracle)
@@ -430,6 +434,24 @@ def _run_meta(spec: RunSpec, stream: StreamRef) -> dict[str, Any]:
 
 
 _ANSWER_CACHE: dict[tuple[Any, ...], tuple[Any, Any, int]] = {}
+
+
+def judge_eviction_run(stimuli: Sequence[Any], query: Any, folder: Path) -> dict[str, Any]:
+    """Bounded-memory joins are judged by recall against the unbounded answer (eviction paper,
+    Sect. 1): the RSP-QL oracle does not apply to an engine that drops bindings on purpose."""
+    from engines.eviction import recall, result_set, unbounded_answer
+    from workbench.responses.readers import read_response_log
+
+    log = read_response_log(folder / "responses.jsonl")
+    truth = unbounded_answer(stimuli, query)
+    found = result_set(log.responses)
+    return {
+        "verdict": "recall",
+        "precision": len(found & truth) / len(found) if found else 1.0,
+        "recall": recall(log.responses, truth),
+        "ground_truth_results": len(truth),
+        "windows": [],
+    }
 
 
 def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], end: int, folder: Path) -> dict[str, Any]:
