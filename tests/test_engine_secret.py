@@ -364,3 +364,46 @@ def test_registry_and_errors() -> None:
 def test_stimulus_streams_must_match_elements() -> None:
     with pytest.raises(ValueError):
         Stimulus(0, 1, (StreamElement("s", "p", "o", 1),), ("a", "b"))
+
+
+# --- the oracle detects every fault (all admissible t0, strict and CSRBench matching) --------
+
+
+def _verdicts(query_text: str, streams: Mapping[str, Sequence[StreamElement]], semantics: EngineSemantics,
+              faults: Mapping[str, bool], **parameters: Any) -> dict[str, bool]:
+    from workbench.oracle.run import compute_expected, expected_relations, t0_vectors
+    from workbench.oracle.verdict import Relation, judge
+
+    query = parse_query(query_text)
+    vectors, t_s = t0_vectors(query, semantics, "all")
+    last = max(e.t for elements in streams.values() for e in elements)
+    answers = compute_expected(query, streams, semantics, vectors, end=last + query.windows[0].size_ms)
+    candidates = {v[0]: expected_relations(a) for v, a in answers.items()}
+    verdicts = {}
+    for label, active in (("clean", {}), ("faulty", faults)):
+        responses = engine_answer(query_text, streams, semantics, 0, faults=active,
+                                  end=last + query.windows[0].size_ms, **parameters)
+        relations = [Relation(t, op, bag) for t, op, bag in responses]
+        verdicts[label] = judge(relations, candidates, comparison_start=t_s).correct
+        verdicts[label + "-csrbench"] = judge(relations, candidates, mode="csrbench").correct
+    return verdicts
+
+
+@pytest.mark.parametrize(
+    ("fault", "preset", "make_query", "stations", "parameters"),
+    [
+        ("late_purge", "cqels", lambda: variation_query("2s", "2s"), 2, {}),
+        ("border_drift", "csparql", lambda: filter_query("2 S", "2 S", threshold=0), 1,
+         {"drift_ms": 400, "drift_per_element_ms": 0}),
+        ("null_aggregate", "sparqlstream", lambda: avg_query("4 S", "4 S", 1000), 1, {}),
+        ("misaligned_first_window", "csparql", lambda: filter_query("5 S", "1 S", threshold=0), 1, {}),
+    ],
+)
+def test_the_oracle_detects_each_fault(fault: str, preset: str, make_query: Any, stations: int,
+                                       parameters: dict[str, Any]) -> None:
+    """With a fault on the oracle says incorrect for every admissible t0; with all off, correct."""
+    streams = {OBS_STREAM: observations(30, seed=3, stations=stations)}
+    verdicts = _verdicts(make_query(), streams, PRESETS[preset], {fault: True}, **parameters)
+    assert verdicts["clean"] and verdicts["clean-csrbench"]
+    assert not verdicts["faulty"]
+    assert not verdicts["faulty-csrbench"]
