@@ -144,7 +144,7 @@ def load_static(experiment: Experiment) -> dict[str, Any]:
     default: list[tuple[str, str, str]] = []
     named: dict[str, list[tuple[str, str, str]]] = {}
     for item in experiment.static:
-        path = item.file if item.file.is_absolute() else experiment.base_dir / item.file
+        path = item.file  # the loader already resolved it against the experiment's folder
         fmt = formats.get(item.format, item.format)
         try:
             if fmt in ("nquads", "trig"):
@@ -329,7 +329,7 @@ def prepare_streams(
         stream = spec.stream
         if stream.generator is None:
             assert stream.file is not None
-            path = stream.file if stream.file.is_absolute() else experiment.base_dir / stream.file
+            path = stream.file  # the loader already resolved it against the experiment's folder
             refs[key] = StreamRef(ident, str(path.resolve()), stream.format or detect_format(path),
                                   interval_ms=stream.interval_ms or 1000)
             continue
