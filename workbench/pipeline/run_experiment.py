@@ -486,7 +486,14 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], e
     candidates = {label[v]: expected_relations(answers[v]) for v in vectors}
     verdict = judge(engine_relations(log), candidates, mode=settings.get("match", "strict"), comparison_start=t_s)
     if verdict.correct:
-        chosen = verdict.matching_t0[0]
+        # several t0 can match (CSRBench matching ignores times): measure quality against the
+        # one whose evaluation times the engine actually reported, so windows pair up by time
+        reported = {r.application_time for r in log.responses if r.application_time is not None}
+        by_label = {label[v]: v for v in vectors}
+        chosen = max(
+            verdict.matching_t0,
+            key=lambda t0: len(reported & {e.time for e in answers[by_label[t0]].evaluations}),
+        )
     elif verdict.first_divergence is not None:
         chosen = verdict.first_divergence.t0
     else:
