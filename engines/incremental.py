@@ -18,7 +18,8 @@ from typing import Hashable
 
 from engines._match import IncrementalBGP, RdflibMirror
 from engines._rhodf import IncrementalClosure, Triple
-from engines.naive import GraphKey, MaterialisingEngine, _Window
+from engines._windowed import WindowState
+from engines.naive import GraphKey, MaterialisingEngine
 
 
 class IncrementalEngine(MaterialisingEngine):
@@ -59,7 +60,7 @@ class IncrementalEngine(MaterialisingEngine):
             return self.sink.evaluate(self.query.algebra)
         return self._clamp(Counter(self.relation))
 
-    def _move(self, window: _Window, lo: int, hi: int) -> None:
+    def _move(self, window: WindowState, lo: int, hi: int) -> None:
         """Δ+ / Δ− of the window content [window.lo, window.hi) → [lo, hi), applied to the reasoner."""
         old_lo, old_hi = window.lo, window.hi
         if hi <= lo:

@@ -21,38 +21,25 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
 from engines._match import CompiledQuery, IncrementalBGP, RdflibMirror, Unsupported, compile_select
 from engines._rhodf import SCHEMA_PREDICATES, Schema, Triple, closure, default_schema, load_schema
-from engines._schedule import ReportScheduler, StreamBuffer, content_positions
+from engines._schedule import content_positions
+from engines._windowed import WindowState, WindowedEngine
 from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
 from workbench.core.report import Evaluation
-from workbench.core.windows import WindowSpec
-from workbench.engine import Engine, EngineConfig, StaticGraphs, Stimulus
+from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
-from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
+from workbench.query.model import ContinuousQuery, QueryForm
 from workbench.responses.model import EngineResponse
-from workbench.streams.model import StreamElement
 from workbench.streams.terms import canonical_term
 
 MATCHERS = ("auto", "native", "rdflib")
 GraphKey = str | None
 
 
-@dataclass
-class _Window:
-    """One window of the query: spec, stream, graph key and the positions the reasoner holds."""
-
-    spec: WindowSpec
-    stream: str
-    graph: GraphKey
-    lo: int = 0
-    hi: int = 0
-
-
-class MaterialisingEngine(Engine):
+class MaterialisingEngine(WindowedEngine):
     """Scheduling, window contents, query evaluation and R2S shared by the ρDF baselines.
 
     Subclasses implement :meth:`_relation`: given the content range of every window at an
@@ -63,19 +50,11 @@ class MaterialisingEngine(Engine):
         super().__init__(config)
         if any(config.faults.values()):
             raise UserError(f"the {self.type_name} engine has no fault knobs", field="faults")
-        self.semantics = config.semantics
         params = dict(config.parameters)
         self.matcher_choice = str(params.get("matcher", "auto"))
         if self.matcher_choice not in MATCHERS:
             raise UserError(f"matcher must be one of {', '.join(MATCHERS)}", field="parameters.matcher")
         self.tbox_path = params.get("tbox")
-        self.report_window = int(params.get("report_window", 0))
-        self.t0_param = params.get("t0", self.semantics.t0)
-        self.query: ContinuousQuery | None = None
-        self.windows: list[_Window] = []
-        self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
-        self.scheduler: ReportScheduler | None = None
-        self.started = False
         self.previous: Counter[Hashable] = Counter()
         self.evaluations = 0
 
@@ -117,70 +96,6 @@ class MaterialisingEngine(Engine):
     def _registered(self) -> None:
         """Hook: the query, static data and schema are known."""
 
-    def _start(self, t: int) -> None:
-        """First input: fix t0 (hidden t0 = registration instant = first application time)."""
-        assert self.query is not None
-        count = len(self.query.windows)
-        if self.t0_param is None:
-            t0s = [t] * count
-        elif isinstance(self.t0_param, (list, tuple)):
-            if len(self.t0_param) != count:
-                raise UserError(f"expected one t0 per window ({count})", field="parameters.t0")
-            t0s = [int(x) for x in self.t0_param]
-        else:
-            t0s = [int(self.t0_param)] * count
-        s = self.semantics
-        for declaration, t0 in zip(self.query.windows, t0s):
-            spec = WindowSpec(declaration.size_ms, declaration.slide_ms, t0, s.border, s.leading_partial)
-            graph = None if self.query.dataset_mode is DatasetMode.MERGED else declaration.name
-            self.windows.append(_Window(spec, declaration.stream, graph))
-            self.buffers.setdefault(declaration.stream, StreamBuffer())
-        reporting = self.windows[self.report_window]
-        self.scheduler = ReportScheduler(
-            self.buffers[reporting.stream], reporting.spec, s.report, tick=s.tick, choice=s.active_window,
-            batch_size=s.batch_size,
-        )
-        self.started = True
-
-    # --- input -------------------------------------------------------------------------
-
-    def push(self, stimulus: Stimulus) -> list[EngineResponse]:
-        if self.query is None:
-            raise RuntimeError("register a query first")
-        t = stimulus.application_time
-        if not self.started:
-            self._start(t)
-        scheduler = self.scheduler
-        assert scheduler is not None
-        responses: list[EngineResponse] = []
-        self._run(scheduler.before(t), responses)
-        arrived_before = scheduler.buffer.size
-        default_stream = self.windows[0].stream
-        streams = stimulus.streams
-        for index, element in enumerate(stimulus.elements):
-            buffer = self.buffers.get(default_stream if streams is None else streams[index])
-            if buffer is not None:
-                buffer.append(t, element)
-        self._run(scheduler.at(t, arrived_before), responses)
-        self._trim()
-        return responses
-
-    def advance_time(self, t: int) -> list[EngineResponse]:
-        if self.query is None:
-            raise RuntimeError("register a query first")
-        if not self.started:
-            self._start(t)
-        assert self.scheduler is not None
-        responses: list[EngineResponse] = []
-        self._run(self.scheduler.advance(t), responses)
-        return responses
-
-    def close(self) -> list[EngineResponse]:
-        responses: list[EngineResponse] = []
-        if self.scheduler is not None:
-            self._run(self.scheduler.flush_partial_batch(), responses)
-        return responses
-
     # --- evaluation --------------------------------------------------------------------
 
     def _run(self, evaluations: list[Evaluation], out: list[EngineResponse]) -> None:
@@ -205,7 +120,7 @@ class MaterialisingEngine(Engine):
     def _relation(self, ranges: list[tuple[int, int]]) -> Counter[Hashable]:
         raise NotImplementedError
 
-    def _window_triples(self, window: _Window, lo: int, hi: int) -> Iterable[Triple]:
+    def _window_triples(self, window: WindowState, lo: int, hi: int) -> Iterable[Triple]:
         buffer = self.buffers[window.stream]
         for position in range(lo, hi):
             element = buffer.element(position)

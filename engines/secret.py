@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Hashable, Sequence
 
 from engines._match import (
@@ -61,14 +60,14 @@ from engines._match import (
     WindowStore,
     compile_select,
 )
-from engines._schedule import ReportScheduler, StreamBuffer, content_positions
+from engines._schedule import StreamBuffer, content_positions
+from engines._windowed import WindowState, WindowedEngine
 from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
 from workbench.core.report import Evaluation
 from workbench.core.semantics import R2S, Strategy
-from workbench.core.windows import WindowSpec
-from workbench.engine import Engine, EngineConfig, StaticGraphs, Stimulus
+from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
-from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
+from workbench.query.model import ContinuousQuery, QueryForm
 from workbench.responses.model import EngineResponse
 from workbench.streams.model import StreamElement
 from workbench.streams.terms import canonical_term
@@ -77,18 +76,7 @@ FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_wind
 MATCHERS = ("auto", "native", "rdflib")
 
 
-@dataclass
-class _Window:
-    """One window of the query: spec, stream buffer, graph key, and what the store holds."""
-
-    spec: WindowSpec
-    stream: str
-    graph: str | None
-    lo: int = 0
-    hi: int = 0
-
-
-class SecretEngine(Engine):
+class SecretEngine(WindowedEngine):
     """The SECRET-parameterised reference engine with named fault knobs."""
 
     type_name = "secret"
@@ -99,20 +87,12 @@ class SecretEngine(Engine):
         if unknown:
             raise UserError(f"unknown fault {sorted(unknown)[0]!r}; expected one of {', '.join(FAULTS)}", field="faults")
         self.faults = {name: bool(config.faults.get(name, False)) for name in FAULTS}
-        self.semantics = config.semantics
         params = dict(config.parameters)
         self.matcher_choice = str(params.get("matcher", "auto"))
         if self.matcher_choice not in MATCHERS:
             raise UserError(f"matcher must be one of {', '.join(MATCHERS)}", field="parameters.matcher")
         self.drift_ms = float(params.get("drift_ms", 100))
         self.drift_per_element_ms = float(params.get("drift_per_element_ms", 0.05))
-        self.report_window = int(params.get("report_window", 0))
-        self.t0_param = params.get("t0", self.semantics.t0)
-        self.query: ContinuousQuery | None = None
-        self.windows: list[_Window] = []
-        self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
-        self.scheduler: ReportScheduler | None = None
-        self.started = False
         self.pending: list[tuple[int, Evaluation]] = []  # border_drift: (due time, evaluation)
         self.relation: Counter[Hashable] = Counter()
         self.dirty: dict[Hashable, int] = {}
@@ -151,75 +131,6 @@ class SecretEngine(Engine):
                 self.store.add(name, _canonical(triple))
         self.aggregate_group = _implicit_group(query.algebra.algebra) if self.faults["null_aggregate"] else None
 
-    def _start(self, t: int) -> None:
-        """First input: fix t0 (hidden t0 = registration instant = first application time)."""
-        assert self.query is not None
-        count = len(self.query.windows)
-        if self.t0_param is None:
-            t0s = [t] * count
-        elif isinstance(self.t0_param, (list, tuple)):
-            if len(self.t0_param) != count:
-                raise UserError(f"expected one t0 per window ({count})", field="parameters.t0")
-            t0s = [int(x) for x in self.t0_param]
-        else:
-            t0s = [int(self.t0_param)] * count
-        s = self.semantics
-        for declaration, t0 in zip(self.query.windows, t0s):
-            spec = WindowSpec(declaration.size_ms, declaration.slide_ms, t0, s.border, s.leading_partial)
-            graph = None if self.query.dataset_mode is DatasetMode.MERGED else declaration.name
-            self.windows.append(_Window(spec, declaration.stream, graph))
-            self.buffers.setdefault(declaration.stream, StreamBuffer())
-        reporting = self.windows[self.report_window]
-        self.scheduler = ReportScheduler(
-            self.buffers[reporting.stream], reporting.spec, s.report, tick=s.tick, choice=s.active_window,
-            batch_size=s.batch_size, misaligned_first_window=self.faults["misaligned_first_window"],
-        )
-        self.started = True
-
-    # --- input -------------------------------------------------------------------------
-
-    def push(self, stimulus: Stimulus) -> list[EngineResponse]:
-        if self.query is None:
-            raise RuntimeError("register a query first")
-        t = stimulus.application_time
-        if not self.started:
-            self._start(t)
-        scheduler = self.scheduler
-        assert scheduler is not None
-        responses: list[EngineResponse] = []
-        self._run(scheduler.before(t), responses)
-        self._release_pending(t - 1, responses)
-        reporting_buffer = scheduler.buffer
-        arrived_before = reporting_buffer.size
-        default_stream = self.windows[0].stream
-        streams = stimulus.streams
-        for index, element in enumerate(stimulus.elements):
-            name = default_stream if streams is None else streams[index]
-            buffer = self.buffers.get(name)
-            if buffer is not None:
-                buffer.append(t, element)
-        self._run(scheduler.at(t, arrived_before), responses)
-        self._release_pending(t, responses)
-        self._trim()
-        return responses
-
-    def advance_time(self, t: int) -> list[EngineResponse]:
-        if self.query is None:
-            raise RuntimeError("register a query first")
-        if not self.started:
-            self._start(t)
-        assert self.scheduler is not None
-        responses: list[EngineResponse] = []
-        self._run(self.scheduler.advance(t), responses)
-        self._release_pending(t, responses)
-        return responses
-
-    def close(self) -> list[EngineResponse]:
-        responses: list[EngineResponse] = []
-        if self.scheduler is not None:
-            self._run(self.scheduler.flush_partial_batch(), responses)
-        return responses
-
     # --- evaluation --------------------------------------------------------------------
 
     def _run(self, evaluations: list[Evaluation], out: list[EngineResponse]) -> None:
@@ -230,6 +141,9 @@ class SecretEngine(Engine):
                 self.pending.append((evaluation.time + shift, evaluation))
                 continue
             self._evaluate(evaluation, self._reporting_range(evaluation), out)
+
+    def _scheduler_options(self) -> dict[str, Any]:
+        return {"misaligned_first_window": self.faults["misaligned_first_window"]}
 
     def _drifts(self) -> bool:
         strategies = self.semantics.report.strategies
@@ -273,7 +187,7 @@ class SecretEngine(Engine):
             bindings = tuple(output.elements())
             out.append(EngineResponse(evaluation.time, int(time.time() * 1000), OPERATION_SYMBOL[self.r2s], bindings))
 
-    def _move(self, window: _Window, buffer: StreamBuffer[StreamElement], lo: int, hi: int) -> None:
+    def _move(self, window: WindowState, buffer: StreamBuffer[StreamElement], lo: int, hi: int) -> None:
         """Apply the content delta [window.lo, window.hi) → [lo, hi) to the store."""
         old_lo, old_hi = window.lo, window.hi
         store, graph = self.store, window.graph

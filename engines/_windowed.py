@@ -1,0 +1,131 @@
+"""What the built-in window engines share: t0, stream buffers, the report scheduler, input.
+
+`secret`, `naive` and `incremental` differ only in how they evaluate a report (and in
+secret's fault knobs); when they evaluate is decided once, here, by the incremental
+`ReportScheduler` over the same window definitions as the oracle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engines._schedule import ReportScheduler, StreamBuffer
+from workbench.core.report import Evaluation
+from workbench.core.windows import WindowSpec
+from workbench.engine import Engine, EngineConfig, Stimulus
+from workbench.errors import UserError
+from workbench.query.model import ContinuousQuery, DatasetMode
+from workbench.responses.model import EngineResponse
+from workbench.streams.model import StreamElement
+
+
+@dataclass
+class WindowState:
+    """One window of the query: spec, stream, graph key (None: the default graph) and the
+    positions [lo, hi) of its stream buffer that the engine's store currently holds."""
+
+    spec: WindowSpec
+    stream: str
+    graph: str | None
+    lo: int = 0
+    hi: int = 0
+
+
+class WindowedEngine(Engine):
+    """Input plumbing and scheduling; subclasses evaluate in :meth:`_run` and free memory in
+    :meth:`_trim` (and may hold output back in :meth:`_release_pending`)."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        super().__init__(config)
+        self.semantics = config.semantics
+        params = dict(config.parameters)
+        self.report_window = int(params.get("report_window", 0))
+        self.t0_param = params.get("t0", self.semantics.t0)
+        self.query: ContinuousQuery | None = None
+        self.windows: list[WindowState] = []
+        self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
+        self.scheduler: ReportScheduler | None = None
+        self.started = False
+
+    # --- hooks -------------------------------------------------------------------------
+
+    def _run(self, evaluations: list[Evaluation], out: list[EngineResponse]) -> None:
+        raise NotImplementedError
+
+    def _trim(self) -> None:
+        raise NotImplementedError
+
+    def _release_pending(self, now: int, out: list[EngineResponse]) -> None:
+        """Emit output held back until application time ``now`` (none by default)."""
+
+    def _scheduler_options(self) -> dict[str, Any]:
+        """Extra `ReportScheduler` options (secret's misaligned-first-window fault)."""
+        return {}
+
+    # --- time and input ----------------------------------------------------------------
+
+    def _start(self, t: int) -> None:
+        """First input: fix t0 (hidden t0 = registration instant = first application time)."""
+        assert self.query is not None
+        count = len(self.query.windows)
+        if self.t0_param is None:
+            t0s = [t] * count
+        elif isinstance(self.t0_param, (list, tuple)):
+            if len(self.t0_param) != count:
+                raise UserError(f"expected one t0 per window ({count})", field="parameters.t0")
+            t0s = [int(x) for x in self.t0_param]
+        else:
+            t0s = [int(self.t0_param)] * count
+        s = self.semantics
+        for declaration, t0 in zip(self.query.windows, t0s):
+            spec = WindowSpec(declaration.size_ms, declaration.slide_ms, t0, s.border, s.leading_partial)
+            graph = None if self.query.dataset_mode is DatasetMode.MERGED else declaration.name
+            self.windows.append(WindowState(spec, declaration.stream, graph))
+            self.buffers.setdefault(declaration.stream, StreamBuffer())
+        reporting = self.windows[self.report_window]
+        self.scheduler = ReportScheduler(
+            self.buffers[reporting.stream], reporting.spec, s.report, tick=s.tick, choice=s.active_window,
+            batch_size=s.batch_size, **self._scheduler_options(),
+        )
+        self.started = True
+
+    def push(self, stimulus: Stimulus) -> list[EngineResponse]:
+        if self.query is None:
+            raise RuntimeError("register a query first")
+        t = stimulus.application_time
+        if not self.started:
+            self._start(t)
+        scheduler = self.scheduler
+        assert scheduler is not None
+        responses: list[EngineResponse] = []
+        self._run(scheduler.before(t), responses)
+        self._release_pending(t - 1, responses)
+        arrived_before = scheduler.buffer.size
+        default_stream = self.windows[0].stream
+        streams = stimulus.streams
+        for index, element in enumerate(stimulus.elements):
+            buffer = self.buffers.get(default_stream if streams is None else streams[index])
+            if buffer is not None:
+                buffer.append(t, element)
+        self._run(scheduler.at(t, arrived_before), responses)
+        self._release_pending(t, responses)
+        self._trim()
+        return responses
+
+    def advance_time(self, t: int) -> list[EngineResponse]:
+        if self.query is None:
+            raise RuntimeError("register a query first")
+        if not self.started:
+            self._start(t)
+        assert self.scheduler is not None
+        responses: list[EngineResponse] = []
+        self._run(self.scheduler.advance(t), responses)
+        self._release_pending(t, responses)
+        return responses
+
+    def close(self) -> list[EngineResponse]:
+        responses: list[EngineResponse] = []
+        if self.scheduler is not None:
+            self._run(self.scheduler.flush_partial_batch(), responses)
+        return responses
