@@ -41,7 +41,7 @@ import numpy as np
 
 from workbench.core.r2s import apply_r2s
 from workbench.core.report import Evaluation, content_at, evaluation_instants
-from workbench.core.semantics import ActiveWindowChoice, BorderConvention, EngineSemantics, Strategy, Tick
+from workbench.core.semantics import ActiveWindowChoice, EngineSemantics, Strategy, Tick
 from workbench.core.windows import WindowSpec
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
@@ -608,7 +608,6 @@ class RowTable:
 
     def bag(self, key: ContentKey, cache: dict[int, frozenset] | None = None) -> Counter[Hashable]:
         counts = self.counts(key)
-        variables = self.relation.variables
         out: Counter[Hashable] = Counter()
         for m in np.flatnonzero(counts):
             out[self.solution(int(m), cache)] = int(counts[m])

@@ -29,7 +29,7 @@ import os
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -42,7 +42,6 @@ from workbench.oracle.annotated import (
     AnnotationContext,
     Annotator,
     FastPathUnsupported,
-    FastPlan,
     Relation,
     RelationEvaluator,
     RowTable,
@@ -55,7 +54,7 @@ from workbench.oracle.annotated import (
     minimal_requirements,
 )
 from workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer, window_specs
-from workbench.query.model import ContinuousQuery, DatasetMode
+from workbench.query.model import ContinuousQuery
 from workbench.streams.terms import canonical_term, from_rdflib
 
 if TYPE_CHECKING:  # pragma: no cover

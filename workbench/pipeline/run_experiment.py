@@ -26,7 +26,6 @@ import platform
 import shutil
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path

@@ -9,7 +9,6 @@ cheap; the readers module imports this module lazily.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Iterator
 
 import pyarrow as pa
