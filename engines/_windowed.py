@@ -10,14 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engines._match import CompiledQuery, Unsupported, compile_select
 from engines._schedule import ReportScheduler, StreamBuffer
 from workbench.core.report import Evaluation
 from workbench.core.windows import WindowSpec
 from workbench.engine import Engine, EngineConfig, Stimulus
 from workbench.errors import UserError
-from workbench.query.model import ContinuousQuery, DatasetMode
+from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
 from workbench.responses.model import EngineResponse
 from workbench.streams.model import StreamElement
+
+
+MATCHERS = ("auto", "native", "rdflib")
 
 
 @dataclass
@@ -40,6 +44,9 @@ class WindowedEngine(Engine):
         super().__init__(config)
         self.semantics = config.semantics
         params = dict(config.parameters)
+        self.matcher_choice = str(params.get("matcher", "auto"))
+        if self.matcher_choice not in MATCHERS:
+            raise UserError(f"matcher must be one of {', '.join(MATCHERS)}", field="parameters.matcher")
         self.report_window = int(params.get("report_window", 0))
         self.t0_param = params.get("t0", self.semantics.t0)
         self.query: ContinuousQuery | None = None
@@ -47,6 +54,31 @@ class WindowedEngine(Engine):
         self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
         self.scheduler: ReportScheduler | None = None
         self.started = False
+
+    # --- registration ------------------------------------------------------------------
+
+    def _accept_query(self, query: ContinuousQuery) -> None:
+        """Check the query, remember it and its R2S, and compile the native incremental
+        matcher where the query allows (``native``: required; ``rdflib``: never)."""
+        if query.form is not QueryForm.SELECT:
+            raise UserError(
+                f"the {self.type_name} engine runs SELECT queries; this is a {query.form.value} query", field="query"
+            )
+        if not query.windows:
+            raise UserError("the query has no window over a stream", field="query")
+        if not 0 <= self.report_window < len(query.windows):
+            raise UserError("report_window is not a window of the query", field="parameters.report_window")
+        self.query = query
+        self.r2s = query.r2s or self.semantics.r2s
+        self.native: CompiledQuery | None = None
+        if self.matcher_choice != "rdflib":
+            try:
+                self.native = compile_select(query.algebra, {w.name for w in query.windows})
+            except Unsupported as error:
+                if self.matcher_choice == "native":
+                    raise UserError(
+                        f"the native matcher cannot run this query ({error})", field="parameters.matcher"
+                    ) from None
 
     # --- hooks -------------------------------------------------------------------------
 

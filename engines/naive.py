@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from typing import Hashable, Iterable, Sequence
 
-from engines._match import CompiledQuery, IncrementalBGP, RdflibMirror, Unsupported, compile_select
+from engines._match import IncrementalBGP, RdflibMirror
 from engines._rhodf import SCHEMA_PREDICATES, Schema, Triple, closure, default_schema, load_schema
 from engines._schedule import content_positions
 from engines._windowed import WindowState, WindowedEngine
@@ -31,11 +31,10 @@ from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
 from workbench.core.report import Evaluation
 from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
-from workbench.query.model import ContinuousQuery, QueryForm
+from workbench.query.model import ContinuousQuery
 from workbench.responses.model import EngineResponse
 from workbench.streams.terms import canonical_term
 
-MATCHERS = ("auto", "native", "rdflib")
 GraphKey = str | None
 
 
@@ -51,9 +50,6 @@ class MaterialisingEngine(WindowedEngine):
         if any(config.faults.values()):
             raise UserError(f"the {self.type_name} engine has no fault knobs", field="faults")
         params = dict(config.parameters)
-        self.matcher_choice = str(params.get("matcher", "auto"))
-        if self.matcher_choice not in MATCHERS:
-            raise UserError(f"matcher must be one of {', '.join(MATCHERS)}", field="parameters.matcher")
         self.tbox_path = params.get("tbox")
         self.previous: Counter[Hashable] = Counter()
         self.evaluations = 0
@@ -61,21 +57,7 @@ class MaterialisingEngine(WindowedEngine):
     # --- registration ------------------------------------------------------------------
 
     def register(self, query: ContinuousQuery, static: StaticGraphs = StaticGraphs()) -> None:
-        if query.form is not QueryForm.SELECT:
-            raise UserError(f"the {self.type_name} engine runs SELECT queries; this is a {query.form.value} query", field="query")
-        if not query.windows:
-            raise UserError("the query has no window over a stream", field="query")
-        if not 0 <= self.report_window < len(query.windows):
-            raise UserError("report_window is not a window of the query", field="parameters.report_window")
-        self.query = query
-        self.r2s = query.r2s or self.semantics.r2s
-        self.native: CompiledQuery | None = None
-        if self.matcher_choice != "rdflib":
-            try:
-                self.native = compile_select(query.algebra, {w.name for w in query.windows})
-            except Unsupported as error:
-                if self.matcher_choice == "native":
-                    raise UserError(f"the native matcher cannot run this query ({error})", field="parameters.matcher") from None
+        self._accept_query(query)
         self.static: dict[GraphKey, list[Triple]] = {None: [_canonical(t) for t in static.default]}
         for name, triples in static.named.items():
             self.static[name] = [_canonical(t) for t in triples]

@@ -52,14 +52,7 @@ import time
 from collections import Counter
 from typing import Any, Hashable, Sequence
 
-from engines._match import (
-    CompiledQuery,
-    IncrementalBGP,
-    RdflibMirror,
-    Unsupported,
-    WindowStore,
-    compile_select,
-)
+from engines._match import IncrementalBGP, RdflibMirror, WindowStore
 from engines._schedule import StreamBuffer, content_positions
 from engines._windowed import WindowState, WindowedEngine
 from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
@@ -67,13 +60,12 @@ from workbench.core.report import Evaluation
 from workbench.core.semantics import R2S, Strategy
 from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
-from workbench.query.model import ContinuousQuery, QueryForm
+from workbench.query.model import ContinuousQuery
 from workbench.responses.model import EngineResponse
 from workbench.streams.model import StreamElement
 from workbench.streams.terms import canonical_term
 
 FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_window")
-MATCHERS = ("auto", "native", "rdflib")
 
 
 class SecretEngine(WindowedEngine):
@@ -88,9 +80,6 @@ class SecretEngine(WindowedEngine):
             raise UserError(f"unknown fault {sorted(unknown)[0]!r}; expected one of {', '.join(FAULTS)}", field="faults")
         self.faults = {name: bool(config.faults.get(name, False)) for name in FAULTS}
         params = dict(config.parameters)
-        self.matcher_choice = str(params.get("matcher", "auto"))
-        if self.matcher_choice not in MATCHERS:
-            raise UserError(f"matcher must be one of {', '.join(MATCHERS)}", field="parameters.matcher")
         self.drift_ms = float(params.get("drift_ms", 100))
         self.drift_per_element_ms = float(params.get("drift_per_element_ms", 0.05))
         self.pending: list[tuple[int, Evaluation]] = []  # border_drift: (due time, evaluation)
@@ -102,23 +91,8 @@ class SecretEngine(WindowedEngine):
     # --- registration ------------------------------------------------------------------
 
     def register(self, query: ContinuousQuery, static: StaticGraphs = StaticGraphs()) -> None:
-        if query.form is not QueryForm.SELECT:
-            raise UserError(f"the secret engine runs SELECT queries; this is a {query.form.value} query", field="query")
-        if not query.windows:
-            raise UserError("the query has no window over a stream", field="query")
-        if not 0 <= self.report_window < len(query.windows):
-            raise UserError("report_window is not a window of the query", field="parameters.report_window")
-        self.query = query
-        self.r2s = query.r2s or self.semantics.r2s
+        self._accept_query(query)
         self.static = static
-        self.native: CompiledQuery | None = None
-        if self.matcher_choice != "rdflib":
-            window_graphs = {w.name for w in query.windows}
-            try:
-                self.native = compile_select(query.algebra, window_graphs)
-            except Unsupported as error:
-                if self.matcher_choice == "native":
-                    raise UserError(f"the native matcher cannot run this query ({error})", field="parameters.matcher") from None
         if self.native is not None:
             self.sink: IncrementalBGP | RdflibMirror = IncrementalBGP(self.native, self._on_change)
         else:
