@@ -33,7 +33,7 @@ from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery
 from workbench.responses.model import EngineResponse
-from workbench.streams.terms import canonical_term
+from workbench.streams.terms import canonical_triple
 
 GraphKey = str | None
 
@@ -58,9 +58,9 @@ class MaterialisingEngine(WindowedEngine):
 
     def register(self, query: ContinuousQuery, static: StaticGraphs = StaticGraphs()) -> None:
         self._accept_query(query)
-        self.static: dict[GraphKey, list[Triple]] = {None: [_canonical(t) for t in static.default]}
+        self.static: dict[GraphKey, list[Triple]] = {None: [canonical_triple(t) for t in static.default]}
         for name, triples in static.named.items():
-            self.static[name] = [_canonical(t) for t in triples]
+            self.static[name] = [canonical_triple(t) for t in triples]
         self.schema = self._load_schema(self.static[None])
         self._registered()
 
@@ -164,6 +164,3 @@ def _schema_triples(schema: Schema) -> list[Triple]:
     return sorted(schema.axioms())
 
 
-def _canonical(triple: Sequence[str]) -> Triple:
-    s, p, o = triple
-    return (canonical_term(s), canonical_term(p), canonical_term(o))

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Hashable, Sequence
+from typing import Any, Hashable
 
 from engines._match import IncrementalBGP, RdflibMirror, WindowStore
 from engines._schedule import StreamBuffer, content_positions
@@ -63,7 +63,7 @@ from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery
 from workbench.responses.model import EngineResponse
 from workbench.streams.model import StreamElement
-from workbench.streams.terms import canonical_term
+from workbench.streams.terms import canonical_triple
 
 FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_window")
 
@@ -99,10 +99,10 @@ class SecretEngine(WindowedEngine):
             self.sink = RdflibMirror()
         self.store = WindowStore(self.sink)
         for triple in static.default:
-            self.store.add(None, _canonical(triple))
+            self.store.add(None, canonical_triple(triple))
         for name, triples in static.named.items():
             for triple in triples:
-                self.store.add(name, _canonical(triple))
+                self.store.add(name, canonical_triple(triple))
         self.aggregate_group = _implicit_group(query.algebra.algebra) if self.faults["null_aggregate"] else None
 
     # --- evaluation --------------------------------------------------------------------
@@ -253,11 +253,6 @@ class SecretEngine(WindowedEngine):
 
 def _triple(element: StreamElement) -> tuple[str, str, str]:
     return (element.subject, element.predicate, element.object)
-
-
-def _canonical(triple: Sequence[str]) -> tuple[str, str, str]:
-    s, p, o = triple
-    return (canonical_term(s), canonical_term(p), canonical_term(o))
 
 
 def _implicit_group(root: Any) -> tuple[Any, set[str]] | None:

@@ -46,7 +46,7 @@ from workbench.core.windows import WindowSpec
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
 from workbench.streams.model import StreamElement
-from workbench.streams.terms import canonical_term, from_rdflib, to_rdflib
+from workbench.streams.terms import canonical_term, canonical_triple, from_rdflib, to_rdflib
 
 if TYPE_CHECKING:  # pragma: no cover
     from workbench.oracle.reference import ExpectedAnswer, StaticData
@@ -243,7 +243,7 @@ def build_context(
         windows.append(WindowData(window.name, window.size_ms, triples, times))
 
     def canon(triples: Iterable[tuple[str, str, str]]) -> frozenset[tuple[str, str, str]]:
-        return frozenset((canonical(s), canonical(p), canonical(o)) for s, p, o in triples)
+        return frozenset(map(canonical_triple, triples))
 
     return AnnotationContext(
         windows, query.dataset_mode, canon(static.default), {name: canon(t) for name, t in static.named.items()}

@@ -55,7 +55,7 @@ from workbench.oracle.annotated import (
 )
 from workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer, window_specs
 from workbench.query.model import ContinuousQuery
-from workbench.streams.terms import canonical_term, from_rdflib
+from workbench.streams.terms import canonical_triple, from_rdflib
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -539,12 +539,11 @@ def expected_answers(
         except FastPathUnsupported as error:
             return _reference_answers(query, frames_by_stream, semantics, vectors, static, end, report_window,
                                       timelines, str(error))
-        canonical = canonical_term
         context = AnnotationContext(
             [WindowData(w.name, w.size_ms, [], timelines_by_stream[w.stream].times) for w in query.windows],
             query.dataset_mode,
-            frozenset((canonical(s), canonical(p), canonical(o)) for s, p, o in static.default),
-            {g: frozenset((canonical(s), canonical(p), canonical(o)) for s, p, o in t) for g, t in static.named.items()},
+            frozenset(map(canonical_triple, static.default)),
+            {g: frozenset(map(canonical_triple, t)) for g, t in static.named.items()},
         )
         report("joins", 0.1)
         frames = [frames_by_stream[w.stream] for w in query.windows]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from workbench.streams.model import XSD
 
@@ -142,6 +142,12 @@ def canonical_term(text: str) -> str:
         return text
     lexical, datatype, language = split_literal(text)
     return literal_term(lexical, datatype, language)
+
+
+def canonical_triple(triple: Sequence[str]) -> tuple[str, str, str]:
+    """A triple of N-Triples terms with each term canonicalised (equal triples compare equal)."""
+    s, p, o = triple
+    return canonical_term(s), canonical_term(p), canonical_term(o)
 
 
 def number_term(text: str) -> str:
