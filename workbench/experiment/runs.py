@@ -27,6 +27,7 @@ from workbench.experiment.model import (
     Scalar,
 )
 from workbench.experiment.source import join_path
+from workbench.query.template import format_template_value
 
 if TYPE_CHECKING:
     from workbench.generators import GeneratorSpec
@@ -85,13 +86,6 @@ def template_variables(text: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def format_value(value: Scalar) -> str:
-    """Text of a variable value inside a template (booleans as ``true``/``false``, like YAML)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def fill_template(text: str, variables: Mapping[str, Scalar]) -> str:
     """Replace each ``${NAME}`` by its value and ``$${`` by ``${``.
 
@@ -105,7 +99,7 @@ def fill_template(text: str, variables: Mapping[str, Scalar]) -> str:
         name = match.group(1)
         if name is None:
             raise ValueError("malformed placeholder '${'; write ${NAME} or escape a literal '${' as '$${'")
-        return format_value(variables[name])
+        return format_template_value(variables[name])
 
     return _PLACEHOLDER.sub(replace, text)
 
