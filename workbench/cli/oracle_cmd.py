@@ -89,7 +89,7 @@ def register(subparsers: Any) -> None:
 
 def _prepare(args: argparse.Namespace) -> tuple[Any, Any, dict[str, list[Any]], list[tuple[int, ...]], int, int]:
     from workbench.cli.query_cmd import load_query, parse_variables
-    from workbench.oracle.run import resolve_semantics, t0_vectors, with_window
+    from workbench.oracle.run import default_end, resolve_semantics, t0_vectors, with_window
 
     query = load_query(args.query, syntax=args.syntax, variables=parse_variables(args.var))
     size = parse_duration(args.window_size, field="--window-size") if args.window_size else None
@@ -112,10 +112,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Any, dict[str, list[Any]], 
         option = "all" if args.t0 == "all" else parse_duration(args.t0, field="--t0")
     vectors, t_s = t0_vectors(query, semantics, option, registration)
     streams = _load_streams(args, query, bindings)
-    end = parse_duration(args.end, field="--end") if args.end is not None else None
-    if end is None:
-        last = max((elements[-1].t for elements in streams.values() if elements), default=0)
-        end = last + max(w.size_ms for w in query.windows)
+    end = parse_duration(args.end, field="--end") if args.end is not None else default_end(query, streams)
     return query, semantics, streams, vectors, t_s, end
 
 

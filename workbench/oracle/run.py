@@ -70,6 +70,13 @@ def t0_vectors(
     return [tuple(value for _ in slides)], value
 
 
+def default_end(query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]]) -> int:
+    """The last instant to evaluate when none is given: the last element plus the largest
+    window, so every window that holds an element has closed."""
+    last = max((elements[-1].t for elements in streams.values() if elements), default=0)
+    return last + max((w.size_ms for w in query.windows), default=0)
+
+
 def compute_expected(
     query: ContinuousQuery,
     streams: Mapping[str, Sequence[StreamElement]],
@@ -89,8 +96,7 @@ def compute_expected(
     from workbench.oracle.annotated import FastPathUnsupported, compile_plan, fast_expected_answers
 
     if end is None:
-        last = max((elements[-1].t for elements in streams.values() if elements), default=0)
-        end = last + max(w.size_ms for w in query.windows)
+        end = default_end(query, streams)
     if method in ("auto", "fast"):
         try:
             plan = compile_plan(query)

@@ -370,6 +370,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     complete. Engine misbehaviour and oracle errors are recorded, never raised.
     """
     from workbench.engine import group_contemporaneous, merge_streams
+    from workbench.oracle.run import default_end
     from workbench.query.parser import parse_query
     from workbench.stand.host import StandOptions, run_engine
 
@@ -389,8 +390,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     streams = {iri: elements for iri in query.streams}
     # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
     stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(elements)
-    last = elements[-1].t if elements else 0
-    end = last + max((w.size_ms for w in query.windows), default=0)
+    end = default_end(query, {"": elements})
     stand = dict(task.stand)
     startup = spec.engine_parameters.get("startup_timeout")
     options = StandOptions(
