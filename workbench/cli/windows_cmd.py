@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from workbench.core.report import evaluation_instants
-from workbench.core.semantics import ActiveWindowChoice, BorderConvention, ReportPolicy, Tick, _parse_enum
+from workbench.core.semantics import ActiveWindowChoice, BorderConvention, ReportPolicy, Tick, parse_enum
 from workbench.core.time import parse_duration
 from workbench.core.windows import WindowSpec
 from workbench.errors import UserError
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     size = duration(args.size, "--size")
     slide = duration(args.slide, "--slide") if args.slide is not None else size
     t0 = duration(args.t0, "--t0")
-    border = _parse_enum(BorderConvention, args.scope, "--scope")
+    border = parse_enum(BorderConvention, args.scope, "--scope")
     try:
         spec = WindowSpec(size, slide, t0, border, leading_partial=args.leading_partial)
     except UserError as error:
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         payload["windows"].append(entry)
     if args.report:
         policy = ReportPolicy.parse(args.report, "--report")
-        tick = _parse_enum(Tick, args.tick, "--tick")
-        choice = _parse_enum(ActiveWindowChoice, args.active_window, "--active-window")
+        tick = parse_enum(Tick, args.tick, "--tick")
+        choice = parse_enum(ActiveWindowChoice, args.active_window, "--active-window")
         evaluations = evaluation_instants(
             times or [], spec, policy, tick=tick, choice=choice, batch_size=args.batch_size, start=start, end=end
         )

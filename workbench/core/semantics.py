@@ -78,7 +78,7 @@ class R2S(Enum):
     DSTREAM = "dstream"
 
 
-def _parse_enum(enum_type: type[Enum], value: Any, field_name: str) -> Any:
+def parse_enum(enum_type: type[Enum], value: Any, field_name: str) -> Any:
     if isinstance(value, enum_type):
         return value
     text = str(value).strip().lower().replace("_", "-")
@@ -133,7 +133,7 @@ class ReportPolicy:
                 period = parse_duration(item[item.index("(") + 1 : -1], field=field_name)
                 strategies.add(Strategy.PERIODIC)
                 continue
-            strategies.add(_parse_enum(Strategy, abbreviations.get(item, item), field_name))
+            strategies.add(parse_enum(Strategy, abbreviations.get(item, item), field_name))
         return cls(frozenset(strategies), period)
 
     def __str__(self) -> str:
@@ -178,13 +178,13 @@ class EngineSemantics:
         for key, value in overrides.items():
             name = key.replace("-", "_")
             if name == "border":
-                changes[name] = _parse_enum(BorderConvention, value, key)
+                changes[name] = parse_enum(BorderConvention, value, key)
             elif name == "report":
                 changes[name] = value if isinstance(value, ReportPolicy) else ReportPolicy.parse(value, key)
             elif name == "tick":
-                changes[name] = _parse_enum(Tick, value, key)
+                changes[name] = parse_enum(Tick, value, key)
             elif name == "r2s":
-                changes[name] = _parse_enum(R2S, value, key)
+                changes[name] = parse_enum(R2S, value, key)
             elif name == "empty_notification" or name == "leading_partial":
                 if not isinstance(value, bool):
                     raise UserError(f"expected true or false, got {value!r}", field=key)
@@ -194,7 +194,7 @@ class EngineSemantics:
             elif name == "t0":
                 changes[name] = None if value in (None, "auto", "hidden") else parse_duration(value, field=key)
             elif name == "active_window":
-                changes[name] = _parse_enum(ActiveWindowChoice, value, key)
+                changes[name] = parse_enum(ActiveWindowChoice, value, key)
             elif name == "batch_size":
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise UserError(f"expected a positive integer, got {value!r}", field=key)
