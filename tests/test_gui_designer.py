@@ -152,3 +152,302 @@ def test_open_and_save(designer, tmp_path) -> None:  # type: ignore[no-untyped-d
     designer.model.base_dir = DATA  # relative paths in the copy still resolve for validation
     assert designer.save_as()
     assert yaml.safe_load(copy.read_text()) == yaml.safe_load(source.read_text())
+
+
+# ------------------------------------------------------------------ model helpers for the new forms
+
+SAMPLES = sorted((Path(__file__).parent.parent / "sample_experiments").glob("*/*.yaml"))
+
+
+def test_query_windows_are_located_in_every_syntax() -> None:
+    from workbench.gui.designer_model import query_windows, set_window_value
+
+    text = (
+        "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
+        "FROM NAMED WINDOW :w1 ON <http://ex.org/t> [RANGE PT5S STEP PT2S]\n"
+        "FROM STREAM <http://ex.org/u> [RANGE 10s TUMBLING]\n"
+        "WHERE { STREAM <http://ex.org/v> [RANGE 5s] { ?s ?p ?o } }\n"
+        "FROM NAMED STREAM <http://ex.org/w> [NOW - 10 S SLIDE 5 S]\n"
+    )
+    windows = query_windows(text)
+    assert [(w.stream, w.size, w.slide) for w in windows] == [
+        ("<http://ex.org/s>", "${WSIZE}", "${WSLIDE}"), ("<http://ex.org/t>", "PT5S", "PT2S"),
+        ("<http://ex.org/u>", "10s", None), ("<http://ex.org/v>", "5s", None), ("<http://ex.org/w>", "10 S", "5 S"),
+    ]
+    assert windows[0].variable(windows[0].size) == "WSIZE" and windows[1].variable("PT5S") is None
+    assert "[RANGE PT9S STEP PT2S]" in set_window_value(text, windows[1], "size", "PT9S")
+    assert "[RANGE 10s STEP 2s]" in set_window_value(text, windows[2], "slide", "2s")
+    assert "[RANGE 5s STEP 1s]" in set_window_value(text, windows[3], "slide", "1s")
+    assert "[RANGE PT5S]" in set_window_value(text, windows[1], "slide", "")
+    assert "[NOW - 20 S SLIDE 5 S]" in set_window_value(text, windows[4], "size", "20 S")
+
+
+def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
+    from workbench.gui.designer_model import engine_with_type
+
+    secret = {"id": "e", "type": "secret", "preset": "cqels", "faults": {"late_purge": True}}
+    eviction = engine_with_type(secret, "eviction")
+    assert eviction["parameters"] == {"strategy": "fifo", "cache_size": 100} and eviction["faults"]
+    external = engine_with_type(eviction, "external")
+    assert "parameters" not in external and "faults" not in external and external["preset"] == "cqels"
+
+
+def test_command_text_round_trip() -> None:
+    from workbench.gui.designer_model import command_text, parse_command
+
+    command = ["python3", "my engine.py", "--rate", "${RATE}"]
+    assert parse_command(command_text(command)) == command
+    assert parse_command("[a, b]") == ["a", "b"]
+    assert parse_command("  ") is MISSING
+    assert parse_command("python3 'unclosed") == "python3 'unclosed"  # the loader reports it at the field
+
+
+# ------------------------------------------------------------------ the new widgets, both directions
+
+
+def _yaml(designer) -> dict:  # type: ignore[no-untyped-def]
+    return yaml.safe_load(designer.yaml_edit.toPlainText())
+
+
+def _type_yaml(designer, text: str) -> None:  # type: ignore[no-untyped-def]
+    designer.yaml_edit.setPlainText(text)
+    designer.flush_pending_edits()
+
+
+def _choose(combo, text: str) -> None:  # type: ignore[no-untyped-def]
+    index = combo.findText(text)
+    assert index >= 0, f"{text!r} not offered: {[combo.itemText(i) for i in range(combo.count())]}"
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+
+
+def _type_line(edit, text: str) -> None:  # type: ignore[no-untyped-def]
+    edit.setText(text)
+    edit.editingFinished.emit()
+
+
+@pytest.mark.gui
+def test_sizes_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def]
+    designer.model.set(("sizes",), {"smoke": {"repetitions": 1}, "full": {}})
+    table = designer.sizes_table.table
+    assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["smoke", "full"]
+    table.item(0, 1).setText("{variables: {WSIZE: 5s}, repetitions: 2}")
+    assert _yaml(designer)["sizes"] == {"smoke": {"variables": {"WSIZE": "5s"}, "repetitions": 2}, "full": {}}
+    assert designer.model.validation.ok
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace("full: {}", "full: {repetitions: 3}"))
+    assert table.item(1, 1).text() == "{repetitions: 3}"
+    table.item(1, 1).setText("{repetitions: 0}")
+    assert designer.sizes_table in designer.invalid_widgets() and "sizes.full.repetitions" in designer.error_label.text()
+
+
+@pytest.mark.gui
+def test_cases_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def]
+    cases = designer.cases_table
+    cases.column_edit.setText("WSLIDE")
+    cases.add_column_button.click()
+    assert _yaml(designer)["cases"] == [{"WSLIDE": ""}]
+    cases.table.item(0, 0).setText("5s")
+    cases.add_case_button.click()
+    cases.table.item(1, 0).setText("2s")
+    assert _yaml(designer)["cases"] == [{"WSLIDE": "5s"}, {"WSLIDE": "2s"}]
+    assert designer.model.validation.ok and "2 variable combination(s)" in designer.combinations_label.text()
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace("WSLIDE: 2s", "WSLIDE: 1s"))
+    assert cases.table.item(1, 0).text() == "1s"
+    cases.table.setCurrentCell(0, 0)
+    cases.remove_case_button.click()
+    assert _yaml(designer)["cases"] == [{"WSLIDE": "1s"}]
+    designer.model.set(("sweep",), {"WSLIDE": ["1s", "2s"]})  # from sweep and cases: the loader says no
+    assert cases.table in designer.invalid_widgets()
+
+
+@pytest.mark.gui
+def test_engine_parameters_form_follows_the_type(designer) -> None:  # type: ignore[no-untyped-def]
+    _choose(designer.engine_type_combo, "eviction")
+    assert _yaml(designer)["engines"][0]["parameters"] == {"strategy": "fifo", "cache_size": 100}
+    widgets = designer.engine_param_widgets
+    assert {"strategy", "cache_size", "seed", "training"} <= set(widgets)
+    _type_line(widgets["cache_size"], "-1")
+    assert widgets["cache_size"] in designer.invalid_widgets()
+    assert "engines[0].parameters.cache_size" in designer.error_label.text()
+    assert "positive integer" in widgets["cache_size"].toolTip()
+    _type_line(widgets["cache_size"], "${CACHE}")
+    designer.model.set(("variables", "CACHE"), 50)
+    assert designer.model.validation.ok
+    _choose(widgets["strategy"], "lru")
+    assert _yaml(designer)["engines"][0]["parameters"]["strategy"] == "lru"
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace("strategy: lru", "strategy: random"))
+    assert designer.engine_param_widgets["strategy"].currentText() == "random"
+    designer.undo()
+    designer.undo()
+    assert designer.engine_param_widgets["strategy"].currentText() == "fifo"
+
+
+@pytest.mark.gui
+def test_engine_parameters_come_from_ENGINE_PARAMETERS(designer, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from workbench.experiment import runs
+
+    monkeypatch.setitem(runs.ENGINE_PARAMETERS, "secret", {**runs.ENGINE_PARAMETERS["secret"], "warp_ms": ("duration", False)})
+    designer.refresh()
+    edit = designer.engine_param_widgets["warp_ms"]
+    _type_line(edit, "250ms")
+    assert _yaml(designer)["engines"][0]["parameters"] == {"warp_ms": "250ms"}
+    assert designer.model.validation.ok
+
+
+@pytest.mark.gui
+def test_external_engine_warns_and_takes_a_command(designer) -> None:  # type: ignore[no-untyped-def]
+    designer.show_section("engines")
+    assert not designer.external_warning.isVisible()
+    designer.model.set(("engines", 0, "faults", "late_purge"), True)
+    _choose(designer.engine_type_combo, "external")
+    assert designer.external_warning.isVisible() and "confirmation" in designer.external_warning.text()
+    assert not designer.faults_box.isEnabled() and "faults" not in _yaml(designer)["engines"][0]
+    command = designer.engine_param_widgets["command"]
+    assert command in designer.invalid_widgets()  # required
+    _type_line(command, "python3 engines/echo.py --name 'two words'")
+    assert _yaml(designer)["engines"][0]["parameters"]["command"] == ["python3", "engines/echo.py", "--name", "two words"]
+    env = designer.engine_param_widgets["env"]
+    env.add_button.click()
+    env.table.item(0, 1).setText("1")
+    assert _yaml(designer)["engines"][0]["parameters"]["env"] == {"NAME1": 1}
+    assert designer.model.validation.ok and designer.model.validation.experiment.requires_confirmation
+    _type_line(designer.engine_param_widgets["startup_timeout"], "soon")
+    assert "engines[0].parameters.startup_timeout" in designer.error_label.text()
+
+
+@pytest.mark.gui
+def test_unknown_engine_parameter_marks_the_parameters_box(designer) -> None:  # type: ignore[no-untyped-def]
+    designer.model.set(("engines", 0, "parameters", "cache_sise"), 3)
+    assert designer.parameters_box in designer.invalid_widgets()
+    assert "unknown secret engine parameter" in designer.error_label.text()
+
+
+@pytest.mark.gui
+def test_window_table_edits_variables_and_literals(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
+
+    table = designer.window_table
+    assert table.item(0, 1).text() == "10s" and table.item(0, 2).text() == "10s"
+    table.item(0, 1).setText("20s")  # ${WSIZE}: the variable changes, the query text does not
+    assert _yaml(designer)["variables"]["WSIZE"] == "20s"
+    assert "${WSIZE}" in _yaml(designer)["queries"][0]["text"]
+    designer.model.set(("queries", 0, "text"), "REGISTER QUERY q1 AS SELECT ?s FROM STREAM <http://ex.org/s> "
+                       "[RANGE 4s STEP 2s] WHERE { ?s ?p ?o }\n")
+    table.item(0, 2).setText("1s")
+    assert "[RANGE 4s STEP 1s]" in _yaml(designer)["queries"][0]["text"]
+    designer.undo()
+    assert "[RANGE 4s STEP 2s]" in designer.query_edit.toPlainText()
+    designer.model.set(("sweep",), {"WSIZE": ["5s", "10s"]})
+    designer.model.set(("queries", 0, "text"), "REGISTER QUERY q1 AS SELECT ?s FROM STREAM <http://ex.org/s> "
+                       "[RANGE ${WSIZE} STEP 1s] WHERE { ?s ?p ?o }\n")
+    assert table.item(0, 1).text().startswith("swept:") and not table.item(0, 1).flags() & Qt.ItemFlag.ItemIsEditable
+
+
+@pytest.mark.gui
+def test_run_settings_both_ways(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QComboBox, QLineEdit
+
+    _choose(designer.findChild(QComboBox, "oracle_system"), "cqels")
+    _choose(designer.findChild(QComboBox, "oracle_semantics_border"), "closed")
+    _type_line(designer.findChild(QLineEdit, "oracle_t0"), "0s")
+    _choose(designer.findChild(QComboBox, "stand_mode"), "absolute-time")
+    _type_line(designer.findChild(QLineEdit, "stand_time_scale"), "2.5")
+    _type_line(designer.findChild(QLineEdit, "spark_master"), "local[2]")
+    _type_line(designer.sampling_edit, "250ms")
+    data = _yaml(designer)
+    assert data["oracle"] == {"system": "cqels", "semantics": {"border": "closed"}, "t0": "0s"}
+    assert data["stand"] == {"mode": "absolute-time", "time_scale": 2.5}
+    assert data["spark"] == {"master": "local[2]"} and data["kpis"]["sampling"] == "250ms"
+    assert designer.model.validation.ok and designer.model.validation.experiment.spark_master == "local[2]"
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace("time_scale: 2.5", "time_scale: 0"))
+    scale = designer.findChild(QLineEdit, "stand_time_scale")
+    assert scale.text() == "0" and scale in designer.invalid_widgets()
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace("border: closed", "border: open-closed"))
+    assert designer.findChild(QComboBox, "oracle_semantics_border").currentText() == "open-closed"
+
+
+@pytest.mark.gui
+def test_flow_seed_and_description_fields(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLineEdit
+
+    _choose(designer.flow_combo, "poisson")
+    seed = designer.findChild(QLineEdit, "flow_seed")
+    assert seed is not None and "run's seed" in seed.placeholderText()
+    _type_line(seed, "7")
+    assert _yaml(designer)["stream"]["flow"]["seed"] == 7
+    designer.description_edit.setPlainText("line one\nline two")
+    designer.flush_pending_edits()
+    assert _yaml(designer)["description"] == "line one\nline two"
+    designer.undo()
+    assert designer.description_edit.toPlainText() == ""
+
+
+@pytest.mark.gui
+def test_undo_redo_across_the_new_widgets(designer) -> None:  # type: ignore[no-untyped-def]
+    start = designer.model.raw
+    designer.sizes_table.add_button.click()
+    designer.cases_table.column_edit.setText("TEMP")
+    designer.cases_table.add_column_button.click()
+    _choose(designer.engine_type_combo, "eviction")
+    _type_line(designer.engine_param_widgets["cache_size"], "10")
+    from PySide6.QtWidgets import QLineEdit
+
+    _type_line(designer.findChild(QLineEdit, "spark_master"), "local[1]")
+    end = designer.model.raw
+    for _ in range(5):
+        designer.undo_action.trigger()
+    assert designer.model.raw == start and not designer.model.dirty
+    assert designer.cases_table.table.rowCount() == 0 and designer.engine_type_combo.currentText() == "secret"
+    for _ in range(5):
+        designer.redo_action.trigger()
+    assert designer.model.raw == end
+    assert designer.engine_param_widgets["cache_size"].text() == "10"
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_samples_open_without_spurious_changes(designer, sample: Path) -> None:  # type: ignore[no-untyped-def]
+    """Opening a sample and leaving every field (focus out) changes nothing: not dirty, same text."""
+    from PySide6.QtWidgets import QLineEdit
+
+    assert designer.open_file(sample) is None  # validity is tests/test_samples.py's business
+    engines = len(designer.model.get(("engines",)))
+    queries = len(designer.model.get(("queries",)))
+    for index in range(max(engines, queries)):
+        designer._select_engine(min(index, engines - 1))
+        designer._select_query(min(index, queries - 1))
+        for edit in designer.findChildren(QLineEdit):
+            edit.editingFinished.emit()
+        designer.flush_pending_edits()
+    assert not designer.model.dirty and not designer.model.can_undo
+    assert designer.yaml_edit.toPlainText() == sample.read_text(encoding="utf-8")
+    assert yaml.safe_load(designer.yaml_edit.toPlainText()) == yaml.safe_load(sample.read_text(encoding="utf-8"))
+
+
+@pytest.mark.gui
+def test_untouched_fields_keep_their_yaml_types(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Leaving or editing a neighbouring field must not turn "10" into 10 or {file: x} into x."""
+    from PySide6.QtWidgets import QLineEdit
+
+    (tmp_path / "a.ttl").write_text("")
+    (tmp_path / "b.ttl").write_text("")
+    text = (
+        'name: "2024"\n'
+        "variables:\n  N: '10'\n  WSIZE: 5s\n"
+        "stream:\n  generator: sg1\n  params:\n    stations: '3'\n"
+        "static:\n- file: a.ttl\n- b.ttl\n"
+        "queries:\n- id: q\n  text: SELECT * WHERE { ?s ?p ?o }\n"
+        "engines:\n- id: e\n  type: secret\n"
+    )
+    path = tmp_path / "types.yaml"
+    path.write_text(text)
+    designer.open_file(path)
+    for edit in designer.findChildren(QLineEdit):
+        edit.editingFinished.emit()
+    assert not designer.model.dirty and designer.yaml_edit.toPlainText() == text
+    designer.variables_table.table.item(1, 1).setText("6s")  # the other row is re-read, not re-parsed
+    designer.static_table.item(1, 1).setText("http://ex.org/g")
+    data = _yaml(designer)
+    assert data["name"] == "2024" and data["variables"] == {"N": "10", "WSIZE": "6s"}
+    assert data["static"] == [{"file": "a.ttl"}, {"file": "b.ttl", "graph": "http://ex.org/g"}]
+    assert data["stream"]["params"]["stations"] == "3"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -125,6 +126,148 @@ def scalar_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def command_text(value: Any) -> str:
+    """An external engine's command list as one line, quoted like a shell would need it."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return shlex.join(value)
+    return scalar_text(value) if not isinstance(value, (list, dict)) else yaml.safe_dump(
+        value, default_flow_style=True).strip()
+
+
+def parse_command(text: str) -> Any:
+    """Inverse of :func:`command_text`: split like a shell (the loader then runs it without one).
+
+    A YAML list (``[a, b]``) is taken as is; text that does not split (an open quote) is kept
+    as a string so that the loader reports it at the field.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return MISSING
+    if stripped.startswith("["):
+        try:
+            value = yaml.safe_load(stripped)
+        except yaml.YAMLError:
+            return stripped
+        return value
+    try:
+        return shlex.split(stripped)
+    except ValueError:
+        return stripped
+
+
+def engine_with_type(engine: Any, engine_type: str) -> dict[str, Any]:
+    """The engine mapping switched to ``engine_type``, dropping what that type rejects.
+
+    Parameters the new type does not take and faults (for ``external``) would only turn
+    into loader errors; an eviction engine starts with the two parameters it requires.
+    """
+    from workbench.experiment.runs import ENGINE_PARAMETERS
+
+    new = dict(engine) if isinstance(engine, dict) else {}
+    new["type"] = engine_type
+    allowed = ENGINE_PARAMETERS.get(engine_type, {})
+    parameters = new.get("parameters")
+    kept = {k: v for k, v in parameters.items() if k in allowed} if isinstance(parameters, dict) else {}
+    if engine_type == "eviction":
+        kept.setdefault("strategy", "fifo")
+        kept.setdefault("cache_size", 100)
+    if kept:
+        new["parameters"] = kept
+    else:
+        new.pop("parameters", None)
+    if engine_type == "external":
+        new.pop("faults", None)
+    return new
+
+
+# --------------------------------------------------------------------------- query windows
+
+_DURATION = r"\$\{[A-Za-z_]\w*\}|P[T\d][\w.]*|\d+(?:\.\d+)?\s*[A-Za-z]+"
+_WINDOW = re.compile(
+    r"(?P<stream><[^<>\s]*>|(?:[A-Za-z][\w-]*)?:[\w-]*)?\s*\[\s*(?P<kind>RANGE|NOW\s*-)\s*(?P<size>" + _DURATION + r")"
+    r"(?:\s+(?P<keyword>STEP|SLIDE)\s+(?P<slide>" + _DURATION + r")|\s+(?P<tumbling>TUMBLING))?\s*\]",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class WindowField:
+    """One window clause of a query template, located in the text so a form can edit it.
+
+    ``size``/``slide`` are the text as written (``5s``, ``PT2S`` or ``${WSIZE}``); the spans
+    are character offsets of that text. ``slide`` is None for a tumbling or slide-less
+    window, whose ``insert_at`` is where a slide clause goes (before ``]`` or over ``TUMBLING``).
+    """
+
+    stream: str
+    size: str
+    size_span: tuple[int, int]
+    slide: str | None
+    slide_span: tuple[int, int] | None
+    keyword: str  # STEP or SLIDE (the one a new slide clause uses)
+    tumbling: bool
+    insert_span: tuple[int, int]
+
+    @staticmethod
+    def variable(text: str | None) -> str | None:
+        """``${WSIZE}`` → ``WSIZE``; None for a literal duration."""
+        match = re.fullmatch(r"\$\{([A-Za-z_]\w*)\}", text or "")
+        return match.group(1) if match else None
+
+
+def query_windows(template: str, syntax: str | None = None) -> list[WindowField]:
+    """The window clauses of a query template in text order (the parser's window order).
+
+    A text scan, not a parse: it works on templates whose ``${…}`` are not filled and keeps
+    the offsets, so the designer can write a new size or slide back into the text.
+    """
+    fields = []
+    for match in _WINDOW.finditer(template):
+        now = match.group("kind").upper().startswith("NOW")
+        keyword = (match.group("keyword") or ("SLIDE" if now or syntax in ("cqels", "sparqlstream") else "STEP")).upper()
+        if match.group("tumbling"):
+            insert = match.span("tumbling")
+        else:
+            end = match.end() - 1  # the "]"
+            insert = (end, end)
+        fields.append(WindowField(
+            stream=match.group("stream") or "",
+            size=match.group("size"),
+            size_span=match.span("size"),
+            slide=match.group("slide"),
+            slide_span=match.span("slide") if match.group("slide") else None,
+            keyword=keyword,
+            tumbling=bool(match.group("tumbling")),
+            insert_span=insert,
+        ))
+    return fields
+
+
+def set_window_value(template: str, window: WindowField, part: str, text: str) -> str:
+    """The template with window ``part`` ("size" or "slide") written as ``text``.
+
+    An empty slide makes the window slide-less (tumbling in RSP-QL/SPARQLstream, required
+    in C-SPARQL: the validation then says so at the query).
+    """
+    text = text.strip()
+    if part == "size":
+        start, end = window.size_span
+        return template[:start] + text + template[end:]
+    if window.slide_span is not None:
+        start, end = window.slide_span
+        if text:
+            return template[:start] + text + template[end:]
+        # drop " STEP 5s" entirely: from the end of the size to the end of the slide
+        return template[: window.size_span[1]] + template[end:]
+    if not text:
+        return template
+    start, end = window.insert_span
+    clause = f"{window.keyword} {text}"
+    if window.tumbling:
+        return template[:start] + clause + template[end:]
+    return template[:start].rstrip() + f" {clause}" + template[end:]
 
 
 # --------------------------------------------------------------------------- commands
