@@ -140,13 +140,11 @@ def dominance(incremental: float, naive: float, floor: float = 0.0) -> str:
 
     ``floor``: absolute differences up to this are even (used for memory, see MEMORY_NOISE_MB).
     """
+    from workbench.results_data import dominant  # the same rule as the Results browser's tables
+
     if abs(incremental - naive) <= floor:
         return "≃"
-    if incremental < naive / 1.05:
-        return "I"
-    if naive < incremental / 1.05:
-        return "N"
-    return "≃"
+    return {"incremental": "I", "naive": "N"}.get(dominant({"incremental": incremental, "naive": naive}) or "", "≃")
 
 
 def run_grid(count: int, query: str, stand: bool) -> list[dict[str, Any]]:

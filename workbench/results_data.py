@@ -1,0 +1,771 @@
+"""What the Results browser shows, extracted from a result bundle (docs/result-bundle.md).
+
+Pure functions from a bundle folder to plain dataclasses and numpy arrays (no Qt, no
+Spark), so the charts are thin and everything here is testable in milliseconds. Reading
+is tolerant: a corrupt or partial bundle (bad JSON, missing manifest, a run still being
+written) yields whatever could be read plus :class:`~workbench.errors.UserError` problems
+naming the file and line, never an exception. Row reading itself is
+:func:`workbench.bundle.read_bundle` / :func:`workbench.bundle.run_row`.
+
+The views: per-window quality and YABench boxplots (YABench Sect. 5-6, ``ORACLE_*`` and
+``BOXPLOTS_*``), resource samples (``P_*.csv``), the correctness matrix (CSRBench Table 2),
+Heaven's latency × memory dashboard and dominance tables (Heaven Sect. 7, Table 2, Fig. 3)
+and recall vs cache size (eviction strategies, Sect. 3).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.bundle import (
+    MANIFEST,
+    ORACLE_FILE,
+    PARTIAL,
+    RUN_FILE,
+    RUNS_DIR,
+    SUMMARY,
+    YABENCH_DIR,
+    read_bundle,
+    read_json,
+    run_row,
+)
+from workbench.errors import UserError
+
+RUN_SPEC = "run-spec.json"
+VERDICT_SYMBOLS = {"correct": "✓", "incorrect": "✗"}
+#: Heaven Table 2: "approach A dominates B when A/B is greater than 5 %" (lower is better).
+DOMINANCE_MARGIN = 0.05
+EVEN = "—"
+
+
+# ---------------------------------------------------------------------- the bundle
+
+
+@dataclass(frozen=True)
+class LoadedBundle:
+    """A bundle as far as it could be read: its rows (summary.json or rebuilt) and what is wrong."""
+
+    folder: Path
+    name: str
+    status: str
+    rows: tuple[Mapping[str, Any], ...]
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+    problems: tuple[UserError, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def row(self, run_id: str) -> Mapping[str, Any] | None:
+        return next((r for r in self.rows if r.get("run_id") == run_id), None)
+
+    def run_folder(self, run_id: str) -> Path:
+        return self.folder / RUNS_DIR / str(run_id)
+
+
+def load_bundle(folder: str | Path) -> LoadedBundle:
+    """Read a bundle tolerantly: every problem becomes a located :class:`UserError` in ``problems``."""
+    root = Path(folder)
+    problems: list[UserError] = []
+    notes: list[str] = []
+    if not root.is_dir():
+        return LoadedBundle(root, root.name, "unreadable", (),
+                            problems=(UserError("not a result bundle folder (no such directory)", file=str(root)),))
+    manifest: Mapping[str, Any] = {}
+    try:
+        try:
+            summary = read_bundle(root)
+        except (AttributeError, TypeError) as error:  # valid JSON of the wrong shape
+            raise UserError(f"unexpected JSON structure in {MANIFEST} or {SUMMARY}: {error}", file=str(root)) from None
+        manifest, rows, status, name = summary.manifest, summary.runs, summary.status, summary.name
+        if not all(isinstance(row, Mapping) for row in rows):
+            problems.append(UserError("runs: expected a list of JSON objects", file=str(root / SUMMARY)))
+            rows = tuple(row for row in rows if isinstance(row, Mapping))
+    except UserError as error:
+        problems.append(error)
+        try:
+            manifest = read_json(root / MANIFEST) if (root / MANIFEST).is_file() else {}
+        except UserError:
+            manifest = {}  # already reported
+        if not isinstance(manifest, Mapping):
+            problems.append(UserError("expected a JSON object", file=str(root / MANIFEST)))
+            manifest = {}
+        specs = [spec for spec in manifest.get("runs") or () if isinstance(spec, Mapping)]
+        specs = specs or _specs_from_run_folders(root, problems)
+        rows = tuple(_tolerant_row(root, spec, problems) for spec in specs)
+        status = str(manifest.get("status", "unreadable" if not manifest else "running"))
+        name = str(manifest.get("name") or root.name)
+        if rows:
+            notes.append(f"{len(rows)} run(s) rebuilt from the run folders")
+    if status == "running":
+        notes.append("manifest.json says the run is still running (or its writer stopped): "
+                     "the rows come from the run folders written so far")
+    elif status == "cancelled":
+        notes.append("the run was cancelled: runs that never started are listed as cancelled")
+    elif status == "failed" and manifest.get("error"):
+        notes.append(f"the run failed: {manifest['error']}")
+    partial = sorted(p.name for p in (root / RUNS_DIR).glob(f"*{PARTIAL}")) if (root / RUNS_DIR).is_dir() else []
+    if partial:
+        notes.append(f"run folder(s) still being written: {', '.join(partial)}")
+    return LoadedBundle(root, name, status, tuple(rows), manifest, tuple(problems), tuple(notes))
+
+
+def _specs_from_run_folders(root: Path, problems: list[UserError]) -> list[Mapping[str, Any]]:
+    """No manifest: the run specs of the complete run folders (``runs/*/run-spec.json``)."""
+    specs = []
+    for spec_file in sorted((root / RUNS_DIR).glob(f"*/{RUN_SPEC}")):
+        if spec_file.parent.name.endswith(PARTIAL):
+            continue
+        try:
+            spec = read_json(spec_file)
+        except UserError as error:
+            problems.append(error)
+            continue
+        specs.append({**spec, "run_id": spec.get("run_id") or spec_file.parent.name})
+    return specs
+
+
+def _tolerant_row(root: Path, spec: Mapping[str, Any], problems: list[UserError]) -> Mapping[str, Any]:
+    try:
+        return run_row(root / RUNS_DIR / str(spec.get("run_id")), spec)
+    except UserError as error:
+        problems.append(error)
+        return {**{k: spec.get(k) for k in ("run_id", "index", "case", "repetition", "variables", "engine",
+                                             "engine_type", "query", "stream")},
+                "status": "unreadable", "verdict": "unreadable", "error": str(error)}
+
+
+def run_groups(bundle: LoadedBundle) -> list[tuple[tuple[Any, Any, Any], str]]:
+    """The (case, repetition, query) groups whose engines are overlaid, with a label each."""
+    groups: dict[tuple[Any, Any, Any], str] = {}
+    varying = grid_axes(bundle.rows)
+    for row in bundle.rows:
+        key = (row.get("case"), row.get("repetition"), row.get("query"))
+        if key not in groups:
+            variables = row.get("variables") or {}
+            detail = ", ".join(f"{v}={variables.get(v)}" for v in varying if v in variables)
+            groups[key] = f"case {key[0]} · rep {key[1]} · {key[2]}" + (f" ({detail})" if detail else "")
+    return list(groups.items())
+
+
+def rows_in_group(bundle: LoadedBundle, group: tuple[Any, Any, Any]) -> list[Mapping[str, Any]]:
+    return [r for r in bundle.rows if (r.get("case"), r.get("repetition"), r.get("query")) == group]
+
+
+def engines_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Engine ids in order of first appearance (the colour order of every chart)."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        seen.setdefault(str(row.get("engine")), None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------------- per-window quality
+
+
+def window_positions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Where per-window values are drawn on the time axis (ms): at the window's end; the
+    evaluations of one window by a content-change engine (consecutive lines with the same
+    borders) spread evenly across it, the last at its end, so that they do not pile up."""
+    x = np.asarray(end, dtype=float).copy()
+    first = 0
+    for index in range(1, len(x) + 1):
+        if index < len(x) and start[index] == start[first] and end[index] == end[first]:
+            continue
+        count = index - first
+        if count > 1:
+            width = float(end[first] - start[first])
+            x[first:index] = start[first] + width * np.arange(1, count + 1) / count
+        first = index
+    return x
+
+
+@dataclass(frozen=True)
+class WindowSeries:
+    """One run's per-window quality (``oracle.json`` ``windows``; YABench's ORACLE_ lines)."""
+
+    run_id: str
+    engine: str
+    start: np.ndarray  # application ms
+    end: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    actual_size: np.ndarray
+    expected_size: np.ndarray
+    window_triples: np.ndarray
+    delay: np.ndarray  # ms, NaN where the engine did not report the window
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def positions(self) -> np.ndarray:
+        return window_positions(self.start, self.end)
+
+    def windows(self) -> list[tuple[int, int]]:
+        """The distinct window intervals in order (for the window bands)."""
+        seen: dict[tuple[int, int], None] = {}
+        for s, e in zip(self.start.tolist(), self.end.tolist()):
+            seen.setdefault((int(s), int(e)), None)
+        return list(seen)
+
+
+def read_window_series(bundle: LoadedBundle, row: Mapping[str, Any]) -> WindowSeries | None:
+    """The per-window quality of one run, or None when its oracle measured no windows."""
+    path = bundle.run_folder(str(row.get("run_id"))) / ORACLE_FILE
+    if not path.is_file():
+        return None
+    oracle = read_json(path)
+    windows = oracle.get("windows") or []
+    if not windows:
+        return None
+    columns: dict[str, list[float]] = {k: [] for k in ("start", "end", "precision", "recall", "actual_size",
+                                                       "expected_size", "window_triples", "delay")}
+    for index, window in enumerate(windows):
+        for key, values in columns.items():
+            value = window.get(key)
+            if value is None and key != "delay":
+                raise UserError(f"window {index} has no {key!r}", file=str(path), field=f"windows[{index}].{key}")
+            values.append(math.nan if value is None else float(value))
+    return WindowSeries(str(row.get("run_id")), str(row.get("engine")),
+                        *(np.asarray(columns[k], dtype=float) for k in columns))
+
+
+@dataclass(frozen=True)
+class WindowBoxplots:
+    """YABench ``BOXPLOTS_<engine>``: per window, precision/recall/delay over the repetitions."""
+
+    group: str  # the yabench/ sub-folder, e.g. ``case0-q1``
+    engine: str
+    precision: tuple[tuple[float, ...], ...]
+    recall: tuple[tuple[float, ...], ...]
+    delay: tuple[tuple[float, ...], ...]
+    start: tuple[int, ...] = ()  # the window borders (ms) of each line, from ORACLE_<engine>_1, if present
+    end: tuple[int, ...] = ()
+
+    def positions(self) -> np.ndarray | None:
+        """Time-axis positions (ms) as :func:`window_positions`, or None when the borders are unknown."""
+        if len(self.start) != len(self.precision) or not self.start:
+            return None
+        return window_positions(np.asarray(self.start), np.asarray(self.end))
+
+    @property
+    def repetitions(self) -> int:
+        return max((len(v) for v in self.precision), default=0)
+
+    def metric(self, name: str) -> tuple[tuple[float, ...], ...]:
+        return {"precision": self.precision, "recall": self.recall, "delay": self.delay}[name]
+
+
+def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> WindowBoxplots:
+    """Parse a ``BOXPLOTS_*`` file (FORMATS.md: the engine name, then ``precisions;recalls;delays``)."""
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise UserError("empty BOXPLOTS file (the first line must name the engine)", file=file, line=1)
+    metrics: tuple[list[tuple[float, ...]], ...] = ([], [], [])
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split(";")
+        if len(parts) != 3:
+            raise UserError(f"expected precisions;recalls;delays, found {len(parts)} field(s)", file=file, line=number)
+        for name, part, values in zip(("precisions", "recalls", "delays"), parts, metrics):
+            try:
+                values.append(tuple(float(v) for v in part.split(",") if v.strip()))
+            except ValueError:
+                raise UserError(f"not a number in {part!r}", file=file, line=number, field=name) from None
+    return WindowBoxplots(group, lines[0].strip(), *(tuple(m) for m in metrics))
+
+
+def parse_oracle_borders(text: str, *, file: str | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The window borders of a YABench ``ORACLE_*`` file
+    (``precision,recall,actual,expected,triples,start,end,delay`` per line)."""
+    starts, ends = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        if len(fields) < 7:
+            raise UserError(f"expected 8 comma-separated fields, found {len(fields)}", file=file, line=number)
+        try:
+            starts.append(int(float(fields[5])))
+            ends.append(int(float(fields[6])))
+        except ValueError:
+            raise UserError(f"window borders are not numbers: {fields[5]!r}, {fields[6]!r}", file=file,
+                            line=number) from None
+    return tuple(starts), tuple(ends)
+
+
+def read_boxplots(bundle: LoadedBundle, problems: list[UserError] | None = None) -> list[WindowBoxplots]:
+    """Every ``yabench/*/BOXPLOTS_*`` of the bundle (unreadable files go to ``problems``)."""
+    result = []
+    for path in sorted((bundle.folder / YABENCH_DIR).glob("*/BOXPLOTS_*")):
+        if path.name.endswith(PARTIAL):
+            continue
+        try:
+            boxplots = parse_boxplots(path.read_text(encoding="utf-8"), group=path.parent.name, file=str(path))
+            first = path.parent / f"ORACLE_{path.name.removeprefix('BOXPLOTS_')}_1"
+            if first.is_file():
+                start, end = parse_oracle_borders(first.read_text(encoding="utf-8"), file=str(first))
+                boxplots = replace(boxplots, start=start, end=end)
+            result.append(boxplots)
+        except UserError as error:
+            if problems is None:
+                raise
+            problems.append(error)
+    return result
+
+
+@dataclass(frozen=True)
+class BoxStats:
+    """Five-number summary of one box (quartiles as :class:`workbench.oracle.quality.Spread`)."""
+
+    minimum: float
+    q1: float
+    median: float
+    q3: float
+    maximum: float
+    mean: float
+    count: int
+
+
+def box_stats(values: Sequence[float]) -> BoxStats | None:
+    from workbench.oracle.quality import Spread
+
+    if not values:
+        return None
+    spread = Spread.of(values)
+    return BoxStats(spread.minimum, spread.q1, spread.median, spread.q3, spread.maximum, spread.mean, len(values))
+
+
+# ---------------------------------------------------------------------- resources
+
+
+@dataclass(frozen=True)
+class ResourceSeries:
+    """One run's ``P_<engine>.csv``: time (s since engine start), RSS (MiB), CPU (% of one core), threads."""
+
+    run_id: str
+    engine: str
+    time_s: np.ndarray
+    rss_mb: np.ndarray
+    cpu_percent: np.ndarray
+    threads: np.ndarray
+
+
+P_COLUMNS = ("time", "rss_mem", "cpu_percent", "threads")
+
+
+def parse_performance(text: str, *, run_id: str = "", engine: str = "", file: str | None = None) -> ResourceSeries:
+    """Parse YABench performance samples (header ``time,rss_mem,cpu_percent,mem_percent,threads``)."""
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        raise UserError("empty performance file (expected a header line)", file=file, line=1)
+    header = [h.strip() for h in header]
+    missing = [c for c in P_COLUMNS if c not in header]
+    if missing:
+        raise UserError(f"header lacks {', '.join(missing)} (expected time,rss_mem,cpu_percent,mem_percent,threads)",
+                        file=file, line=1)
+    index = {c: header.index(c) for c in P_COLUMNS}
+    values: dict[str, list[float]] = {c: [] for c in P_COLUMNS}
+    for number, record in enumerate(reader, start=2):
+        if not record:
+            continue
+        for column, position in index.items():
+            try:
+                values[column].append(float(record[position]))
+            except (ValueError, IndexError):
+                raise UserError(f"not a number: {record[position] if position < len(record) else '(missing)'!r}",
+                                file=file, line=number, field=column) from None
+    return ResourceSeries(run_id, engine, *(np.asarray(values[c], dtype=float) for c in P_COLUMNS))
+
+
+def read_resources(bundle: LoadedBundle, row: Mapping[str, Any]) -> ResourceSeries | None:
+    """The performance samples of one run (None when the run wrote none)."""
+    folder = bundle.run_folder(str(row.get("run_id")))
+    files = sorted(p for p in folder.glob("P_*.csv")) if folder.is_dir() else []
+    if not files:
+        return None
+    return parse_performance(files[0].read_text(encoding="utf-8"), run_id=str(row.get("run_id")),
+                             engine=str(row.get("engine")), file=str(files[0]))
+
+
+def read_runs(bundle: LoadedBundle, rows: Iterable[Mapping[str, Any]],
+              reader: Callable[[LoadedBundle, Mapping[str, Any]], Any]) -> tuple[list[Any], list[UserError]]:
+    """Apply a per-run reader (:func:`read_window_series`, :func:`read_resources`) to ``rows``:
+    the results that exist, and the located problems of the files that could not be read."""
+    found, problems = [], []
+    for row in rows:
+        try:
+            value = reader(bundle, row)
+        except UserError as error:
+            problems.append(error)
+            continue
+        if value is not None:
+            found.append(value)
+    return found, problems
+
+
+# ---------------------------------------------------------------------- correctness matrix
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One engine × query: the verdicts of its runs (cases × repetitions) and the first divergence."""
+
+    engine: str
+    query: str
+    run_ids: tuple[str, ...]
+    verdicts: tuple[str, ...]
+    divergence_run: str | None = None
+    divergence_t_ms: int | None = None
+    divergence: str | None = None
+
+    @property
+    def state(self) -> str:
+        """correct | incorrect (some run) | the non-verdict status (failed, timeout, …) | mixed."""
+        kinds = set(self.verdicts)
+        if kinds == {"correct"}:
+            return "correct"
+        if "incorrect" in kinds:
+            return "incorrect"
+        others = kinds - {"correct"}
+        return others.pop() if len(others) == 1 else "mixed"
+
+    @property
+    def text(self) -> str:
+        """``✓``/``✗``/``failed`` for one run; ``3/3 ✓``, ``1/3 ✓ 2 ✗``, ``2/3 ✓ 1 timeout`` for several."""
+        total = len(self.verdicts)
+        if total == 1:
+            return VERDICT_SYMBOLS.get(self.verdicts[0], self.verdicts[0])
+        correct = self.verdicts.count("correct")
+        parts = []
+        if correct or "incorrect" in self.verdicts:
+            parts.append(f"{correct}/{total} ✓")
+        counts: dict[str, int] = {}
+        for verdict in self.verdicts:
+            if verdict != "correct":
+                counts[verdict] = counts.get(verdict, 0) + 1
+        for verdict, count in counts.items():
+            symbol = VERDICT_SYMBOLS.get(verdict, verdict)
+            parts.append(f"{count}/{total} {symbol}" if not parts and count == total else f"{count} {symbol}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class CorrectnessMatrix:
+    engines: tuple[str, ...]
+    queries: tuple[str, ...]
+    cells: Mapping[tuple[str, str], MatrixCell]
+
+    def cell(self, engine: str, query: str) -> MatrixCell | None:
+        return self.cells.get((engine, query))
+
+
+def divergence_summary(divergence: Mapping[str, Any] | None, *, limit: int = 3) -> str:
+    """One paragraph on where an engine first departs from the oracle (as ``rspwb check`` prints it)."""
+    if not divergence:
+        return "no divergence recorded"
+    lines = [f"closest t0 {divergence.get('t0')}: evaluation #{divergence.get('index')} "
+             f"(expected at {divergence.get('expected_time')} ms, engine at {divergence.get('actual_time')} ms): "
+             f"{divergence.get('reason')}; {divergence.get('matched_before', 0)} matched before"]
+    for label in ("missing", "extra"):
+        items = divergence.get(label) or []
+        for item in items[:limit]:
+            binding = ", ".join(f"?{k}={v}" for k, v in sorted((item.get("binding") or {}).items()))
+            count = item.get("count", 1)
+            lines.append(f"{label}: {binding}" + (f" ×{count}" if count != 1 else ""))
+        if len(items) > limit:
+            lines.append(f"… {len(items) - limit} more {label}")
+    return "\n".join(lines)
+
+
+def correctness_matrix(bundle: LoadedBundle, problems: list[UserError] | None = None) -> CorrectnessMatrix:
+    """Engines × queries (CSRBench Table 2), aggregated over cases and repetitions."""
+    engines = engines_of(bundle.rows)
+    queries = list(dict.fromkeys(str(r.get("query")) for r in bundle.rows))
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in bundle.rows:
+        grouped.setdefault((str(row.get("engine")), str(row.get("query"))), []).append(row)
+    cells = {}
+    for key, rows in grouped.items():
+        verdicts = tuple(str(r.get("verdict") or r.get("status") or "not-run") for r in rows)
+        run_ids = tuple(str(r.get("run_id")) for r in rows)
+        first_bad = next((r for r in rows if r.get("verdict") == "incorrect"), None)
+        detail: dict[str, Any] = {}
+        if first_bad is not None:
+            path = bundle.run_folder(str(first_bad.get("run_id"))) / ORACLE_FILE
+            try:
+                divergence = read_json(path).get("first_divergence") if path.is_file() else None
+            except UserError as error:
+                if problems is not None:
+                    problems.append(error)
+                divergence = None
+            t_ms = None
+            if divergence:
+                t_ms = divergence.get("expected_time")
+                if t_ms is None:
+                    t_ms = divergence.get("actual_time")
+            detail = {"divergence_run": str(first_bad.get("run_id")), "divergence_t_ms": t_ms,
+                      "divergence": f"{first_bad.get('run_id')}\n{divergence_summary(divergence)}"}
+        else:
+            erroneous = next((r for r in rows if r.get("verdict") != "correct" and r.get("error")), None)
+            if erroneous is not None:
+                detail = {"divergence": f"{erroneous.get('run_id')}: {str(erroneous.get('error')).splitlines()[0]}"}
+        cells[key] = MatrixCell(key[0], key[1], run_ids, verdicts, **detail)
+    return CorrectnessMatrix(tuple(engines), tuple(queries), cells)
+
+
+# ---------------------------------------------------------------------- grids of cases
+
+
+def value_order(value: Any) -> tuple[int, float, str]:
+    """Sort key for variable values: numbers, then durations (``100ms`` < ``1s``), then text."""
+    from workbench.core.time import parse_duration
+
+    if isinstance(value, bool):
+        return (2, 0.0, str(value))
+    if isinstance(value, (int, float)):
+        return (0, float(value), "")
+    try:
+        return (0, float(parse_duration(str(value))), str(value))
+    except UserError:
+        return (1, 0.0, str(value))
+
+
+def grid_axes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The variables that vary across the runs, in declaration order, each independent of the
+    earlier ones (a variable that is a one-to-one relabelling of an earlier one, e.g. Heaven's
+    ``UNIS`` of ``STIM``, is left out): Heaven's grid is ``[STIM, WINDOW]``."""
+    names: dict[str, None] = {}
+    for row in rows:
+        for name in (row.get("variables") or {}):
+            names.setdefault(str(name), None)
+
+    def column(name: str) -> list[str]:
+        return [json.dumps((r.get("variables") or {}).get(name), sort_keys=True) for r in rows]
+
+    axes: list[str] = []
+    for name in names:
+        values = column(name)
+        if len(set(values)) < 2:
+            continue
+        if any(_one_to_one(column(axis), values) for axis in axes):
+            continue
+        axes.append(name)
+    return axes
+
+
+def _one_to_one(a: Sequence[Hashable], b: Sequence[Hashable]) -> bool:
+    forward: dict[Hashable, Hashable] = {}
+    backward: dict[Hashable, Hashable] = {}
+    for x, y in zip(a, b):
+        if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------- Heaven dashboard
+
+
+@dataclass(frozen=True)
+class ApproachPoint:
+    """One engine in one grid cell (Heaven Fig. 3): mean latency and mean peak RSS over its
+    repetitions, with their min–max over the repetitions as the spread."""
+
+    engine: str
+    cell: tuple[tuple[str, Any], ...]  # (variable, value) of the grid axes
+    latency_ms: float
+    latency_min: float
+    latency_max: float
+    memory_mb: float
+    memory_min: float
+    memory_max: float
+    runs: int
+
+    def cell_label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.cell) or "all runs"
+
+
+def heaven_points(bundle: LoadedBundle, axes: Sequence[str] | None = None) -> list[ApproachPoint]:
+    """Latency × memory per engine and grid cell, from the runs that finished (summary rows:
+    ``latency_ms_mean`` = the stand's mean per-stimulus latency, ``peak_rss_mb``)."""
+    axes = list(grid_axes(bundle.rows) if axes is None else axes)
+    grouped: dict[tuple[str, tuple[tuple[str, Any], ...]], list[Mapping[str, Any]]] = {}
+    for row in bundle.rows:
+        if row.get("status") != "ok" or row.get("latency_ms_mean") is None or row.get("peak_rss_mb") is None:
+            continue
+        variables = row.get("variables") or {}
+        cell = tuple((axis, variables.get(axis)) for axis in axes)
+        grouped.setdefault((str(row.get("engine")), cell), []).append(row)
+    points = []
+    for (engine, cell), rows in grouped.items():
+        latency = [float(r["latency_ms_mean"]) for r in rows]
+        memory = [float(r["peak_rss_mb"]) for r in rows]
+        points.append(ApproachPoint(engine, cell, statistics.fmean(latency), min(latency), max(latency),
+                                    statistics.fmean(memory), min(memory), max(memory), len(rows)))
+    points.sort(key=lambda p: ([value_order(v) for _, v in p.cell], p.engine))
+    return points
+
+
+def dominant(values: Mapping[str, float], margin: float = DOMINANCE_MARGIN) -> str | None:
+    """The approach that dominates the others (lower is better) by more than ``margin``, else None.
+
+    Heaven Table 2: A dominates B when B / A − 1 > 5 %; with more than two approaches the best
+    must dominate every other one.
+    """
+    finite = {k: v for k, v in values.items() if v is not None and math.isfinite(v)}
+    if len(finite) < 2:
+        return None
+    best = min(finite, key=finite.__getitem__)
+    if all(finite[other] > finite[best] * (1.0 + margin) for other in finite if other != best):
+        return best
+    return None
+
+
+@dataclass(frozen=True)
+class DominanceGrid:
+    """Heaven Table 2 for one KPI: rows × columns of grid values, each cell the dominating approach."""
+
+    kpi: str
+    row_variable: str
+    column_variable: str
+    rows: tuple[Any, ...]
+    columns: tuple[Any, ...]
+    cells: Mapping[tuple[Any, Any], str]  # the dominating engine, EVEN, or absent (not run)
+
+    def cell(self, row: Any, column: Any) -> str:
+        return self.cells.get((row, column), "")
+
+
+def dominance_grid(points: Sequence[ApproachPoint], kpi: str, row_variable: str, column_variable: str,
+                   margin: float = DOMINANCE_MARGIN) -> DominanceGrid:
+    """``kpi`` is ``latency`` or ``memory`` (the means of :class:`ApproachPoint`)."""
+    attribute = {"latency": "latency_ms", "memory": "memory_mb"}[kpi]
+    values: dict[tuple[Any, Any], dict[str, float]] = {}
+    for point in points:
+        cell = dict(point.cell)
+        key = (cell.get(row_variable), cell.get(column_variable))
+        values.setdefault(key, {})[point.engine] = getattr(point, attribute)
+    rows = tuple(sorted({k[0] for k in values}, key=value_order))
+    columns = tuple(sorted({k[1] for k in values}, key=value_order))
+    cells = {key: (dominant(by_engine, margin) or EVEN) for key, by_engine in values.items() if len(by_engine) >= 2}
+    return DominanceGrid(kpi, row_variable, column_variable, rows, columns, cells)
+
+
+# ---------------------------------------------------------------------- eviction
+
+
+@dataclass(frozen=True)
+class RecallCurve:
+    """Recall vs binding-cache size for one eviction strategy (and data shape)."""
+
+    strategy: str
+    shape: str
+    cache_size: np.ndarray
+    recall: np.ndarray
+
+    @property
+    def label(self) -> str:
+        return f"{self.strategy} ({self.shape})" if self.shape else self.strategy
+
+
+def eviction_curves(bundle: LoadedBundle, problems: list[UserError] | None = None) -> list[RecallCurve]:
+    """One curve per strategy × data shape from the runs with a ``cache_size`` engine parameter
+    (``run.json`` ``engine.parameters``); the shape is the varying case variables other than the
+    cache size (e.g. ``PROFILE=bursty``); repetitions are averaged."""
+    found: list[tuple[Mapping[str, Any], str, float]] = []
+    for row in bundle.rows:
+        if row.get("recall") is None:
+            continue
+        path = bundle.run_folder(str(row.get("run_id"))) / RUN_FILE
+        try:
+            run = read_json(path) if path.is_file() else {}
+        except UserError as error:
+            if problems is not None:
+                problems.append(error)
+            continue
+        parameters = (run.get("engine") or {}).get("parameters") or {}
+        if parameters.get("cache_size") is None:
+            continue
+        try:
+            cache = float(parameters["cache_size"])
+        except (TypeError, ValueError):
+            if problems is not None:
+                problems.append(UserError(f"cache_size is not a number: {parameters['cache_size']!r}",
+                                          file=str(path), field="engine.parameters.cache_size"))
+            continue
+        found.append((row, str(parameters.get("strategy") or row.get("engine")), cache))
+    if not found:
+        return []
+    rows = [r for r, _, _ in found]
+    caches = [c for _, _, c in found]
+    shape_axes = [a for a in grid_axes(rows)
+                  if not _one_to_one([json.dumps((r.get("variables") or {}).get(a)) for r in rows], caches)]
+    collected: dict[tuple[str, str], dict[float, list[float]]] = {}
+    for row, strategy, cache in found:
+        variables = row.get("variables") or {}
+        shape = ", ".join(str(variables.get(a)) for a in shape_axes)
+        collected.setdefault((strategy, shape), {}).setdefault(cache, []).append(float(row["recall"]))
+    curves = []
+    for (strategy, shape), by_cache in collected.items():
+        sizes = sorted(by_cache)
+        curves.append(RecallCurve(strategy, shape, np.asarray(sizes, dtype=float),
+                                  np.asarray([statistics.fmean(by_cache[s]) for s in sizes], dtype=float)))
+    return curves
+
+
+# ---------------------------------------------------------------------- everything at once
+
+
+@dataclass(frozen=True)
+class BundleData:
+    """What the Results browser needs up front (per-run series are read when a run group is shown)."""
+
+    bundle: LoadedBundle
+    matrix: CorrectnessMatrix
+    boxplots: tuple[WindowBoxplots, ...]
+    heaven_axes: tuple[str, ...]
+    heaven: tuple[ApproachPoint, ...]
+    eviction: tuple[RecallCurve, ...]
+    problems: tuple[UserError, ...]
+
+
+def read_bundle_data(folder: str | Path, cancelled: Callable[[], bool] = lambda: False,
+                     progress: Callable[[float, str], None] = lambda fraction, message: None) -> BundleData:
+    """Read a bundle for the browser (off the GUI thread for big bundles); bad content never
+    raises: problems are collected with their file and line. Raises UserError if ``cancelled()``."""
+
+    def step(fraction: float, message: str) -> None:
+        if cancelled():
+            raise UserError("cancelled", file=str(folder))
+        progress(fraction, message)
+
+    bundle = load_bundle(folder)
+    problems = list(bundle.problems)
+    step(0.2, "correctness matrix")
+    matrix = correctness_matrix(bundle, problems)
+    step(0.5, "boxplots")
+    boxplots = [b for b in read_boxplots(bundle, problems) if b.repetitions]
+    step(0.7, "latency and memory")
+    axes = tuple(grid_axes([r for r in bundle.rows if r.get("status") == "ok"]))
+    heaven = heaven_points(bundle, axes)
+    step(0.8, "eviction")
+    eviction = eviction_curves(bundle, problems)
+    return BundleData(bundle, matrix, tuple(boxplots), axes, tuple(heaven), tuple(eviction), tuple(problems))
+
+
+__all__ = [
+    "ApproachPoint", "BoxStats", "BundleData", "CorrectnessMatrix", "DominanceGrid", "LoadedBundle", "MatrixCell",
+    "RecallCurve", "ResourceSeries", "WindowBoxplots", "WindowSeries", "box_stats", "correctness_matrix",
+    "divergence_summary", "dominance_grid", "dominant", "engines_of", "eviction_curves", "grid_axes",
+    "heaven_points", "load_bundle", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
+    "read_resources", "read_runs", "read_window_series", "rows_in_group", "run_groups", "value_order",
+    "window_positions",
+]
