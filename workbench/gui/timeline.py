@@ -1,21 +1,28 @@
 """The window timeline: stream lanes, expected window borders, evaluations and emissions.
 
 The core results view (issue 6). Stream elements run along application time, one lane per
-station/stream, drawn as per-bucket counts (peak-preserving: every non-empty bucket shows)
-computed from sorted arrays on each view change, so millions of elements pan and zoom
-smoothly; when few elements are in view they are drawn one by one. Below the lanes, the
-expected windows for the chosen t0 and border convention (filled end = inclusive border,
-hollow = exclusive); above, evaluation instants and, through :meth:`add_engine_emissions`
-and :meth:`set_reconstructed_borders`, what engines did and the borders gracious mode
+station/stream, drawn as per-pixel-bucket counts (peak-preserving: every non-empty bucket
+shows) computed with one ``searchsorted`` per view change (`timeline_data`), so millions of
+elements pan and zoom smoothly; when few elements are in view they are drawn one by one.
+Below the lanes, the expected windows for the chosen t0 and border convention (filled end
+= inclusive border, hollow = exclusive), windows the oracle measured as diverging in red;
+above, expected evaluation instants and, through :meth:`add_engine_emissions` and
+:meth:`set_reconstructed_borders`, what engines did and the borders gracious mode
 reconstructed (dashed, contrasting colour, shift labelled). Clicking a window lists its
-content and, when given, expected vs actual bindings with missing/extra highlighted.
-Plot items are created once and updated with ``setData``; refresh runs on a 20 Hz timer.
+content and expected vs actual bindings with missing/extra highlighted.
+:meth:`TimelineView.load_bundle_run` shows a run of a result bundle (`timeline_bundle`).
+
+Frame budget (benchmarks/bench_gui.py): every item is created once and updated with
+``setData``; all lanes are ONE ``connect='pairs'`` curve; pens are opaque (alpha-blended
+lines cost ~7× more in the raster engine, which is why the grid is drawn here and not by
+the axis); a refresh for an unchanged range and size is skipped. Refresh runs on a 20 Hz timer.
 """
 
 from __future__ import annotations
 
 import csv
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
@@ -46,14 +53,31 @@ from workbench.gui.timeline_data import StreamLanes, windows_in_range
 
 POINT_LIMIT = 5_000  # draw single elements below this many in view
 WINDOW_LIMIT = 300  # draw window bars below this many in view
+MARKER_LIMIT = 5_000  # markers drawn per row at most (thinned beyond)
 WINDOW_ROW_HEIGHT = 0.35
 LANE_COLOUR = "#37474f"
 WINDOW_COLOUR = (21, 101, 192)
+# opaque colours, pre-blended over the white background (alpha-blended lines are slow to draw)
+WINDOW_BAR_COLOUR = (99, 152, 213)  # WINDOW_COLOUR at 2/3 opacity
+BORDER_LINE_COLOUR = (200, 219, 240)  # WINDOW_COLOUR at 1/4 opacity
+GRID_COLOUR = (236, 236, 236)
+SELECTION_COLOUR = (255, 240, 197)
+DIVERGING_COLOUR = "#e53935"
 EXPECTED_COLOUR = "#2e7d32"
 ENGINE_COLOURS = ("#d81b60", "#ef6c00", "#8e24aa", "#00897b", "#6d4c41")
 RECONSTRUCTED_COLOUR = "#ff6f00"
 MISSING_BRUSH = QColor("#ffcdd2")
 EXTRA_BRUSH = QColor("#ffe0b2")
+
+
+def _curve(colour: Any, width: float = 1, **pen: Any) -> pg.PlotCurveItem:
+    """A bare ``connect='pairs'`` curve: segments (x0,y0)-(x1,y1), … in one path, no per-point checks."""
+    return pg.PlotCurveItem(pen=pg.mkPen(colour, width=width, **pen), connect="pairs", antialias=False,
+                            skipFiniteCheck=True)
+
+
+def _empty() -> np.ndarray:
+    return np.zeros(0)
 
 
 class WindowTimeline(QWidget):
@@ -67,40 +91,53 @@ class WindowTimeline(QWidget):
         self.lanes = StreamLanes([], [])
         self.spec: WindowSpec | None = None
         self.evaluation_times = np.zeros(0, dtype=np.int64)
+        self.evaluation_windows: dict[int, WindowInstance] = {}
         self.engine_times: dict[str, np.ndarray] = {}
         self.reconstructed: dict[str, tuple[list[tuple[int, int]], tuple[int, int]]] = {}
+        self._reconstructed_arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.reconstructed_labels: dict[str, str] = {}
+        self.diverging: list[tuple[int, int]] = []
+        self._diverging_arrays = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
         self.bindings: dict[tuple[int, int], tuple[Counter[Hashable], Counter[Hashable]]] = {}
+        self.bindings_notes: dict[tuple[int, int], str] = {}
         self.selected: WindowInstance | None = None
         self.refresh_count = 0
         self._shown: dict[str, Any] = {}
+        self._version = 0
+        self._drawn_key: tuple[Any, ...] | None = None
+        self._y_extent = (-1.0, 1.0)
+        self._shown_diverging: list[tuple[int, int]] = []
 
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("timelinePlot")
         self.item = self.plot.getPlotItem()
         self.item.invertY(True)
         self.item.hideButtons()
-        self.item.showGrid(x=True, y=False, alpha=0.15)
         self.item.setLabel("bottom", "application time", units="s")
         self.item.getAxis("bottom").enableAutoSIPrefix(False)
         self.item.setMouseEnabled(x=True, y=False)
         self.item.getViewBox().setLimits(yMin=-6, yMax=60)
+        self.item.getAxis("left").setCacheMode(pg.QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         # no setClipToView: it drops points of connect='pairs' segments; refresh() clips itself
 
-        self.density = pg.PlotDataItem(pen=pg.mkPen(LANE_COLOUR, width=1), connect="pairs", antialias=False)
+        self.grid = _curve(GRID_COLOUR)  # the axis' own grid uses alpha: slow
+        self.grid.setZValue(-20)
+        self.density = _curve(LANE_COLOUR)
         self.points = pg.ScatterPlotItem(size=6, pen=None, brush=pg.mkBrush(LANE_COLOUR))
-        self.window_bars = pg.PlotDataItem(pen=pg.mkPen((*WINDOW_COLOUR, 170), width=6), connect="pairs")
-        self.border_lines = pg.PlotDataItem(pen=pg.mkPen((*WINDOW_COLOUR, 60), width=1), connect="pairs")
+        self.window_bars = _curve(WINDOW_BAR_COLOUR, width=6)
+        self.diverging_bars = _curve(DIVERGING_COLOUR, width=6)
+        self.border_lines = _curve(BORDER_LINE_COLOUR)
         self.inclusive_ends = pg.ScatterPlotItem(size=8, pen=pg.mkPen(WINDOW_COLOUR), brush=pg.mkBrush(WINDOW_COLOUR))
         self.exclusive_ends = pg.ScatterPlotItem(size=8, pen=pg.mkPen(WINDOW_COLOUR, width=1.5), brush=pg.mkBrush("w"))
         self.expected_markers = pg.ScatterPlotItem(size=10, symbol="t", pen=None, brush=pg.mkBrush(EXPECTED_COLOUR))
-        self.selection = pg.LinearRegionItem(movable=False, brush=(255, 193, 7, 60), pen=pg.mkPen((230, 150, 0), width=1))
+        self.selection = pg.LinearRegionItem(movable=False, brush=SELECTION_COLOUR, pen=pg.mkPen((230, 150, 0), width=1))
         self.selection.setVisible(False)
         self.selection.setZValue(-10)
-        for item in (self.selection, self.border_lines, self.density, self.points, self.window_bars,
-                     self.inclusive_ends, self.exclusive_ends, self.expected_markers):
+        for item in (self.grid, self.selection, self.border_lines, self.density, self.points, self.window_bars,
+                     self.diverging_bars, self.inclusive_ends, self.exclusive_ends, self.expected_markers):
             self.item.addItem(item)
         self.engine_items: dict[str, pg.ScatterPlotItem] = {}
-        self.reconstructed_items: dict[str, tuple[pg.PlotDataItem, pg.TextItem]] = {}
+        self.reconstructed_items: dict[str, tuple[pg.PlotCurveItem, pg.TextItem]] = {}
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -116,11 +153,17 @@ class WindowTimeline(QWidget):
         self.content_table.setHorizontalHeaderLabels(["t (ms)", "subject", "predicate", "object"])
         self.content_table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.content_table.verticalHeader().setVisible(False)
+        self.bindings_note = QLabel("")
+        self.bindings_note.setObjectName("bindingsNote")
+        self.bindings_note.setWordWrap(True)
         self.bindings_table = QTableWidget(0, 2)
         self.bindings_table.setObjectName("windowBindings")
         self.bindings_table.setHorizontalHeaderLabels(["status", "binding"])
+        self.bindings_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.bindings_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.bindings_table.verticalHeader().setVisible(False)
+        self.bindings_table.setWordWrap(False)  # one line per binding; the full text is the tooltip
+        self.content_table.setWordWrap(False)
         panel = QWidget()
         panel_layout = QVBoxLayout(panel)
         panel_layout.setContentsMargins(0, 0, 0, 0)
@@ -128,6 +171,7 @@ class WindowTimeline(QWidget):
         panel_layout.addWidget(QLabel("<b>Content</b>"))
         panel_layout.addWidget(self.content_table, 2)
         panel_layout.addWidget(QLabel("<b>Expected vs actual bindings</b>"))
+        panel_layout.addWidget(self.bindings_note)
         panel_layout.addWidget(self.bindings_table, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.plot)
@@ -139,14 +183,21 @@ class WindowTimeline(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
 
+    def _changed(self) -> None:
+        """Data changed: the next refresh redraws even if the range did not."""
+        self._version += 1
+
     # ------------------------------------------------------------------ data in
     def load(self, lanes: StreamLanes) -> None:
         """Show a stream (see :class:`StreamLanes`); resets the view to the whole stream."""
         self.lanes = lanes
         self.selected = None
         self.selection.setVisible(False)
-        ticks = [(float(i), name) for i, name in enumerate(lanes.names)]
-        self.item.getAxis("left").setTicks([ticks + self._row_ticks()])
+        self.panel_title.setText("Click a window to list its content.")
+        self.content_table.setRowCount(0)
+        self.bindings_table.setRowCount(0)
+        self.bindings_note.setText("")
+        self._changed()
         self.show_all()
 
     def load_elements(self, elements: Sequence[Any]) -> None:
@@ -155,12 +206,20 @@ class WindowTimeline(QWidget):
     def set_window_spec(self, spec: WindowSpec | None) -> None:
         """The expected windows (size, slide, t0, border convention, leading partials)."""
         self.spec = spec
+        self._changed()
         self._update_axis()
-        self.refresh()
+        self.set_diverging_windows(self.diverging)
 
-    def set_evaluations(self, times: Iterable[int]) -> None:
-        """Expected evaluation instants (e.g. from :func:`workbench.core.report.evaluation_instants`)."""
-        self.evaluation_times = np.sort(np.fromiter(times, dtype=np.int64))
+    def set_evaluations(self, times: Iterable[int], windows: Iterable[WindowInstance] | None = None) -> None:
+        """Expected evaluation instants (e.g. from :func:`workbench.core.report.evaluation_instants`),
+        optionally with the window each reads (then :meth:`jump_to` selects that window)."""
+        times = list(times)
+        self.evaluation_times = np.sort(np.asarray(times, dtype=np.int64))
+        self.evaluation_windows = {}
+        if windows is not None:
+            for time, window in zip(times, windows):
+                self.evaluation_windows.setdefault(int(time), window)
+        self._changed()
         self.refresh()
 
     def compute_expected_evaluations(self, policy: ReportPolicy) -> int:
@@ -173,7 +232,7 @@ class WindowTimeline(QWidget):
             return 0
         times = self.lanes.all_times.tolist()
         evaluations = evaluation_instants(times, self.spec, policy, start=self.spec.t0, end=times[-1])
-        self.set_evaluations(e.time for e in evaluations)
+        self.set_evaluations((e.time for e in evaluations), (e.window for e in evaluations))
         return len(evaluations)
 
     def add_engine_emissions(self, engine: str, times: Iterable[int]) -> None:
@@ -184,26 +243,80 @@ class WindowTimeline(QWidget):
             item = pg.ScatterPlotItem(size=10, symbol="d", pen=None, brush=pg.mkBrush(colour))
             self.item.addItem(item)
             self.engine_items[engine] = item
+        self._changed()
         self._update_axis()
         self.refresh()
 
-    def set_reconstructed_borders(self, engine: str, windows: Sequence[tuple[int, int]], shift: tuple[int, int]) -> None:
-        """Gracious mode: the borders the engine really used (dashed), labelled with the shift (ms)."""
+    def set_reconstructed_borders(self, engine: str, windows: Sequence[tuple[int, int]], shift: tuple[int, int],
+                                  label: str | None = None) -> None:
+        """Gracious mode: the borders the engine really used (dashed), labelled with the shift (ms);
+        ``label`` replaces the shift text when shifts differ between windows."""
         self.reconstructed[engine] = (list(windows), shift)
+        pairs = np.asarray(list(windows), dtype=float).reshape(-1, 2)
+        self._reconstructed_arrays[engine] = (pairs[:, 0], pairs[:, 1])
+        self.reconstructed_labels[engine] = label or f"start {shift[0]:+d} ms, end {shift[1]:+d} ms"
         if engine not in self.reconstructed_items:
-            line = pg.PlotDataItem(pen=pg.mkPen(RECONSTRUCTED_COLOUR, width=2, style=Qt.PenStyle.DashLine), connect="pairs")
-            label = pg.TextItem(color=RECONSTRUCTED_COLOUR, anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 200))
+            line = _curve(RECONSTRUCTED_COLOUR, width=2, style=Qt.PenStyle.DashLine)
+            text = pg.TextItem(color=RECONSTRUCTED_COLOUR, anchor=(0, 1), fill=pg.mkBrush(255, 255, 255))
             self.item.addItem(line)
-            self.item.addItem(label)
-            self.reconstructed_items[engine] = (line, label)
+            self.item.addItem(text)
+            self.reconstructed_items[engine] = (line, text)
+        self.reconstructed_items[engine][1].setText(
+            f"{engine}: reconstructed borders (gracious), {self.reconstructed_labels[engine]}")
+        self._changed()
         self._update_axis()
         self.refresh()
+
+    def set_diverging_windows(self, windows: Sequence[tuple[int, int]]) -> None:
+        """Windows the oracle measured with precision or recall < 1 (or other borders): red bars."""
+        self.diverging = sorted({(int(o), int(c)) for o, c in windows})
+        opens = np.array([o for o, _ in self.diverging], dtype=float)
+        closes = np.array([c for _, c in self.diverging], dtype=float)
+        rows = np.zeros(len(self.diverging), dtype=np.int64)
+        if self.spec is not None:
+            for i, (_, close) in enumerate(self.diverging):
+                window = self.spec.closing_at(close)
+                rows[i] = window.index if window is not None else 0
+        self._diverging_arrays = (opens, closes, rows)
+        self._changed()
+        self.refresh()
+
+    def clear_overlays(self) -> None:
+        """Forget engines, reconstructed borders, diverging windows and bindings (a new run is shown)."""
+        for item in self.engine_items.values():
+            self.item.removeItem(item)
+        for line, text in self.reconstructed_items.values():
+            self.item.removeItem(line)
+            self.item.removeItem(text)
+        self.engine_items.clear()
+        self.engine_times.clear()
+        self.reconstructed_items.clear()
+        self.reconstructed.clear()
+        self._reconstructed_arrays.clear()
+        self.reconstructed_labels.clear()
+        self.bindings.clear()
+        self.bindings_notes.clear()
+        self.diverging = []
+        self._diverging_arrays = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
+        self._changed()
+        self._update_axis()
 
     def set_window_bindings(self, bindings: Mapping[tuple[int, int], tuple[Counter[Hashable], Counter[Hashable]]]) -> None:
         """Expected and actual bags per window, keyed by (open, close) in ms."""
         self.bindings = dict(bindings)
         if self.selected is not None:
-            self.select_window(self.selected)
+            self._show_bindings(self.selected)
+
+    def add_window_bindings(self, window: tuple[int, int], expected: Counter[Hashable], actual: Counter[Hashable],
+                            note: str = "") -> None:
+        """One window's expected and actual bags (computed when it was clicked), with a note on how."""
+        self.bindings[window] = (expected, actual)
+        self.bindings_notes[window] = note
+        if self.selected is not None and (self.selected.open, self.selected.close) == window:
+            self._show_bindings(self.selected)
+
+    def set_bindings_note(self, text: str) -> None:
+        self.bindings_note.setText(text)
 
     # ------------------------------------------------------------------ layout rows
     def _window_rows(self) -> int:
@@ -244,11 +357,16 @@ class WindowTimeline(QWidget):
             last = list(self.reconstructed_items)[-1]
             bottom = self._reconstructed_row_y(last, self._window_rows() - 1) + 0.5
         top = min(row for row, _ in self._marker_rows()) - 0.4
+        self._y_extent = (top, bottom)
         self.item.setYRange(top, bottom, padding=0)
 
     # ------------------------------------------------------------------ view
     def show_all(self) -> None:
+        """The whole stream, and the evaluations and emissions after its last element."""
         lo, hi = self.lanes.span
+        for times in (self.evaluation_times, *self.engine_times.values()):
+            if len(times):
+                lo, hi = min(lo, int(times[0])), max(hi, int(times[-1]))
         pad = max(1, (hi - lo) // 50)
         self._update_axis()
         self.item.setXRange((lo - pad) / 1000, (hi + pad) / 1000, padding=0)
@@ -261,6 +379,25 @@ class WindowTimeline(QWidget):
         lo, hi = self.item.getViewBox().viewRange()[0]
         return lo * 1000, hi * 1000
 
+    def window_at(self, t_ms: int) -> WindowInstance | None:
+        """The window evaluated at ``t_ms`` if an expected evaluation happens then, else the earliest containing it."""
+        if int(t_ms) in self.evaluation_windows:
+            return self.evaluation_windows[int(t_ms)]
+        if self.spec is None:
+            return None
+        candidates = self.spec.containing(int(t_ms))
+        return candidates[0] if candidates else None
+
+    def jump_to(self, t_ms: int) -> WindowInstance | None:
+        """Centre the view on ``t_ms`` at a zoom showing a few windows; select the window at it."""
+        span = 4 * (self.spec.size + self.spec.slide) if self.spec is not None else 10_000
+        self.set_time_range(t_ms - span / 2, t_ms + span / 2)
+        self.refresh()
+        window = self.window_at(t_ms)
+        if window is not None:
+            self.select_window(window)
+        return window
+
     @Slot()
     def _on_range_changed(self) -> None:
         if not self._timer.isActive():
@@ -268,53 +405,62 @@ class WindowTimeline(QWidget):
 
     @Slot()
     def refresh(self) -> None:
-        """Redraw what is in view: lane densities or points, windows, markers."""
-        self.refresh_count += 1
+        """Redraw what is in view: lane densities or points, windows, markers (skipped if nothing changed)."""
         lo, hi = self.time_range()
         pixels = max(100, int(self.plot.width()))
+        key = (lo, hi, pixels, self._version)
+        if key == self._drawn_key:
+            return
+        self._drawn_key = key
+        self.refresh_count += 1
         shown: dict[str, Any] = {"range": (lo, hi)}
         slices = self.lanes.visible(lo, hi)
         in_view = sum(b - a for a, b in slices)
         if in_view <= POINT_LIMIT:
-            xs = np.concatenate([t[a:b] for t, (a, b) in zip(self.lanes.times, slices)] or [np.zeros(0)]) / 1000
-            ys = np.concatenate([np.full(b - a, i, dtype=float) for i, (a, b) in enumerate(slices)] or [np.zeros(0)])
+            xs = np.concatenate([t[a:b] for t, (a, b) in zip(self.lanes.times, slices)] or [_empty()]) / 1000
+            ys = np.concatenate([np.full(b - a, i, dtype=float) for i, (a, b) in enumerate(slices)] or [_empty()])
             self.points.setData(xs, ys)
-            self.density.setData([], [])
+            self.density.setData(_empty(), _empty())
             shown["mode"] = "points"
             shown["points"] = (xs, ys)
         else:
-            buckets = min(pixels // 2, 1500)  # a tick every 2 px is as fine as the eye resolves
+            buckets = min(pixels, 3000)  # a tick every 2 px is as fine as the eye resolves
             edges, counts = self.lanes.bin_counts(lo, hi, buckets)
-            peak = max((int(c.max()) for c in counts if len(c)), default=1) or 1
+            peak = int(counts.max()) if counts.size else 1
             centres = (edges[:-1] + edges[1:]) / 2000
-            xs_parts, ys_parts = [], []
-            for lane, count in enumerate(counts):
-                # a vertical tick per non-empty bucket, its height ∝ count (peak mode: never dropped)
-                nonzero = np.nonzero(count)[0]
-                heights = 0.12 + 0.33 * count[nonzero] / peak
-                x = np.repeat(centres[nonzero], 2)
-                y = np.empty(len(nonzero) * 2)
-                y[0::2] = lane + heights
-                y[1::2] = lane - heights
-                xs_parts.append(x)
-                ys_parts.append(y)
-            xs = np.concatenate(xs_parts) if xs_parts else np.zeros(0)
-            ys = np.concatenate(ys_parts) if ys_parts else np.zeros(0)
+            # a vertical tick per non-empty bucket, its height ∝ count (peak mode: never dropped)
+            lane, bucket = np.nonzero(counts)
+            heights = 0.12 + 0.33 * counts[lane, bucket] / max(1, peak)
+            xs = np.repeat(centres[bucket], 2)
+            ys = np.empty(len(lane) * 2)
+            ys[0::2] = lane + heights
+            ys[1::2] = lane - heights
             self.density.setData(xs, ys)
             self.points.setData([], [])
             shown["mode"] = "density"
             shown["bins"] = (edges, counts)
         shown["in_view"] = in_view
+        self._draw_grid(lo, hi, pixels)
         self._draw_windows(lo, hi, shown)
         self._draw_markers(lo, hi, shown)
         self._shown = shown
 
+    def _draw_grid(self, lo: float, hi: float, pixels: int) -> None:
+        """Vertical lines at the bottom axis' major ticks."""
+        levels = self.item.getAxis("bottom").tickValues(lo / 1000, hi / 1000, pixels)
+        values = np.asarray(levels[0][1] if levels else [], dtype=float)
+        top, bottom = self._y_extent
+        self.grid.setData(np.repeat(values, 2), np.tile([top, bottom], len(values)))
+
     def _draw_windows(self, lo: float, hi: float, shown: dict[str, Any]) -> None:
         windows = windows_in_range(self.spec, lo, hi, WINDOW_LIMIT) if self.spec is not None else []
         shown["windows"] = windows
+        self._draw_diverging(lo, hi, bool(windows))
         if not windows:
-            for item in (self.window_bars, self.border_lines, self.inclusive_ends, self.exclusive_ends):
-                item.setData([], [])
+            for curve in (self.window_bars, self.border_lines):
+                curve.setData(_empty(), _empty())
+            for scatter in (self.inclusive_ends, self.exclusive_ends):
+                scatter.setData([], [])
             return
         opens = np.array([w.open for w in windows], dtype=float) / 1000
         closes = np.array([w.close for w in windows], dtype=float) / 1000
@@ -337,12 +483,25 @@ class WindowTimeline(QWidget):
         self.inclusive_ends.setData(inc_x, inc_y)
         self.exclusive_ends.setData(exc_x, exc_y)
 
+    def _draw_diverging(self, lo: float, hi: float, visible: bool) -> None:
+        opens, closes, indices = self._diverging_arrays
+        mask = (closes >= lo) & (opens <= hi) if visible else np.zeros(len(opens), dtype=bool)
+        chosen = np.nonzero(mask)[0][:WINDOW_LIMIT]
+        o, c = opens[chosen] / 1000, closes[chosen] / 1000
+        inset = (c - o) * 0.01
+        xs = np.empty(len(chosen) * 2)
+        xs[0::2], xs[1::2] = o + inset, c - inset
+        ys = np.repeat([self._window_row_y(int(i)) for i in indices[chosen]], 2)
+        self.diverging_bars.setData(xs, ys.astype(float))
+        self._shown_diverging = [(int(opens[i]), int(closes[i])) for i in chosen]
+
     def _draw_markers(self, lo: float, hi: float, shown: dict[str, Any]) -> None:
         rows = dict((name, y) for y, name in self._marker_rows())
 
         def clip(times: np.ndarray) -> np.ndarray:
-            a, b = np.searchsorted(times, lo, "left"), np.searchsorted(times, hi, "right")
-            step = max(1, (b - a) // 5000)  # markers: at most ~5000 drawn
+            a = np.searchsorted(times, int(np.ceil(lo)), "left")
+            b = np.searchsorted(times, int(np.floor(hi)), "right")
+            step = max(1, (b - a) // MARKER_LIMIT)
             return times[a:b:step]
 
         expected = clip(self.evaluation_times)
@@ -353,14 +512,17 @@ class WindowTimeline(QWidget):
             times = clip(self.engine_times.get(engine, np.zeros(0, dtype=np.int64)))
             item.setData(times / 1000, np.full(len(times), rows[engine]))
             shown["engines"][engine] = times
-        for engine, (line, label) in self.reconstructed_items.items():
-            windows, (start_shift, end_shift) = self.reconstructed[engine]
-            visible = [(i, o, c) for i, (o, c) in enumerate(windows) if c >= lo and o <= hi][:WINDOW_LIMIT]
-            xs = np.array([v for _, o, c in visible for v in (o, c)], dtype=float) / 1000
-            ys = np.repeat([self._reconstructed_row_y(engine, i) for i, _, _ in visible], 2)
+        shown["diverging"] = self._shown_diverging
+        shown["reconstructed"] = {}
+        for engine, (line, text) in self.reconstructed_items.items():
+            opens, closes = self._reconstructed_arrays[engine]
+            chosen = np.nonzero((closes >= lo) & (opens <= hi))[0][:WINDOW_LIMIT]
+            xs = np.empty(len(chosen) * 2)
+            xs[0::2], xs[1::2] = opens[chosen] / 1000, closes[chosen] / 1000
+            ys = np.repeat([self._reconstructed_row_y(engine, int(i)) for i in chosen], 2).astype(float)
             line.setData(xs, ys)
-            label.setText(f"{engine}: reconstructed borders (gracious), start {start_shift:+d} ms, end {end_shift:+d} ms")
-            label.setPos(lo / 1000 + (hi - lo) / 1000 * 0.01, self._reconstructed_row_y(engine, 0) - WINDOW_ROW_HEIGHT * 0.4)
+            text.setPos(lo / 1000 + (hi - lo) / 1000 * 0.01, self._reconstructed_row_y(engine, 0) - WINDOW_ROW_HEIGHT * 0.4)
+            shown["reconstructed"][engine] = [(int(opens[i]), int(closes[i])) for i in chosen]
 
     # ------------------------------------------------------------------ selection
     @Slot(object)
@@ -391,7 +553,8 @@ class WindowTimeline(QWidget):
         self.selection.setRegion((window.open / 1000, window.close / 1000))
         self.selection.setVisible(True)
         lo, hi = self.lanes.window_positions(window)
-        self.panel_title.setText(f"<b>Window {window.index}</b> {window} — {hi - lo} element(s)")
+        diverging = " — <span style='color:#c62828'>diverging</span>" if (window.open, window.close) in self.diverging else ""
+        self.panel_title.setText(f"<b>Window {window.index}</b> {window} — {hi - lo} element(s){diverging}")
         elements = self.lanes.elements
         rows = min(hi - lo, 1000)
         self.content_table.setRowCount(rows)
@@ -402,29 +565,37 @@ class WindowTimeline(QWidget):
             else:
                 values = (str(int(self.lanes.all_times[lo + row])), "", "", "")
             for column, value in enumerate(values):
-                self.content_table.setItem(row, column, QTableWidgetItem(value))
+                cell = QTableWidgetItem(_compact_term(value) if column else value)
+                cell.setToolTip(value)
+                self.content_table.setItem(row, column, cell)
         self._show_bindings(window)
         self.windowSelected.emit(window)
 
     def _show_bindings(self, window: WindowInstance) -> None:
-        expected, actual = self.bindings.get((window.open, window.close), (Counter(), Counter()))
+        key = (window.open, window.close)
+        expected, actual = self.bindings.get(key, (Counter(), Counter()))
+        if key in self.bindings_notes:
+            self.bindings_note.setText(self.bindings_notes[key])
         rows: list[tuple[str, str, QColor | None]] = []
         for mapping in sorted(set(expected) | set(actual), key=str):
             both = min(expected[mapping], actual[mapping])
-            text = _mapping_text(mapping)
-            rows += [("ok", text, None)] * both
-            rows += [("missing", text, MISSING_BRUSH)] * (expected[mapping] - both)
-            rows += [("extra", text, EXTRA_BRUSH)] * (actual[mapping] - both)
+            rows += [("ok", mapping, None)] * both
+            rows += [("missing", mapping, MISSING_BRUSH)] * (expected[mapping] - both)
+            rows += [("extra", mapping, EXTRA_BRUSH)] * (actual[mapping] - both)
+        rows.sort(key=lambda row: {"missing": 0, "extra": 1, "ok": 2}[row[0]])  # differences first
         self.bindings_table.setRowCount(len(rows))
-        for row, (status, text, colour) in enumerate(rows):
-            for column, value in enumerate((status, text)):
+        for row, (status, mapping, colour) in enumerate(rows):
+            full = _mapping_text(mapping)
+            for column, value in enumerate((status, _mapping_text(mapping, compact=True))):
                 cell = QTableWidgetItem(value)
+                cell.setToolTip(full)
                 if colour is not None:
                     cell.setBackground(QBrush(colour))
                 self.bindings_table.setItem(row, column, cell)
 
     def binding_rows(self) -> list[tuple[str, str]]:
-        return [(self.bindings_table.item(r, 0).text(), self.bindings_table.item(r, 1).text())
+        """(status, the binding's full text) per row of the bindings table."""
+        return [(self.bindings_table.item(r, 0).text(), self.bindings_table.item(r, 1).toolTip())
                 for r in range(self.bindings_table.rowCount())]
 
     # ------------------------------------------------------------------ export
@@ -475,6 +646,8 @@ class WindowTimeline(QWidget):
             for window in shown.get("windows", []):
                 left, right = window.border.brackets()
                 writer.writerow([f"window {left}{right}", window.index, window.open, window.close, ""])
+            for o, c in self.diverging:
+                writer.writerow(["diverging window", "", o, c, ""])
             for t in shown.get("evaluations", []):
                 writer.writerow(["expected evaluation", "", int(t), int(t), ""])
             for engine, times in shown.get("engines", {}).items():
@@ -490,11 +663,22 @@ class WindowTimeline(QWidget):
         super().closeEvent(event)
 
 
-def _mapping_text(mapping: Hashable) -> str:
+def _mapping_text(mapping: Hashable, compact: bool = False) -> str:
+    """``?var=term, …`` sorted by variable; ``compact``: IRIs by local name, XSD datatypes as ``xsd:``."""
     try:
-        return ", ".join(f"?{k}={v}" for k, v in sorted(dict(mapping).items()))  # type: ignore[call-overload]
+        items = sorted(dict(mapping).items())  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return str(mapping)
+    return ", ".join(f"?{k}={_compact_term(v) if compact else v}" for k, v in items)
+
+
+def _compact_term(term: str) -> str:
+    if term.startswith("<") and term.endswith(">"):
+        local = term[1:-1]
+        cut = max(local.rfind("/"), local.rfind("#"))
+        return local[cut + 1:] if cut >= 0 and cut + 1 < len(local) else term
+    return term.replace("^^<http://www.w3.org/2001/XMLSchema#", "^^xsd:").removesuffix(">") \
+        if "^^<http://www.w3.org/2001/XMLSchema#" in term else term
 
 
 # ---------------------------------------------------------------------- the Results tab
@@ -517,14 +701,74 @@ def _load_stream(path: str, fmt: str | None) -> Any:
     return run
 
 
+@dataclass(frozen=True)
+class LoadedRun:
+    """A bundle run read by the loader thread, with what the view asked for."""
+
+    generation: int
+    overlay: bool
+    run: Any  # timeline_bundle.BundleRun
+    same_stream_runs: tuple[str, ...]  # other runs of the bundle on this stream (overlay candidates)
+
+
+@dataclass(frozen=True)
+class BindingsResult:
+    run_key: tuple[str, str]
+    bindings: Any  # timeline_bundle.WindowBindings
+
+
+def _bundle_loader(bundle: str, run_id: str, overlay: bool, generation: int, cache: Any) -> Any:
+    """Worker: read a bundle run (and which other runs share its stream)."""
+    from workbench.bundle import read_bundle
+    from workbench.gui.timeline_bundle import read_bundle_run
+
+    def run(state: Any) -> LoadedRun:
+        loaded = read_bundle_run(bundle, run_id, cache=cache, progress=state.report_progress,
+                                 cancelled=lambda: state.cancelled)
+        rows = read_bundle(bundle).runs  # summary.json, or rebuilt from the run folders
+        stream = next((r.get("stream") for r in rows if r.get("run_id") == run_id), None)
+        others = tuple(str(r.get("run_id")) for r in rows
+                       if r.get("stream") == stream and r.get("run_id") != run_id and r.get("status") == "ok")
+        return LoadedRun(generation, overlay, loaded, others)
+
+    return run
+
+
+def _bindings_worker(run: Any, window: WindowInstance) -> Any:
+    from workbench.gui.timeline_bundle import window_bindings
+
+    def compute(state: Any) -> BindingsResult:
+        return BindingsResult(run.key, window_bindings(run, window))
+
+    return compute
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, UserError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
 class TimelineView(QWidget):
-    """Results tab (until result bundles exist): a stream file + window spec on the timeline."""
+    """Results: a stream file + window spec on the timeline, or a run of a result bundle."""
 
     def __init__(self, tasks: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        from workbench.gui.timeline_bundle import StreamCache
+
         self.setObjectName("timelineView")
         self.tasks = tasks
         self.timeline = WindowTimeline()
+        self.stream_cache = StreamCache()
+        self.runs: list[Any] = []  # BundleRun: the shown run first, then overlays
+        self.bundle: str | None = None
+        self.load_task: Any = None
+        self._generation = 0
+        self._pending_jump: int | None = None
+        self._stream_path = ""
+        self._loading_run = ""
+        self._labels: dict[str, str] = {}  # run id → its marker row
+        self._bindings_cache: dict[tuple[Any, ...], Any] = {}
         self.open_button = QPushButton("Open stream…")
         self.open_button.clicked.connect(self.open_dialog)
         self.size_edit = QLineEdit("10s")
@@ -535,13 +779,13 @@ class TimelineView(QWidget):
             edit.editingFinished.connect(self.apply_spec)
         self.border_combo = QComboBox()
         self.border_combo.addItems([b.value for b in BorderConvention])
-        self.border_combo.activated.connect(lambda _: self.apply_spec())
+        self.border_combo.activated.connect(self._on_spec_control)
         self.partial_box = QCheckBox("leading partial")
-        self.partial_box.clicked.connect(lambda _: self.apply_spec())
+        self.partial_box.clicked.connect(self._on_spec_control)
         self.policy_combo = QComboBox()
         self.policy_combo.setEditable(True)
         self.policy_combo.addItems(["window-close", "window-close & non-empty", "periodic(5s)", "(none)"])
-        self.policy_combo.activated.connect(lambda _: self.apply_spec())
+        self.policy_combo.activated.connect(self._on_spec_control)
         self.fit_button = QPushButton("Fit")
         self.fit_button.clicked.connect(self.timeline.show_all)
         export_png = QPushButton("PNG…")
@@ -550,7 +794,31 @@ class TimelineView(QWidget):
         export_svg.clicked.connect(lambda: self._export("svg"))
         export_csv = QPushButton("CSV…")
         export_csv.clicked.connect(lambda: self._export("csv"))
-        self.status = QLabel("No stream loaded. Open a stream file (YABench text, N-Quads, Parquet, CSRBench folder).")
+        self.status = QLabel("No stream loaded. Open a stream file (YABench text, N-Quads, Parquet, CSRBench folder) "
+                             "or a run from a result bundle.")
+        self.status.setObjectName("timelineStatus")
+        self.status.setTextFormat(Qt.TextFormat.RichText)  # texts are escaped with _esc
+        self.status.setWordWrap(True)
+        self.overlay_combo = QComboBox()
+        self.overlay_combo.setObjectName("overlayRun")
+        self.overlay_combo.setToolTip("Overlay another run of this bundle on the same stream (its emissions on their own row)")
+        self.overlay_combo.activated.connect(self._on_overlay_chosen)
+        self.bindings_combo = QComboBox()
+        self.bindings_combo.setObjectName("bindingsRun")
+        self.bindings_combo.setToolTip("Whose bindings the side panel compares with the oracle's")
+        self.bindings_combo.activated.connect(self._on_bindings_run_chosen)
+        self.divergence_button = QPushButton("First divergence")
+        self.divergence_button.clicked.connect(self._on_first_divergence)
+        self.run_bar = QWidget()
+        run_layout = QHBoxLayout(self.run_bar)
+        run_layout.setContentsMargins(0, 0, 0, 0)
+        run_layout.addWidget(QLabel("overlay"))
+        run_layout.addWidget(self.overlay_combo, 1)
+        run_layout.addWidget(QLabel("bindings of"))
+        run_layout.addWidget(self.bindings_combo, 1)
+        run_layout.addWidget(self.divergence_button)
+        run_layout.addStretch(1)
+        self.run_bar.setVisible(False)
         controls = QHBoxLayout()
         controls.addWidget(self.open_button)
         for label, widget in (("size", self.size_edit), ("slide", self.slide_edit), ("t0", self.t0_edit),
@@ -565,9 +833,11 @@ class TimelineView(QWidget):
             controls.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
+        layout.addWidget(self.run_bar)
         layout.addWidget(self.status)
         layout.addWidget(self.timeline, 1)
         self.ask_save_path = self._ask_save_path
+        self.timeline.windowSelected.connect(self._on_window_selected)
         self.apply_spec()
 
     def spec(self) -> WindowSpec:
@@ -582,11 +852,15 @@ class TimelineView(QWidget):
         )
 
     @Slot()
+    def _on_spec_control(self) -> None:
+        self.apply_spec()
+
+    @Slot()
     def apply_spec(self) -> None:
         try:
             spec = self.spec()
         except UserError as error:
-            self.status.setText(f"<span style='color:#c62828'>{error}</span>")
+            self.status.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
             return
         self.timeline.set_window_spec(spec)
         text = self.policy_combo.currentText().strip()
@@ -594,7 +868,7 @@ class TimelineView(QWidget):
             try:
                 count = self.timeline.compute_expected_evaluations(ReportPolicy.parse(text))
             except UserError as error:
-                self.status.setText(f"<span style='color:#c62828'>report: {error}</span>")
+                self.status.setText(f"<span style='color:#c62828'>report: {_esc(str(error))}</span>")
                 return
         else:
             self.timeline.set_evaluations([])
@@ -607,10 +881,11 @@ class TimelineView(QWidget):
                 f"{count:,} expected evaluations")
 
     def show_lanes(self, lanes: StreamLanes, source: str = "") -> None:
+        self._forget_runs()
         self.timeline.load(lanes)
         self.apply_spec()
         if source:
-            self.status.setText(f"{source}: " + self.status.text())
+            self.status.setText(f"{_esc(source)}: " + self.status.text())
 
     @Slot()
     def open_dialog(self) -> None:
@@ -627,23 +902,254 @@ class TimelineView(QWidget):
 
             self.show_lanes(function(TaskState()), path)
             return None
-        self.status.setText(f"reading {path} …")
+        self.status.setText(f"reading {_esc(path)} …")
+        self._stream_path = path
         task = self.tasks.start(f"read {Path(path).name}", function)
-        task.finished.connect(lambda lanes: self.show_lanes(lanes, path))
-        task.failed.connect(lambda error, _: self.status.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>"))
-        task.progress.connect(lambda _, message: self.status.setText(f"reading {path}: {message}"))
+        task.finished.connect(self._on_stream_read)
+        task.failed.connect(self._on_task_failed)
+        task.progress.connect(self._on_task_progress)
         return task
 
+    @Slot(object)
+    def _on_stream_read(self, lanes: StreamLanes) -> None:
+        self.show_lanes(lanes, self._stream_path)
+
+    @Slot(object, str)
+    def _on_task_failed(self, error: BaseException, trace: str) -> None:
+        self.status.setText(f"<span style='color:#c62828'>{_esc(_error_text(error))}</span>")
+
+    @Slot(float, str)
+    def _on_task_progress(self, fraction: float, message: str) -> None:
+        self.status.setText(_esc(message))
+
+    # ------------------------------------------------------------------ result-bundle runs
+    def load_bundle_run(self, bundle_path: str | Path, run_id: str, *, overlay: bool = False) -> Any:
+        """Show run ``run_id`` of the bundle (``overlay``: add its emissions to the run shown, same stream).
+
+        Reads off the GUI thread when the view has a TaskRegistry (returns the Task), else inline.
+        A corrupt bundle or run shows a message naming the file (and line or field).
+        """
+        bundle = str(bundle_path)
+        if self.load_task is not None and self.load_task.is_running():
+            self.load_task.cancel()
+        self._generation += 1
+        if not overlay:
+            self._pending_jump = None
+        function = _bundle_loader(bundle, run_id, overlay, self._generation, self.stream_cache)
+        verb = "overlaying" if overlay else "loading"
+        if self.tasks is None:
+            from workbench.gui.tasks import TaskState
+
+            try:
+                self._on_bundle_loaded(function(TaskState()))
+            except Exception as error:  # noqa: BLE001 - shown (file and line for bad input), never a crash
+                self._show_load_error(run_id, error)
+            return None
+        self.status.setText(f"{verb} run {_esc(run_id)} of {_esc(bundle)} …")
+        self._loading_run = run_id
+        task = self.tasks.start(f"timeline: {run_id}", function, user_work=False)
+        task.finished.connect(self._on_bundle_loaded)
+        task.failed.connect(self._on_bundle_failed)
+        task.progress.connect(self._on_task_progress)
+        self.load_task = task
+        return task
+
+    def _show_load_error(self, run_id: str, error: BaseException) -> None:
+        self.status.setText(f"<span style='color:#c62828'>cannot show run {_esc(run_id)}: {_esc(_error_text(error))}</span>")
+
+    @Slot(object, str)
+    def _on_bundle_failed(self, error: BaseException, trace: str) -> None:
+        from workbench.gui.timeline_bundle import LoadCancelled
+
+        if self.sender() is not self.load_task or isinstance(error, LoadCancelled):
+            return  # a load that was replaced by a newer one
+        self._show_load_error(self._loading_run, error)
+
+    @Slot(object)
+    def _on_bundle_loaded(self, loaded: LoadedRun) -> None:
+        if loaded.generation != self._generation:
+            return
+        run = loaded.run
+        if loaded.overlay and self.runs:
+            shown = self.runs[0]
+            if run.stream.path != shown.stream.path:
+                self.status.setText(f"<span style='color:#c62828'>run {_esc(run.run_id)} reads another stream "
+                                    f"({_esc(str(run.stream.path))}); it cannot be overlaid on {_esc(shown.run_id)}</span>")
+                return
+            self.runs = [r for r in self.runs if r.run_id != run.run_id] + [run]
+            self._add_run_overlays(run)
+        else:
+            self._show_run(run)
+            self._fill_overlay_combo(loaded.same_stream_runs)
+        self.bindings_combo.clear()
+        self.bindings_combo.addItems([self._run_label(r) for r in self.runs])
+        self.run_bar.setVisible(True)
+        self._update_status()
+        if self._pending_jump is not None:
+            t_ms, self._pending_jump = self._pending_jump, None
+            self.jump_to(t_ms)
+
+    def _run_label(self, run: Any) -> str:
+        """Marker row name: the engine, or engine (run id) when a run of that engine is shown already."""
+        if run.run_id not in self._labels:
+            taken = {self._labels[r.run_id] for r in self.runs if r.run_id in self._labels}
+            self._labels[run.run_id] = run.engine if run.engine not in taken else f"{run.engine} ({run.run_id})"
+        return self._labels[run.run_id]
+
+    def _show_run(self, run: Any) -> None:
+        previous = self.runs[0] if self.runs else None
+        self.runs = [run]
+        self._labels = {}
+        self.bundle = str(run.bundle)
+        self._bindings_cache.clear()
+        self.timeline.clear_overlays()
+        if previous is None or previous.stream.lanes is not run.stream.lanes or self.timeline.lanes is not run.stream.lanes:
+            self.timeline.load(run.stream.lanes)
+        spec = run.spec
+        self.size_edit.setText(f"{spec.size}ms")
+        self.slide_edit.setText(f"{spec.slide}ms")
+        self.t0_edit.setText(f"{spec.t0}ms")
+        self.border_combo.setCurrentText(spec.border.value)
+        self.partial_box.setChecked(spec.leading_partial)
+        self.policy_combo.setCurrentText(str(run.semantics.report))
+        self.timeline.set_window_spec(spec)
+        self.timeline.set_evaluations((e.time for e in run.evaluations), (e.window for e in run.evaluations))
+        self._add_run_overlays(run)
+        self.timeline.set_diverging_windows(run.diverging)
+        self.timeline.show_all()
+        self.timeline.set_bindings_note("Click a window: its expected bindings are recomputed by the oracle "
+                                        "for that window and compared with the engine's responses.")
+
+    def _add_run_overlays(self, run: Any) -> None:
+        label = self._run_label(run)
+        self.timeline.add_engine_emissions(label, run.emission_times.tolist())
+        if run.reconstructed:
+            self.timeline.set_reconstructed_borders(label, list(run.reconstructed), run.reconstructed_shift,
+                                                    run.reconstructed_label)
+
+    def _fill_overlay_combo(self, run_ids: Sequence[str]) -> None:
+        self.overlay_combo.clear()
+        self.overlay_combo.addItem("(add a run on this stream)" if run_ids else "(no other run on this stream)")
+        self.overlay_combo.addItems(list(run_ids))
+
+    def _update_status(self) -> None:
+        if not self.runs:
+            return
+        lines = [_esc(self.runs[0].describe())]
+        for run in self.runs[1:]:
+            lines.append("overlay " + _esc(run.describe()))
+        for note in self.runs[0].notes:
+            lines.append(f"<i>{_esc(note)}</i>")
+        self.status.setText("<br>".join(lines))
+
+    def _forget_runs(self) -> None:
+        if self.runs:  # the run's policy may walk every element (content-change): back to the cheap default
+            self.policy_combo.setCurrentText("window-close")
+        self.runs = []
+        self._bindings_cache.clear()
+        self.timeline.clear_overlays()
+        self.run_bar.setVisible(False)
+
+    @Slot(int)
+    def _on_overlay_chosen(self, index: int) -> None:
+        if index > 0 and self.bundle is not None:
+            self.load_bundle_run(self.bundle, self.overlay_combo.itemText(index), overlay=True)
+            self.overlay_combo.setCurrentIndex(0)
+
+    @Slot(int)
+    def _on_bindings_run_chosen(self, index: int) -> None:
+        self.timeline.bindings.clear()
+        self.timeline.bindings_notes.clear()
+        if self.timeline.selected is not None:
+            self.timeline.select_window(self.timeline.selected)
+
+    @Slot()
+    def _on_first_divergence(self) -> None:
+        run = self._bindings_run()
+        if run is not None and run.first_divergence_ms is not None:
+            self.jump_to(run.first_divergence_ms)
+        elif run is not None:
+            self.timeline.set_bindings_note(f"{_esc(run.run_id)}: no divergence (verdict {run.verdict}).")
+
+    def jump_to(self, t_ms: int) -> Any:
+        """Centre on ``t_ms`` (e.g. the first divergence) a few windows wide and select the window there;
+        while a run is still loading, done when it is shown."""
+        if self.load_task is not None and self.load_task.is_running():
+            self._pending_jump = int(t_ms)
+            return None
+        return self.timeline.jump_to(int(t_ms))
+
+    def _bindings_run(self) -> Any:
+        if not self.runs:
+            return None
+        index = self.bindings_combo.currentIndex()
+        return self.runs[index] if 0 <= index < len(self.runs) else self.runs[0]
+
+    @Slot(object)
+    def _on_window_selected(self, window: WindowInstance) -> None:
+        """Compute the clicked window's expected vs actual bindings (off the GUI thread when possible)."""
+        run = self._bindings_run()
+        if run is None:
+            return
+        key = (run.key, window.open, window.close)
+        if key in self._bindings_cache:
+            self._show_window_bindings(run, self._bindings_cache[key])
+            return
+        self.timeline.set_bindings_note(f"{_esc(run.engine)}: computing the oracle's bindings for {window} …")
+        function = _bindings_worker(run, window)
+        if self.tasks is None:
+            from workbench.gui.tasks import TaskState
+
+            try:
+                self._on_bindings_ready(function(TaskState()))
+            except UserError as error:
+                self.timeline.set_bindings_note(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
+            return
+        task = self.tasks.start(f"bindings {window}", function, user_work=False)
+        task.finished.connect(self._on_bindings_ready)
+        task.failed.connect(self._on_bindings_failed)
+
+    @Slot(object)
+    def _on_bindings_ready(self, result: BindingsResult) -> None:
+        run = next((r for r in self.runs if r.key == result.run_key), None)
+        if run is None:
+            return
+        found = result.bindings
+        self._bindings_cache[(run.key, *found.window)] = found
+        if self._bindings_run() is run:
+            self._show_window_bindings(run, found)
+
+    @Slot(object, str)
+    def _on_bindings_failed(self, error: BaseException, trace: str) -> None:
+        self.timeline.set_bindings_note(f"<span style='color:#c62828'>{_esc(_error_text(error))}</span>")
+
+    def _show_window_bindings(self, run: Any, found: Any) -> None:
+        missing, extra = sum(found.missing.values()), sum(found.extra.values())
+        times = ", ".join(str(t) for t in found.evaluation_times[:6]) + (" …" if len(found.evaluation_times) > 6 else "")
+        note = (f"{_esc(run.engine)}: {sum(found.expected.values())} expected, {sum(found.actual.values())} actual "
+                f"(<span style='background:#ffcdd2'>{missing} missing</span>, "
+                f"<span style='background:#ffe0b2'>{extra} extra</span>); "
+                f"evaluated at {times or 'no expected instant'}; oracle on the {found.method}")
+        if found.unpaired_times:
+            note += f"; responses at {', '.join(str(t) for t in found.unpaired_times[:6])} with no expected evaluation"
+        self.timeline.add_window_bindings(found.window, found.expected, found.actual, note)
+
+    # ------------------------------------------------------------------ export
     def _export(self, kind: str) -> None:
         path = self.ask_save_path(kind)
         if not path:
             return
         {"png": self.timeline.export_png, "svg": self.timeline.export_svg, "csv": self.timeline.export_csv}[kind](path)
-        self.status.setText(f"exported {path}")
+        self.status.setText(f"exported {_esc(path)}")
 
     def _ask_save_path(self, kind: str) -> str | None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"timeline.{kind}", f"*.{kind}")
         return path or None
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        if self.load_task is not None and self.load_task.is_running():
+            self.load_task.cancel()
+        super().closeEvent(event)
 
 
 def _esc(text: str) -> str:

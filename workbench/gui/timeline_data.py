@@ -1,9 +1,10 @@
 """Window timeline data, without Qt: stream lanes, per-view binning, windows in range.
 
-Millions of elements stay fluid because nothing per element is drawn: each lane keeps its
-sorted timestamps as an int64 array, and a view asks for counts per bucket with one
-``np.searchsorted`` over the bucket edges (O(buckets · log n), independent of how many
-elements are visible). Individual elements are drawn only when few are in view.
+Millions of elements stay fluid because nothing per element is drawn: all lanes share one
+int64 array sorted by (lane, time), so a view's counts per lane and pixel bucket come from
+a single ``np.searchsorted`` of integer bucket edges (O(lanes · buckets · log n), however
+many elements are visible; integer keys matter, since a float key makes numpy convert the
+whole array on every call). Individual elements are drawn only when few are in view.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from workbench.core.windows import WindowInstance, WindowSpec
+from workbench.core.windows import WindowInstance, WindowSpec, content_range
 from workbench.streams.model import StreamElement
 
 MAX_LANES = 24
@@ -37,12 +38,16 @@ def namespace_key(subject: str) -> str:
 
 @dataclass
 class StreamLanes:
-    """One sorted int64 time array per lane, plus (optionally) the elements for the side panel."""
+    """Per lane the sorted int64 times, plus (optionally) the elements for the side panel.
+
+    ``times[i]`` are views into one lane-major array; ``all_times`` is every element in time order.
+    """
 
     names: list[str]
     times: list[np.ndarray]
     elements: Sequence[StreamElement] | None = None
     all_times: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    _index: tuple[np.ndarray, int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -59,8 +64,11 @@ class StreamLanes:
                     elements: Sequence[StreamElement] | None = None) -> "StreamLanes":
         """Times (any order within a lane is sorted here) and a lane index per element."""
         times = np.asarray(times, dtype=np.int64)
-        lanes = np.asarray(lanes)
-        per_lane = [np.sort(times[lanes == i]) for i in range(len(names))]
+        lanes = np.asarray(lanes, dtype=np.int64)
+        order = np.lexsort((times, lanes))  # lane-major, time within a lane
+        grouped = times[order]
+        bounds = np.searchsorted(lanes[order], np.arange(len(names) + 1))
+        per_lane = [grouped[bounds[i]:bounds[i + 1]] for i in range(len(names))]
         return cls(list(names), per_lane, elements, np.sort(times))
 
     @classmethod
@@ -88,27 +96,45 @@ class StreamLanes:
         times = np.fromiter((e.t for e in elements), dtype=np.int64, count=len(elements))
         return cls.from_arrays(times, lanes, distinct, elements)
 
-    def bin_counts(self, lo: float, hi: float, buckets: int) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Bucket edges over [lo, hi] and each lane's element count per bucket."""
+    def _keys(self) -> tuple[np.ndarray, int, int]:
+        """(keys, base, stride): key = lane·stride + (t − base), sorted, so one search covers all lanes."""
+        if self._index is None:
+            base, last = self.span if self.count else (0, 0)
+            stride = last - base + 2
+            keys = np.concatenate(
+                [np.asarray(t, dtype=np.int64) - base + lane * stride for lane, t in enumerate(self.times)]
+                or [np.zeros(0, dtype=np.int64)])
+            self._index = (keys, base, stride)
+        return self._index
+
+    def _positions(self, edges: np.ndarray) -> np.ndarray:
+        """Per lane (rows), the number of the lane's elements before each integer edge (columns)."""
+        keys, base, stride = self._keys()
+        local = np.clip(np.asarray(edges, dtype=np.float64) - base, 0, stride - 1).astype(np.int64)
+        queries = local[None, :] + (np.arange(len(self.times), dtype=np.int64) * stride)[:, None]
+        starts = np.searchsorted(keys, np.arange(len(self.times), dtype=np.int64) * stride)
+        return np.searchsorted(keys, queries.ravel()).reshape(queries.shape) - starts[:, None]
+
+    def bin_counts(self, lo: float, hi: float, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bucket edges over [lo, hi] and each lane's element count per bucket [edge_i, edge_i+1) (lanes × buckets)."""
         buckets = max(1, int(buckets))
         edges = np.linspace(lo, hi, buckets + 1)
-        counts = [np.diff(np.searchsorted(t, edges, side="left")) for t in self.times]
-        return edges, counts
+        if not self.times:
+            return edges, np.zeros((0, buckets), dtype=np.int64)
+        # t < e ⇔ t < ceil(e) for integer times: search integer keys only
+        return edges, np.diff(self._positions(np.ceil(edges)), axis=1)
 
     def visible(self, lo: float, hi: float) -> list[tuple[int, int]]:
         """Per lane, positions [a, b) of the elements with lo ≤ t ≤ hi."""
-        return [(int(np.searchsorted(t, lo, "left")), int(np.searchsorted(t, hi, "right"))) for t in self.times]
+        if not self.times:
+            return []
+        edges = np.array([np.ceil(lo), np.floor(hi) + 1])  # lo ≤ t ⇔ ceil(lo) ≤ t; t ≤ hi ⇔ t < floor(hi) + 1
+        positions = self._positions(edges)
+        return [(int(a), int(max(a, b))) for a, b in positions]
 
     def window_positions(self, window: WindowInstance) -> tuple[int, int]:
         """Positions [lo, hi) in the time-sorted element list inside the window (its border convention)."""
-        from workbench.core.semantics import BorderConvention
-
-        times = self.all_times
-        left = "right" if window.border is BorderConvention.OPEN_CLOSED else "left"
-        right = "left" if window.border is BorderConvention.CLOSED_OPEN else "right"
-        lo = int(np.searchsorted(times, window.open, left))
-        hi = int(np.searchsorted(times, window.close, right))
-        return lo, max(lo, hi)
+        return content_range(self.all_times, window.open, window.close, window.border)
 
 
 def windows_in_range(spec: WindowSpec, lo: float, hi: float, limit: int = 2000) -> list[WindowInstance]:
