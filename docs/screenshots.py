@@ -1,16 +1,21 @@
 """Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py``.
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
-gui-teaching.png, gui-teaching-coupon.png and gui-timeline.png. No Spark is started.
+gui-designer-queries.png, gui-designer-variables.png,
+gui-teaching.png, gui-teaching-coupon.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
+gui-results-*.png (the Results
+browser on smoke-size runs of the samples). No Spark is started.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
+from typing import Any, Callable
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["RSPWB_NO_SPARK_WARMUP"] = "1"
@@ -22,6 +27,153 @@ DOCS = ROOT / "docs"
 SAMPLE = ROOT / "tests" / "data" / "experiments" / "full.yaml"
 
 
+def designer_shots(window: Any, shot: Callable[[str], None]) -> None:
+    """The designer at the default window size (1280×820): engines, stream, variables (cases),
+    queries (windows table), and an inline error (eviction ``cache_size: -1``)."""
+    size = window.size()
+    window.resize(1280, 820)
+    window.tabs.setCurrentWidget(window.designer)
+    designer = window.designer
+    window.open_experiment(str(SAMPLE))
+    designer.show_section("engines")
+    shot("gui-designer.png")
+    designer.show_section("stream")
+    shot("gui-designer-stream.png")
+    designer._select_query(1)
+    designer.show_section("queries")
+    shot("gui-designer-queries.png")
+    window.open_experiment(str(ROOT / "sample_experiments" / "heaven" / "heaven.yaml"))
+    designer.show_section("variables")
+    shot("gui-designer-variables.png")
+    window.open_experiment(str(ROOT / "sample_experiments" / "eviction" / "eviction.yaml"))
+    designer._select_engine(1)
+    designer.model.set(("engines", 1, "parameters", "cache_size"), -1)
+    designer.show_section("engines")
+    shot("gui-designer-invalid.png")
+    designer.model.undo()
+    designer.model._saved_raw = designer.model.raw
+    window.resize(size)
+
+
+# Results browser screenshots: (sample experiment, bundle folder name, sub-tab, file).
+RESULTS_SHOTS = (
+    ("yabench/experiment1.yaml", "yabench-experiment1", "summary_view", "gui-results-summary.png"),
+    ("yabench/experiment1.yaml", "yabench-experiment1", "quality_view", "gui-results-quality.png"),
+    ("csrbench/csrbench.yaml", "csrbench", "matrix_view", "gui-results-matrix.png"),
+    ("heaven/heaven.yaml", "heaven", "resources_view", "gui-results-resources.png"),
+    ("heaven/heaven.yaml", "heaven", "heaven_view", "gui-results-heaven.png"),
+    ("eviction/eviction.yaml", "eviction", "eviction_view", "gui-results-eviction.png"),
+)
+
+
+def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
+    """The Results browser on smoke-size bundles of the samples (run here, ~3 min on two cores;
+    set RSPWB_SCREENSHOT_BUNDLES=DIR to keep them in DIR and reuse them next time)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.bundle import read_bundle
+    from workbench.experiment import load_experiment
+    from workbench.pipeline.run_experiment import run_experiment
+
+    folder = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles")
+    window.tabs.setCurrentWidget(window.results)
+    for sample, name, view, file in RESULTS_SHOTS:
+        bundle = folder / name
+        if not (bundle / "manifest.json").is_file() or read_bundle(bundle).status != "ok":
+            shutil.rmtree(bundle, ignore_errors=True)
+            run_experiment(load_experiment(ROOT / "sample_experiments" / sample), bundle, size="smoke", assume_yes=True)
+        if window.results.folder != bundle:
+            task = window.results.open_bundle(bundle)  # a Task when the bundle is read in the background
+            while task is not None and (task.is_running() or window.results.data is None
+                                        or window.results.data.bundle.folder != bundle):
+                task.wait(100)
+                QApplication.processEvents()
+        window.results.tabs.setCurrentWidget(getattr(window.results, view))
+        if view == "quality_view":  # the drifting C-SPARQL windows, both repetitions as boxplots
+            window.results.quality_view.engine_combo.setCurrentText("csparql")
+        if view == "resources_view":  # the largest Heaven cell: the most samples at smoke size
+            window.results.resources_view.group_combo.setCurrentIndex(3)
+        shot(file)
+
+
+def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
+    """The window timeline on a run of YABench Exp. 4 (gracious, smoke size, ~15 s to run): the CQELS
+    run (late purge) at its first divergence with the C-SPARQL run (border drift) overlaid, both
+    runs' reconstructed borders, and the clicked window's missing/extra bindings; then a synthetic
+    2-million-element stream zoomed out (gui-timeline-overview.png)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.bundle import read_bundle
+    from workbench.experiment import load_experiment
+    from workbench.gui.timeline import synthetic_lanes
+    from workbench.pipeline.run_experiment import run_experiment
+
+    bundle = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles") / "yabench-experiment4-gracious"
+    if not (bundle / "manifest.json").is_file() or read_bundle(bundle).status != "ok":
+        shutil.rmtree(bundle, ignore_errors=True)
+        run_experiment(load_experiment(ROOT / "sample_experiments" / "yabench" / "experiment4-gracious.yaml"), bundle,
+                       size="smoke", assume_yes=True)
+    window.tabs.setCurrentWidget(window.results)
+    browser = window.results
+    view = browser.timeline_view  # the Results browser's Timeline tab
+
+    def settle() -> None:
+        while view.tasks is not None and view.tasks.running():
+            for task in view.tasks.running():
+                task.wait(100)
+            QApplication.processEvents()
+        QApplication.processEvents()
+
+    if browser.folder != bundle:
+        browser.open_bundle(bundle)
+        settle()
+    cqels = "case0-rep0-cqels-q6"
+    # the run's first divergence, as the correctness matrix passes it
+    first = json.loads((bundle / "runs" / cqels / "oracle.json").read_text())["first_divergence"]["expected_time"]
+    browser.show_run(cqels, first)  # loads off the GUI thread, then jumps and selects the window
+    settle()
+    view.load_bundle_run(bundle, "case0-rep0-csparql-q6", overlay=True)
+    settle()
+    settle()  # the selected window's bindings
+    shot("gui-timeline.png")
+    view.size_edit.setText("10s")
+    view.slide_edit.setText("5s")
+    view.show_lanes(synthetic_lanes(2_000_000, stations=12, interval_ms=100), "synthetic 2M")
+    view.timeline.set_time_range(0, 2_000_000 * 100 // 12)
+    view.timeline.refresh()
+    shot("gui-timeline-overview.png")
+
+
+def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
+    """The Runs tab while the designer's experiment runs (Ctrl+R on the rooms example, switched to
+    real-time at 5× speed so each engine run lasts ~5 s): stages with ETA, live RSS/CPU of the
+    running engine, the log; then the finished run (~20 s in all)."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    runs = window.runs
+    runs.results_edit.setText(str(tmp / "run-results"))
+    window.open_experiment(str(ROOT / "sample_experiments" / "teaching" / "rooms.yaml"))
+    window.designer.model.set(("stand",), {"mode": "real-time", "time_scale": 5})
+    window.run_designer_experiment()
+    entry = runs.model.entries[-1]
+
+    def wait(condition: Callable[[], bool], timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.02)
+
+    second = "case0-rep0-cqels-rooms"
+    wait(lambda: second in entry.engine_runs and len(entry.engine_runs[second].times) >= 25)
+    shot("gui-runs.png")
+    wait(lambda: not runs.is_running())
+    shot("gui-runs-done.png")
+    window.designer.model.undo()
+    window.designer.model._saved_raw = window.designer.model.raw
+
+
 def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -29,7 +181,6 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     import workbench.gui.qt  # noqa: F401
     from workbench.gui.main_window import MainWindow
-    from workbench.gui.timeline import synthetic_lanes
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)
@@ -51,18 +202,7 @@ def main() -> int:
         window.tabs.setCurrentWidget(window.library)
         shot("gui-library.png")
 
-        window.open_experiment(str(SAMPLE))
-        window.designer.sections.setCurrentIndex(3)
-        shot("gui-designer.png")
-        window.designer.sections.setCurrentIndex(1)
-        shot("gui-designer-stream.png")
-        window.designer.model.set(("engines", 1, "semantics", "report"), "windowclose")
-        window.designer.engine_index = 1
-        window.designer.sections.setCurrentIndex(3)
-        window.designer.refresh(update_yaml=True)
-        shot("gui-designer-invalid.png")
-        window.designer.model.undo()
-        window.designer.model._saved_raw = window.designer.model.raw
+        designer_shots(window, shot)
 
         window.tabs.setCurrentWidget(window.teaching)
         window.teaching.model.set_example("rooms")
@@ -73,24 +213,9 @@ def main() -> int:
         window.teaching.model.set_time(8_000)
         shot("gui-teaching-coupon.png")
 
-        window.tabs.setCurrentWidget(window.results)
-        results = window.results
-        results.size_edit.setText("10s")
-        results.slide_edit.setText("5s")
-        results.show_lanes(synthetic_lanes(2_000_000, stations=12, interval_ms=100), "synthetic 2M")
-        timeline = results.timeline
-        timeline.add_engine_emissions("cqels-like", range(10_120, 2_000_000, 5_000))
-        timeline.set_reconstructed_borders("cqels-like", [(o + 100, o + 10_100) for o in range(0, 2_000_000, 5_000)], (100, 100))
-        timeline.set_time_range(18_000, 52_000)
-        timeline.refresh()
-        window_ = timeline.select_at(33_000, timeline._window_row_y(5))
-        if window_ is not None:
-            a, b, c = (frozenset({("station", f"<http://ex.org/A{i}>")}) for i in range(3))
-            timeline.set_window_bindings({(window_.open, window_.close): (Counter({a: 1, b: 1}), Counter({a: 1, c: 1}))})
-        shot("gui-timeline.png")
-        timeline.set_time_range(0, 2_000_000 * 100 // 12)
-        timeline.refresh()
-        shot("gui-timeline-overview.png")
+        runs_shots(window, shot, Path(tmp))
+        timeline_shots(window, shot, Path(tmp))
+        results_shots(window, shot, Path(tmp))
         window.close()
     return 0
 

@@ -14,15 +14,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QSettings, Qt, Slot
+from PySide6.QtCore import QSettings, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QLabel,
     QMainWindow,
     QMessageBox,
     QTabWidget,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -80,24 +78,6 @@ class SparkStatus(QToolButton):
         box.exec()
 
 
-class RunsPlaceholder(QWidget):
-    """The run manager arrives with the engines/oracle pipeline; until then, say so."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("runs")
-        label = QLabel(
-            "<h2>Runs</h2><p>The run manager (queue, per-stage progress, live RSS/CPU, log, Cancel) "
-            "needs the engine and oracle pipeline, which is not in this build yet.</p>"
-            "<p>Meanwhile: design experiments in the <b>Designer</b>, check them with "
-            "<code>rspwb validate FILE</code>, inspect streams and window borders in <b>Results</b>.</p>"
-        )
-        label.setWordWrap(True)
-        label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        layout = QVBoxLayout(self)
-        layout.addWidget(label)
-
-
 class MainWindow(QMainWindow):
     """The workbench shell."""
 
@@ -106,8 +86,9 @@ class MainWindow(QMainWindow):
         super().__init__()
         from workbench.gui.designer import DesignerView
         from workbench.gui.library import LibraryView, add_recent_file
+        from workbench.gui.runs import RunManagerView
         from workbench.gui.teaching import TeachingView
-        from workbench.gui.timeline import TimelineView
+        from workbench.gui.results import ResultsBrowser
 
         self._add_recent_file = add_recent_file
         self.setObjectName("mainWindow")
@@ -118,8 +99,8 @@ class MainWindow(QMainWindow):
 
         self.library = LibraryView(self.settings, samples_dir)
         self.designer = DesignerView()
-        self.runs = RunsPlaceholder()
-        self.results = TimelineView(self.tasks)
+        self.runs = RunManagerView(self.tasks, self.designer)
+        self.results = ResultsBrowser(self.tasks, self.settings)  # .timeline_view: the window timeline
         self.teaching = TeachingView()
         self.tabs = QTabWidget()
         self.tabs.setObjectName("mainTabs")
@@ -129,6 +110,7 @@ class MainWindow(QMainWindow):
         self.library.openRequested.connect(self.open_experiment)
         self.designer.fileChanged.connect(self._remember_file)
         self.designer.statusMessage.connect(self._show_status)
+        self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
 
         self.spark_status = SparkStatus()
         self.statusBar().addPermanentWidget(self.spark_status)
@@ -149,6 +131,9 @@ class MainWindow(QMainWindow):
             file_menu.addAction(action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
+        run_menu = self.menuBar().addMenu("&Run")
+        self.run_action = self._action("&Run the designer's experiment", "Ctrl+R", self.run_designer_experiment)
+        run_menu.addAction(self.run_action)
         edit_menu = self.menuBar().addMenu("&Edit")
         self.undo_action = self._action("&Undo", "Ctrl+Z", self.undo)
         self.redo_action = self._action("&Redo", "Ctrl+Shift+Z", self.redo)
@@ -171,6 +156,12 @@ class MainWindow(QMainWindow):
         action.triggered.connect(slot)
         self.addAction(action)
         return action
+
+    @Slot()
+    def run_designer_experiment(self) -> None:
+        """Queue what the designer shows (unsaved edits included) and show the Runs tab."""
+        if self.runs.enqueue_designer() is not None:
+            self.tabs.setCurrentWidget(self.runs)
 
     @Slot()
     def undo(self) -> None:
@@ -255,6 +246,7 @@ class MainWindow(QMainWindow):
             if not self.ask_close(f"{len(running)} task(s) still running ({names}). Stop them and quit?"):
                 event.ignore()
                 return
+        self.runs.stop_queue()  # queued runs must not start while the window closes
         self.tasks.cancel_all(timeout_ms=15_000)
         for view in (self.designer, self.teaching, self.results.timeline):
             view.close()

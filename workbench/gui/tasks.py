@@ -29,6 +29,11 @@ class TaskState:
     def cancel(self) -> None:
         self._cancelled.set()
 
+    @property
+    def cancel_event(self) -> threading.Event:
+        """The cancel flag as an Event, for pipeline functions taking ``cancel: threading.Event``."""
+        return self._cancelled
+
     def report_progress(self, fraction: float, message: str = "") -> None:
         self._progress(fraction, message)
 
