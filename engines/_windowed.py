@@ -14,14 +14,12 @@ from engines._match import CompiledQuery, Unsupported, compile_select
 from engines._schedule import ReportScheduler, StreamBuffer
 from workbench.core.report import Evaluation
 from workbench.core.windows import WindowSpec
-from workbench.engine import Engine, EngineConfig, Stimulus
+from workbench.engine import MATCHERS, Engine, EngineConfig, Stimulus
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
 from workbench.responses.model import EngineResponse
 from workbench.streams.model import StreamElement
 
-
-MATCHERS = ("auto", "native", "rdflib")
 
 
 @dataclass
@@ -67,7 +65,15 @@ class WindowedEngine(Engine):
         if not query.windows:
             raise UserError("the query has no window over a stream", field="query")
         if not 0 <= self.report_window < len(query.windows):
-            raise UserError("report_window is not a window of the query", field="parameters.report_window")
+            raise UserError(
+                f"report_window {self.report_window} is not a window of the query (it has {len(query.windows)}: "
+                f"0 … {len(query.windows) - 1})", field="parameters.report_window",
+            )
+        if isinstance(self.t0_param, (list, tuple)) and len(self.t0_param) != len(query.windows):
+            raise UserError(
+                f"t0 lists {len(self.t0_param)} values; the query has {len(query.windows)} windows (one t0 each)",
+                field="parameters.t0",
+            )
         self.query = query
         self.r2s = query.r2s or self.semantics.r2s
         self.native: CompiledQuery | None = None
@@ -104,9 +110,7 @@ class WindowedEngine(Engine):
         if self.t0_param is None:
             t0s = [t] * count
         elif isinstance(self.t0_param, (list, tuple)):
-            if len(self.t0_param) != count:
-                raise UserError(f"expected one t0 per window ({count})", field="parameters.t0")
-            t0s = [int(x) for x in self.t0_param]
+            t0s = [int(x) for x in self.t0_param]  # length checked in _accept_query
         else:
             t0s = [int(self.t0_param)] * count
         s = self.semantics

@@ -48,8 +48,10 @@ Strategies (Sect. 2.2):
     binding. See :func:`estimate_likelihoods`. Parameters: ``likelihoods`` (a
     :class:`Likelihoods`, or the path of a JSON file written by :meth:`Likelihoods.save`)
     or ``training`` (the path of a stream file, read with ``training_format``, default
-    detected; estimated at registration). Bindings unknown to the estimate fall back to
-    the probability of their join key (see :class:`Likelihoods`), else 0.
+    detected; estimated at registration). A binding the estimating run saw but that joined
+    into no result has P = 0 (the paper's count); only a binding the estimate never saw
+    (training on other data) falls back to the probability of its join key (see
+    :class:`Likelihoods`), else 0.
 
 Parameters: ``strategy`` (default ``fifo``), ``cache_size`` (positive int; absent, 0 or
 ``null`` = unbounded), ``seed``, ``likelihoods``, ``training``, ``training_format``.
@@ -244,12 +246,15 @@ class _Join:
 class Likelihoods:
     """Per-binding contribution probabilities, P(µ) = |results depending on µ| / |results|.
 
-    ``bindings[n]`` maps a binding of partner ``n`` (tuple of its variables' values) to
-    its probability; ``keys[n]`` maps ``(variable, value)`` to the probability summed over
-    the bindings of partner ``n`` with that value — the fallback for bindings the
-    estimate never saw (a learned, per-join-key statistic in the spirit of the paper's
-    future work on learned probabilities). ``results`` is the number of results of the
-    estimating run.
+    ``bindings[n]`` maps every binding of partner ``n`` the estimating run cached (tuple
+    of its variables' values) to its probability, 0.0 for one that joined into no result;
+    ``keys[n]`` maps ``(variable, value)`` to the probability summed over the bindings of
+    partner ``n`` with that value — the fallback for bindings the estimate never saw only
+    (a learned, per-join-key statistic in the spirit of the paper's future work on
+    learned probabilities). It must not stand in for a known zero: a useless binding that
+    shares a value with a productive one would inherit that one's probability and, on a
+    long stream, crowd the cache (measured in sample_experiments/eviction/README.md).
+    ``results`` is the number of results of the estimating run.
     """
 
     bindings: list[dict[Binding, float]]
@@ -303,8 +308,9 @@ def estimate_likelihoods(
     The paper's oracle (Sect. 2.4 and 3): a result that completes when the binding of
     partner *m* arrives "depends on" the cached bindings of all other partners; each of
     them gets +1 (the arriving binding never needed the cache for this result, so it is
-    not counted). P(µ) = count(µ) / number of results. ``patterns`` defaults to the
-    chain join of `workbench.generators.chain_join`; a query may be given instead.
+    not counted). P(µ) = count(µ) / number of results, for every binding that entered a
+    cache (0 if it joined into nothing). ``patterns`` defaults to the chain join of
+    `workbench.generators.chain_join`; a query may be given instead.
     """
     if patterns is None:
         from workbench.generators.chain_join import QUERY
@@ -315,6 +321,7 @@ def estimate_likelihoods(
         patterns = compile_join(patterns)[0]
     join = _Join(patterns)
     counts: list[Counter[Binding]] = [Counter() for _ in join.patterns]
+    seen: list[dict[Binding, None]] = [{} for _ in join.patterns]  # every binding cached, in order
     results = 0
     for t, triple in _triples_of(data):
         if window_ms is not None:
@@ -332,8 +339,9 @@ def estimate_likelihoods(
                     if m != n:
                         counts[m][tuple(match[v] for v in other.variables)] += 1
             join.insert(n, binding, t)
+            seen[n].setdefault(binding, None)
     total = max(results, 1)
-    bindings = [{b: c / total for b, c in part.items()} for part in counts]
+    bindings = [{b: counts[n][b] / total for b in seen[n]} for n in range(len(seen))]
     keys: list[dict[tuple[str, str], float]] = []
     for n, part in enumerate(counts):
         by_key: Counter[tuple[str, str]] = Counter()

@@ -65,15 +65,7 @@ class MaterialisingEngine(WindowedEngine):
         self._registered()
 
     def _load_schema(self, static_default: Sequence[Triple]) -> Schema:
-        """The TBox: the ``tbox`` file (or univ-bench ρDF) plus schema triples of the static data."""
-        try:
-            base = load_schema(self.tbox_path) if self.tbox_path else default_schema()
-        except Exception as error:  # unreadable or unparsable file: a user error, before the run
-            raise UserError(f"cannot read the TBox {self.tbox_path}: {error}", field="parameters.tbox") from None
-        extra = [t for t in static_default if t[1] in SCHEMA_PREDICATES]
-        if not extra:
-            return base
-        return Schema.from_triples([*_schema_triples(base), *extra])
+        return engine_schema(self.tbox_path, static_default)
 
     def _registered(self) -> None:
         """Hook: the query, static data and schema are known."""
@@ -124,6 +116,21 @@ class MaterialisingEngine(WindowedEngine):
                 horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
         for buffer in self.buffers.values():
             buffer.trim_before(horizon)
+
+
+def engine_schema(tbox_path: str | None, static_default: Sequence[Triple]) -> Schema:
+    """The TBox of a ρDF baseline: the ``tbox`` file (or univ-bench ρDF) plus schema triples of the static data.
+
+    Shared with the oracle, which must entail exactly what the engines entail.
+    """
+    try:
+        base = load_schema(tbox_path) if tbox_path else default_schema()
+    except Exception as error:  # unreadable or unparsable file: a user error, before the run
+        raise UserError(f"cannot read the TBox {tbox_path}: {error}", field="parameters.tbox") from None
+    extra = [t for t in static_default if t[1] in SCHEMA_PREDICATES]
+    if not extra:
+        return base
+    return Schema.from_triples([*_schema_triples(base), *extra])
 
 
 class NaiveEngine(MaterialisingEngine):

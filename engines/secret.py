@@ -82,6 +82,9 @@ class SecretEngine(WindowedEngine):
         params = dict(config.parameters)
         self.drift_ms = float(params.get("drift_ms", 100))
         self.drift_per_element_ms = float(params.get("drift_per_element_ms", 0.05))
+        for name, value in (("drift_ms", self.drift_ms), ("drift_per_element_ms", self.drift_per_element_ms)):
+            if not 0 <= value < float("inf"):
+                raise UserError(f"{name} must be a number ≥ 0, got {value!r}", field=f"parameters.{name}")
         self.pending: list[tuple[int, Evaluation]] = []  # border_drift: (due time, evaluation)
         self.relation: Counter[Hashable] = Counter()
         self.dirty: dict[Hashable, int] = {}

@@ -143,6 +143,54 @@ def test_engine_parameters_are_typed_per_combination(tmp_path: Path) -> None:
     assert all(r.engine_parameters["tbox"] == str(tmp_path / "data" / "tbox.ttl") for r in runs if r.engine.id == "inc")
 
 
+def test_secret_parameters_are_typed(tmp_path: Path) -> None:
+    """secret's t0 (one per window), report_window, drift knobs and matcher (engines/secret.py)."""
+    text = MINIMAL.replace(
+        "  - id: e1\n    type: secret\n",
+        "  - id: e1\n    type: secret\n    faults: {border_drift: true}\n"
+        "    parameters: {t0: [1s, 0], report_window: 1, drift_ms: 300, drift_per_element_ms: '0.5', matcher: rdflib}\n"
+        "  - id: e2\n    type: naive\n    parameters: {t0: 2s, matcher: native}\n",
+    )
+    runs = _load_text(tmp_path, text).runs()
+    assert runs[0].engine_parameters == {
+        "t0": [1000, 0], "report_window": 1, "drift_ms": 300, "drift_per_element_ms": 0.5, "matcher": "rdflib",
+    }
+    assert runs[1].engine_parameters == {"t0": 2000, "matcher": "native"}
+    with pytest.raises(UserError, match=r"exp.yaml:11: engines\[0\].parameters.matcher: 'fast' is not one of auto"):
+        _load_text(tmp_path, MINIMAL + "    parameters: {matcher: fast}\n")
+    with pytest.raises(UserError, match=r"engines\[0\].parameters.t0: invalid duration"):
+        _load_text(tmp_path, MINIMAL + "    parameters: {t0: [1s, soon]}\n")
+
+
+def test_streams_section_binds_stream_iris_with_their_own_seeds_and_sizes(tmp_path: Path) -> None:
+    """`streams:` maps stream IRIs to streams; each generated one gets its own seed; sizes merge per IRI."""
+    from workbench.experiment.runs import derive_stream_seed
+
+    text = MINIMAL.replace(
+        "stream:\n  generator: sg1\n  params: {stations: 2, interval: 1s, duration: 5s}\n",
+        "repetitions: 2\n"
+        "streams:\n"
+        "  http://example.org/S_a:\n    generator: sg1\n    params: {stations: 2, interval: 1s, duration: 5s}\n"
+        "  http://example.org/S_b:\n    generator: sg1\n    params: {stations: 2, interval: 1s, duration: 5s, seed: 9}\n"
+        "sizes:\n  smoke:\n    streams:\n      http://example.org/S_a: {params: {duration: 2s}}\n",
+    )
+    experiment = _load_text(tmp_path, text)
+    assert experiment.named_streams and [s.iri for s in experiment.streams] == [
+        "http://example.org/S_a", "http://example.org/S_b"]
+    assert experiment.stream is experiment.streams[0]
+    runs = experiment.runs()
+    for run in runs:
+        a, b = run.streams
+        assert a.params["seed"] == derive_stream_seed(run.seed, "http://example.org/S_a") != run.seed
+        assert b.params["seed"] == 9  # set in the file: the same for every repetition
+    assert runs[0].streams[0].params["seed"] != runs[1].streams[0].params["seed"]
+    smoke = apply_size(experiment, "smoke").runs()[0]
+    assert smoke.streams[0].params["duration"] == 2000 and smoke.streams[1].params["duration"] == 5000
+    # the single `stream:` form is unchanged: no IRI, the run seed
+    single = _load_text(tmp_path, MINIMAL).runs()[0]
+    assert single.stream.iri is None and single.stream_params["seed"] == single.seed
+
+
 def test_yaml_merge_keys_and_anchors_are_supported(tmp_path: Path) -> None:
     text = MINIMAL.replace(
         "  - id: e1\n    type: secret\n",

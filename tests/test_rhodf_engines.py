@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Hashable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engines._rhodf import (
@@ -22,7 +22,7 @@ from engines._rhodf import (
     closure,
     default_schema,
 )
-from workbench.core.semantics import PRESETS, BorderConvention, EngineSemantics, R2S, ReportPolicy
+from workbench.core.semantics import PRESETS, BorderConvention, EngineSemantics, R2S, ReportPolicy, Strategy, Tick
 from workbench.engine import EngineConfig, StaticGraphs, Stimulus, create_engine, group_contemporaneous, merge_streams
 from workbench.errors import UserError
 from workbench.generators import lubm
@@ -283,3 +283,30 @@ def test_engines_agree_on_a_lubm_stream_with_two_streams_merged() -> None:
         incremental = responses_per_stimulus("incremental", text, stimuli, PRESETS["csparql"], end=7000)
         assert naive == incremental
         assert any(counter for batch in naive for _, _, counter in batch)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=elements, semantics=semantics_choices, query=st.sampled_from(sorted(QUERIES)),
+       window=st.sampled_from([("5ms", "5ms"), ("10ms", "3ms")]))
+def test_the_oracle_under_rhodf_entailment_expects_what_the_baselines_answer(
+    items: list[tuple[int, tuple[str, str, str]]], semantics: EngineSemantics, query: str, window: tuple[str, str],
+) -> None:
+    """``rhodf_entailed`` (element-wise closure) + the plain oracle = ρDF over each window (Heaven runs).
+
+    Not for content change under a tuple tick: there the derived elements would be ticks of their own.
+    """
+    from workbench.oracle.reference import StaticData
+    from workbench.oracle.run import compute_expected, expected_relations
+    from workbench.pipeline.run_experiment import rhodf_entailed
+
+    stream = [StreamElement(s, p, o, t) for t, (s, p, o) in sorted(items, key=lambda item: item[0])]
+    text = QUERIES[query].format(size=window[0], slide=window[1])
+    parsed = parse_query(text, syntax="csparql")
+    assume(not (semantics.tick is Tick.TUPLE and Strategy.CONTENT_CHANGE in semantics.report.strategies))
+    semantics = semantics.with_overrides({"t0": 0})
+    streams, static = rhodf_entailed({STREAM: stream}, {"default": [], "named": {}}, None)
+    answer = compute_expected(parsed, streams, semantics, [(0,)], static=StaticData(tuple(static["default"])), end=60)
+    expected = [(r.time, r.operation, r.bindings) for r in expected_relations(answer[(0,)])]
+    got = [r for batch in responses_per_stimulus("naive", text, group_contemporaneous(stream), semantics, end=60)
+           for r in batch]
+    assert got == expected

@@ -215,6 +215,17 @@ def test_bad_input_fails_before_anything_starts(tmp_path: Path, capsys: pytest.C
     assert main(["report", str(tmp_path), "--json"]) == 2  # not a bundle
 
 
+def test_engine_parameters_that_do_not_fit_the_query_fail_before_anything_starts(tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    for parameters, message in (("{report_window: 1}", "report_window 1 is not a window of the query"),
+                                ("{t0: [0s, 1s]}", "t0 lists 2 values; the query has 1 windows")):
+        path = experiment_file(tmp_path, f"- {{id: csparql, type: secret, preset: csparql, parameters: {parameters}}}")
+        with pytest.raises(UserError, match=message) as caught:
+            run_experiment(load_experiment(path), out)
+        assert caught.value.field == "engines.csparql" and "engine csparql, query filter" in caught.value.message
+        assert not out.exists()
+
+
 @pytest.mark.spark
 def test_spark_scheduler_runs_each_engine_run_as_a_task(tmp_path: Path, spark: object) -> None:
     path = experiment_file(tmp_path, """
@@ -252,3 +263,139 @@ stand: {mode: absolute-time}
     recalls = {row["engine"]: row["recall"] for row in summary.to_json()["runs"]}
     assert recalls["big"] == 1.0
     assert 0.0 <= recalls["tiny"] < 1.0
+
+
+def test_secret_drift_parameters_from_the_experiment_file_shift_the_windows(tmp_path: Path) -> None:
+    """`parameters: {drift_ms: 300}` with the border_drift fault: the engine reads [o+300, c+300)
+    (YABench Fig. 5), and the gracious oracle reconstructs exactly those borders."""
+    ex = "http://example.org/"
+    (tmp_path / "ticks.stream").write_text("".join(
+        f'<{ex}tick{t}> <{ex}at> "{t}"^^<http://www.w3.org/2001/XMLSchema#integer> "{t}" .\n'
+        for t in range(0, 6000, 100)), encoding="utf-8")
+    (tmp_path / "drift.yaml").write_text(f"""name: drift
+stream: {{file: ticks.stream}}
+queries:
+  - id: ticks
+    syntax: csparql
+    text: |
+      REGISTER QUERY q AS SELECT ?tick ?t FROM STREAM <{ex}s> [RANGE 2s STEP 2s] WHERE {{ ?tick <{ex}at> ?t }}
+engines:
+  - id: drifting
+    type: secret
+    preset: csparql
+    faults: {{border_drift: true}}
+    parameters: {{drift_ms: 300, drift_per_element_ms: 0}}
+oracle: {{gracious: true}}
+stand: {{mode: absolute-time}}
+""", encoding="utf-8")
+    from workbench.responses.readers import read_response_log
+
+    summary = run_experiment(load_experiment(tmp_path / "drift.yaml"), tmp_path / "bundle")
+    assert summary.status == "ok" and summary.runs[0]["verdict"] == "incorrect"
+    run = tmp_path / "bundle" / "runs" / "case0-rep0-drifting-ticks"
+    responses = read_response_log(run / "responses.jsonl").responses
+    assert [r.application_time for r in responses] == [2000, 4000, 6000]  # reported at the nominal closes
+    for response in responses:  # … with the content of [c − 2 s + 300 ms, c + 300 ms)
+        times = sorted(int(dict(m)["t"].split('"')[1]) for m in response.bindings)
+        close = response.application_time
+        assert times == list(range(close - 2000 + 300, min(close + 300, 6000), 100))
+    windows = json.loads((run / "oracle.json").read_text())["windows"]
+    shifts = [(w["reconstructed_start"] - w["start"], w["reconstructed_end"] - w["end"]) for w in windows[:2]]
+    assert shifts == [(300, 300), (300, 300)]
+    assert all(w["precision"] == w["recall"] == 1.0 for w in windows)  # at the reconstructed borders
+
+
+TWO_STREAMS = {  # the same predicate in both streams: only the stream tells the elements apart
+    "a.nq": [("a1", "1", 1000), ("a2", "2", 3000), ("a3", "1", 5000), ("a4", "3", 7000)],
+    "b.nq": [("b1", "1", 1500), ("b2", "2", 2500), ("b3", "3", 3000)],
+}
+
+
+def test_two_streams_bind_to_their_windows_end_to_end(tmp_path: Path) -> None:
+    """`streams:` (IRI → file): each window reads only its own stream. A 2 s window over S_a
+    joins a 6 s window over S_b on ?v; merged into one stream, both windows would hold
+    both streams and the answer would differ."""
+    ex = "http://example.org/"
+    for name, rows in TWO_STREAMS.items():
+        (tmp_path / name).write_text("".join(
+            f'<{ex}{s}> <{ex}p> "{v}" <urn:rspwb:t:{t}> .\n' for s, v, t in rows), encoding="utf-8")
+    query = f"""PREFIX : <{ex}>
+      REGISTER RSTREAM :out AS
+      SELECT ?x ?y
+      FROM NAMED WINDOW :wa ON :S_a [RANGE PT2S STEP PT2S]
+      FROM NAMED WINDOW :wb ON :S_b [RANGE PT6S STEP PT2S]
+      WHERE {{ WINDOW :wa {{ ?x :p ?v }} WINDOW :wb {{ ?y :p ?v }} }}"""
+    (tmp_path / "two.yaml").write_text(f"""name: two-streams
+streams:
+  {ex}S_a: {{file: a.nq}}
+  {ex}S_b: {{file: b.nq}}
+queries:
+  - id: pairs
+    syntax: rspql
+    text: |
+      {query}
+engines:
+  - id: wc
+    type: secret
+    semantics: {{report: window-close & non-empty, r2s: rstream, empty_notification: false}}
+    parameters: {{t0: 0s}}
+  - {{id: cqels, type: secret, preset: cqels}}
+stand: {{mode: absolute-time}}
+""", encoding="utf-8")
+    from workbench.core.semantics import EngineSemantics
+    from workbench.oracle.reference import expected_answer
+    from workbench.query.parser import parse_query
+    from workbench.responses.readers import read_response_log
+    from workbench.streams.readers import read_stream
+
+    summary = run_experiment(load_experiment(tmp_path / "two.yaml"), tmp_path / "bundle")
+    assert summary.status == "ok"
+    assert {(row["engine"], row["verdict"], row["recall"]) for row in summary.runs} == {
+        ("wc", "correct", 1.0), ("cqels", "correct", 1.0)}
+
+    def rows(log_path: Path) -> list[tuple[int | None, str, str]]:
+        return sorted((r.application_time, dict(m)["x"], dict(m)["y"])
+                      for r in read_response_log(log_path).responses for m in r.bindings)
+
+    # by hand: at 2 s wa=[0,2)={a1}, wb=[0,6)∋b1 → (a1,b1); at 4 s wa={a2}, wb={b1,b2,b3} → (a2,b2);
+    # at 6 s wa={a3} but wb=[2,8)={b2,b3} (b1 left), at 8 s wb=[4,10) is empty: nothing
+    wc = rows(tmp_path / "bundle" / "runs" / "case0-rep0-wc-pairs" / "responses.jsonl")
+    assert wc == [(2000, f"<{ex}a1>", f"<{ex}b1>"), (4000, f"<{ex}a2>", f"<{ex}b2>")]
+    cqels = rows(tmp_path / "bundle" / "runs" / "case0-rep0-cqels-pairs" / "responses.jsonl")
+    assert cqels and all(x.startswith(f"<{ex}a") and y.startswith(f"<{ex}b") for _, x, y in cqels)
+    # the stimuli carried each element's stream; the manifest lists both streams with their IRIs
+    manifest = json.loads((tmp_path / "bundle" / MANIFEST).read_text())
+    assert [(s["id"], s["iri"]) for s in manifest["streams"]] == [("stream0", f"{ex}S_a"), ("stream1", f"{ex}S_b")]
+    assert manifest["runs"][0]["streams"] == {f"{ex}S_a": "stream0", f"{ex}S_b": "stream1"}
+    # one merged stream read by both windows gives another answer (a1 joins itself, b1 joins a1 …)
+    merged = sorted([*read_stream(tmp_path / "a.nq", "nquads"), *read_stream(tmp_path / "b.nq", "nquads")],
+                    key=lambda e: e.t)
+    parsed = parse_query(query, syntax="rspql")
+    semantics = EngineSemantics().with_overrides({"empty_notification": False})
+    one_stream = expected_answer(parsed, {f"{ex}S_a": merged, f"{ex}S_b": merged}, semantics, (0, 0), end=14_000)
+    merged_rows = sorted((e.time, dict(m)["x"], dict(m)["y"]) for e in one_stream.emissions for m in e.bindings)
+    assert merged_rows != wc and (2000, f"<{ex}b1>", f"<{ex}a1>") in merged_rows
+
+
+def test_streams_section_errors_name_file_line_and_field(tmp_path: Path) -> None:
+    ex = "http://example.org/"
+    (tmp_path / "a.nq").write_text(f'<{ex}a1> <{ex}p> "1" <urn:rspwb:t:1000> .\n', encoding="utf-8")
+    body = f"""name: bad
+streams:
+  {ex}S_a: {{file: a.nq}}
+queries:
+  - id: q
+    syntax: rspql
+    text: |
+      PREFIX : <{ex}>
+      SELECT ?x FROM NAMED WINDOW :w ON :S_other [RANGE PT2S STEP PT2S] WHERE {{ WINDOW :w {{ ?x :p ?v }} }}
+engines:
+  - {{id: e, type: secret}}
+"""
+    path = tmp_path / "bad.yaml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(UserError) as caught:
+        run_experiment(load_experiment(path), tmp_path / "bundle")
+    assert str(caught.value).startswith(f"{path}:7: queries[0].text: query q has a window over <{ex}S_other>, "
+                                        f"which 'streams' does not declare (declared: <{ex}S_a>)")
+    assert not (tmp_path / "bundle").exists()

@@ -28,6 +28,9 @@ from workbench.responses.model import EngineResponse
 from workbench.streams.model import StreamElement
 
 Triple = tuple[str, str, str]
+#: How a built-in window engine evaluates its BGP (``parameters.matcher``): the native
+#: incremental matcher where the query allows, always that (error otherwise), or rdflib.
+MATCHERS = ("auto", "native", "rdflib")
 
 
 @dataclass(frozen=True)

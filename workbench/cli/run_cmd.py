@@ -82,6 +82,9 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        from workbench.pipeline.spark import stop_spark
+
+        stop_spark()  # a cluster (even local-cluster) must see the app end, not its executors die at exit
     if args.json:
         print_json(summary.to_json())
     else:

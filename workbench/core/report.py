@@ -164,13 +164,18 @@ def _content_change_candidates(
     """Ticks plus instants where windows open/close, merged in time order.
 
     A boundary instant that coincides with a tick is covered by the tick (the window has
-    already moved when the first element at that instant is processed).
+    already moved when the first element at that instant is processed). Not by the last,
+    incomplete batch of a batch tick: it ticks in only when the input ends, after the
+    boundaries at its instant (what a streaming engine can do, engines/_schedule.py).
     """
     all_ticks = list(ticks(times, tick, batch_size))
     all_tick_times = [tk.time for tk in all_ticks]
     tick_list = [tk for tk in all_ticks if start <= tk.time <= end]
-    tick_times = {tk.time for tk in tick_list}
-    merged: list[tuple[int, int, int]] = [(tk.time, 0, tk.arrived) for tk in tick_list]
+    flush = tick is Tick.BATCH and len(times) % batch_size != 0
+    tick_times = {tk.time for tk in tick_list if not (flush and tk.arrived == len(times))}
+    merged: list[tuple[int, int, int]] = [
+        (tk.time, 2 if flush and tk.arrived == len(times) else 0, tk.arrived) for tk in tick_list
+    ]
     for instant in window.boundaries_between(start, end):
         if instant not in tick_times:
             # the content holds what the last tick before this instant brought in

@@ -1,4 +1,4 @@
-"""Experiment files: the YAML model of <engines, static data, stream, queries, KPIs>.
+"""Experiment files: the YAML model of <engines, static data, streams, queries, KPIs>.
 
 ``load_experiment(path)`` validates a file (errors name FILE:LINE and the field path),
 ``Experiment.runs()`` / ``expand_runs`` expand it into concrete runs, ``apply_size`` applies
@@ -21,6 +21,7 @@ from workbench.experiment.model import (
     OracleSpec,
     QuerySpec,
     RunSpec,
+    RunStream,
     StandSpec,
     StaticData,
     StreamSpec,
@@ -29,7 +30,7 @@ from workbench.experiment.runs import count_runs, derive_seed, expand_runs, fill
 from workbench.experiment.source import Position, SourceMap, load_yaml
 
 __all__ = [
-    "EngineSpec", "Experiment", "FlowSpec", "KpiSpec", "OracleSpec", "Position", "QuerySpec", "RunSpec",
+    "EngineSpec", "Experiment", "FlowSpec", "KpiSpec", "OracleSpec", "Position", "QuerySpec", "RunSpec", "RunStream",
     "SourceMap", "StandSpec", "StaticData", "StreamSpec", "apply_size", "build_experiment", "count_runs",
     "derive_seed", "dump_experiment", "expand_runs", "experiment_to_yaml", "fill_template", "load_experiment",
     "load_yaml", "loads_experiment", "template_variables",

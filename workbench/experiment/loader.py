@@ -44,9 +44,9 @@ from workbench.experiment.source import SourceMap, is_identifier, join_path, loa
 
 TOP_LEVEL_FIELDS = (
     "name", "description", "seed", "repetitions", "variables", "sweep", "cases", "sizes",
-    "stream", "static", "queries", "engines", "kpis", "oracle", "stand", "spark",
+    "stream", "streams", "static", "queries", "engines", "kpis", "oracle", "stand", "spark",
 )
-REQUIRED_TOP_LEVEL = ("name", "stream", "queries", "engines")
+REQUIRED_TOP_LEVEL = ("name", "queries", "engines")  # and exactly one of stream / streams
 SIZE_FIELDS = tuple(f for f in TOP_LEVEL_FIELDS if f not in ("name", "description", "sizes"))
 ID_CHARACTERS = "letters, digits, '_', '-' and '.'"
 
@@ -307,42 +307,71 @@ def _flow(c: _Checker, value: Any, path: str) -> FlowSpec | None:
     return FlowSpec(shape=shape, settings=settings)
 
 
-def _stream(c: _Checker, value: Any) -> StreamSpec:
-    path = "stream"
+def _stream(c: _Checker, value: Any, iri: str | None = None) -> StreamSpec:
+    """One stream: ``stream:`` (``iri`` None) or the value of ``streams: {IRI: …}``."""
+    path = StreamSpec(iri=iri).path  # "stream" or "streams.<iri>": where errors point
+
+    def field(name: str) -> str:
+        return join_path(path, name)
+
     stream = c.mapping(value, path, ("generator", "params", "file", "format", "interval", "flow"))
     has_generator = stream.get("generator") is not None
     has_file = stream.get("file") is not None
     if has_generator and has_file:
-        raise c.error("stream.file", "set either 'file' (a recorded stream) or 'generator', not both", key=True)
+        raise c.error(field("file"), "set either 'file' (a recorded stream) or 'generator', not both", key=True)
     if not has_generator and not has_file:
         raise c.error(path, "needs 'file' (a recorded stream) or 'generator'")
-    flow = _flow(c, stream.get("flow"), "stream.flow")
+    flow = _flow(c, stream.get("flow"), field("flow"))
     if has_generator:
         for key in ("format", "interval"):
             if key in stream:
-                raise c.error(join_path(path, key), f"'{key}' applies to stream files, not to generators", key=True)
-        generator = c.string(stream["generator"], "stream.generator")
-        params = dict(c.names(stream.get("params"), "stream.params"))
-        return StreamSpec(generator=generator, params=params, flow=flow)
+                raise c.error(field(key), f"'{key}' applies to stream files, not to generators", key=True)
+        generator = c.string(stream["generator"], field("generator"))
+        params = dict(c.names(stream.get("params"), field("params")))
+        return StreamSpec(generator=generator, params=params, flow=flow, iri=iri)
     if "params" in stream:
-        raise c.error("stream.params", "'params' applies to generators, not to stream files", key=True)
-    file = c.existing(stream["file"], "stream.file", directory=None)
+        raise c.error(field("params"), "'params' applies to generators, not to stream files", key=True)
+    file = c.existing(stream["file"], field("file"), directory=None)
     if stream.get("format") is not None:
-        fmt = c.choice(stream["format"], "stream.format", STREAM_FILE_FORMATS)
+        fmt = c.choice(stream["format"], field("format"), STREAM_FILE_FORMATS)
     elif file.is_dir():
         fmt = "csrbench-dir"
     else:
         fmt = _STREAM_SUFFIXES.get(file.suffix.lower(), "")
         if not fmt:
-            raise c.error("stream.file", f"cannot tell the stream format of {stream['file']!r} from its extension; set format: ({', '.join(STREAM_FILE_FORMATS)})")
+            raise c.error(field("file"), f"cannot tell the stream format of {stream['file']!r} from its extension; set format: ({', '.join(STREAM_FILE_FORMATS)})")
     if (fmt == "csrbench-dir") != file.is_dir():
-        raise c.error("stream.file", f"format {fmt} expects a {'directory' if fmt == 'csrbench-dir' else 'file'}: {stream['file']}")
+        raise c.error(field("file"), f"format {fmt} expects a {'directory' if fmt == 'csrbench-dir' else 'file'}: {stream['file']}")
     interval: int | None = None
     if fmt == "csrbench-dir":
-        interval = c.duration(stream.get("interval", "1s"), "stream.interval", positive=True)
+        interval = c.duration(stream.get("interval", "1s"), field("interval"), positive=True)
     elif "interval" in stream:
-        raise c.error("stream.interval", "'interval' applies to csrbench-dir streams only (time of data_NN.ttl = NN × interval)", key=True)
-    return StreamSpec(file=file, format=fmt, interval_ms=interval, flow=flow)
+        raise c.error(field("interval"), "'interval' applies to csrbench-dir streams only (time of data_NN.ttl = NN × interval)", key=True)
+    return StreamSpec(file=file, format=fmt, interval_ms=interval, flow=flow, iri=iri)
+
+
+def _streams(c: _Checker, top: dict[str, Any]) -> tuple[StreamSpec, ...]:
+    """``stream:`` (one stream every window reads) or ``streams:`` (stream IRI → stream, bound
+    to the windows over that IRI); exactly one of the two."""
+    if top.get("stream") is not None and top.get("streams") is not None:
+        raise c.error("streams", "set either 'stream' (one stream) or 'streams' (several, by IRI), not both", key=True)
+    if top.get("streams") is None:
+        if top.get("stream") is None:
+            raise c.error("stream", "is required (or 'streams': stream IRI → stream, for several streams)", key=True)
+        return (_stream(c, top["stream"]),)
+    named = c.names(top["streams"], "streams")
+    if not named:
+        raise c.error("streams", "must name at least one stream (stream IRI → file or generator)")
+    streams = []
+    for iri in named:
+        if iri.startswith("<") or iri.endswith(">"):
+            raise c.error(join_path("streams", iri), f"write the stream IRI without angle brackets: {iri.strip('<>')}", key=True)
+        scheme, colon, rest = iri.partition(":")
+        if not colon or not scheme or not rest or not scheme[0].isalpha() or any(ch.isspace() or ch in '<>"{}|\\^`' for ch in iri):
+            raise c.error(join_path("streams", iri), f"{iri!r} is not an absolute IRI (e.g. http://example.org/S_nearby); "
+                          "queries name streams by IRI in FROM STREAM <…> / ON <…>", key=True)
+        streams.append(_stream(c, named[iri], iri))
+    return tuple(streams)
 
 
 def _placeholder_line(c: _Checker, path: str, template: str, offset: int, token: str) -> int | None:
@@ -546,7 +575,7 @@ def build_experiment(
         cases=cases,
         sizes=_sizes(c, top.get("sizes"), "sizes"),
         static=_static(c, top.get("static"), "static"),
-        stream=_stream(c, top["stream"]),
+        streams=_streams(c, top),
         queries=_queries(c, top["queries"], variables, sweep, cases),
         engines=_engines(c, top["engines"]),
         kpis=_kpis(c, top.get("kpis")),

@@ -1,4 +1,4 @@
-"""The experiment model: Heaven's tuple ⟨E engines, T static data, D stream, Q queries, K KPIs⟩.
+"""The experiment model: Heaven's tuple ⟨E engines, T static data, D streams, Q queries, K KPIs⟩.
 
 Plus what makes a study out of it: variables for query templates, sweeps and explicit
 cases (YABench's ``config.json`` ``tests``), repetitions, a seed, named sizes, the oracle
@@ -58,7 +58,9 @@ class StreamSpec:
     """The stream description (Heaven's D): a recorded file or a generator with parameters.
 
     Exactly one of ``file`` and ``generator`` is set. Generator ``params`` may hold
-    ``${NAME}`` templates; :class:`RunSpec` carries them resolved.
+    ``${NAME}`` templates; :class:`RunSpec` carries them resolved. ``iri`` is the stream
+    IRI that queries' windows name (``FROM STREAM <iri>`` / ``ON <iri>``) for a stream of
+    the ``streams:`` section; None for the single ``stream:``, which every window reads.
     """
 
     generator: str | None = None
@@ -67,6 +69,12 @@ class StreamSpec:
     format: str | None = None
     interval_ms: int | None = None
     flow: FlowSpec | None = None
+    iri: str | None = None
+
+    @property
+    def path(self) -> str:
+        """The field path of this stream in the experiment file (for located errors)."""
+        return "stream" if self.iri is None else f"streams.{self.iri}"
 
 
 @dataclass(frozen=True)
@@ -146,7 +154,7 @@ class Experiment:
     name: str
     engines: tuple[EngineSpec, ...]
     queries: tuple[QuerySpec, ...]
-    stream: StreamSpec
+    streams: tuple[StreamSpec, ...]  # one unnamed (`stream:`) or several by IRI (`streams:`)
     static: tuple[StaticData, ...] = ()
     kpis: KpiSpec = field(default_factory=KpiSpec)
     description: str = ""
@@ -164,6 +172,16 @@ class Experiment:
     base_dir: Path = field(default=Path("."), compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     source: "SourceMap | None" = field(default=None, compare=False, repr=False)
+
+    @property
+    def stream(self) -> StreamSpec:
+        """The first (with ``stream:``, the only) stream."""
+        return self.streams[0]
+
+    @property
+    def named_streams(self) -> bool:
+        """True for a ``streams:`` experiment: windows bind to the stream of their IRI."""
+        return self.streams[0].iri is not None
 
     @property
     def requires_confirmation(self) -> bool:
@@ -184,11 +202,25 @@ class Experiment:
 
 
 @dataclass(frozen=True)
+class RunStream:
+    """One input stream of a run: its spec with generator parameters and flow resolved."""
+
+    spec: StreamSpec
+    params: Mapping[str, Any]
+    flow: FlowSpec | None
+
+    @property
+    def iri(self) -> str | None:
+        return self.spec.iri
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """One concrete run: an engine, a query filled with one variable combination, a repetition.
 
     ``seed`` is shared by all engines and queries of the same repetition so that they see
-    the same stream and the same random choices (see ``derive_seed``).
+    the same stream and the same random choices (see ``derive_seed``). ``streams`` follow
+    the experiment's; ``stream``, ``stream_params`` and ``flow`` are the first one's.
     """
 
     index: int
@@ -200,10 +232,20 @@ class RunSpec:
     engine_parameters: Mapping[str, Any]
     query: QuerySpec
     query_text: str
-    stream: StreamSpec
-    stream_params: Mapping[str, Any]
-    flow: FlowSpec | None
+    streams: tuple[RunStream, ...]
     seed: int
+
+    @property
+    def stream(self) -> StreamSpec:
+        return self.streams[0].spec
+
+    @property
+    def stream_params(self) -> Mapping[str, Any]:
+        return self.streams[0].params
+
+    @property
+    def flow(self) -> FlowSpec | None:
+        return self.streams[0].flow
 
     @property
     def requires_confirmation(self) -> bool:

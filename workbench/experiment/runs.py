@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.core.time import parse_duration
+from workbench.engine import MATCHERS
 from workbench.errors import UserError
 from workbench.experiment.model import (
     EVICTION_STRATEGIES,
@@ -24,7 +25,9 @@ from workbench.experiment.model import (
     Experiment,
     FlowSpec,
     RunSpec,
+    RunStream,
     Scalar,
+    StreamSpec,
 )
 from workbench.experiment.source import join_path
 from workbench.query.template import format_template_value
@@ -36,12 +39,22 @@ if TYPE_CHECKING:
 _PLACEHOLDER = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# What every window engine (secret, naive, incremental: engines._windowed) takes.
+_WINDOWED_PARAMETERS: dict[str, tuple[str, bool]] = {
+    "t0": ("t0", False),  # a duration, or a list with one per window (overrides semantics.t0)
+    "report_window": ("index", False),  # the window the report policy is tied to (RSP-QL Example 9)
+    "matcher": ("matcher", False),
+}
 # Engine parameters per engine type: name -> (kind, required). Kinds are checked in
 # ``_engine_parameter``; the engines themselves interpret the values.
 ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
-    "secret": {},
-    "naive": {"tbox": ("file", False)},
-    "incremental": {"tbox": ("file", False)},
+    "secret": {
+        **_WINDOWED_PARAMETERS,
+        "drift_ms": ("non-negative-number", False),  # faults.border_drift: constant shift
+        "drift_per_element_ms": ("non-negative-number", False),  # … plus this much per window element
+    },
+    "naive": {"tbox": ("file", False), **_WINDOWED_PARAMETERS},
+    "incremental": {"tbox": ("file", False), **_WINDOWED_PARAMETERS},
     "eviction": {
         "strategy": ("strategy", True),
         "cache_size": ("positive-int", True),
@@ -145,6 +158,16 @@ def derive_seed(seed: int, repetition: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+def derive_stream_seed(seed: int, iri: str) -> int:
+    """The seed of stream ``iri`` of a ``streams:`` experiment in a run with seed ``seed``:
+    the first 8 bytes of ``sha256("rspwb-stream-seed:{seed}:{iri}")`` big-endian, shifted
+    right by one bit. Two generated streams of one run thus differ even with the same
+    generator and parameters, and a stream keeps its data when others are added or reordered.
+    """
+    digest = hashlib.sha256(f"rspwb-stream-seed:{seed}:{iri}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
 def variable_combinations(experiment: Experiment) -> list[dict[str, Scalar]]:
     """cases (or one empty case) × the sweep product (first sweep variable varies slowest),
     each laid over ``variables``; cases and sweep values override same-named variables."""
@@ -185,35 +208,39 @@ def _fill(experiment: Experiment, raw: Any, variables: Mapping[str, Scalar], pat
         raise _error(experiment, path, str(error)) from None
 
 
-def _generator_spec(experiment: Experiment, name: str) -> "GeneratorSpec | None":
+def _generator_spec(experiment: Experiment, name: str, path: str = "stream") -> "GeneratorSpec | None":
     """The generator's spec, or None while its module is not written yet (params then unchecked)."""
     from workbench.generators import GENERATOR_MODULES, generator_spec
 
     try:
         return generator_spec(name)
     except UserError as error:
-        raise _error(experiment, "stream.generator", error.message) from None
+        raise _error(experiment, join_path(path, "generator"), error.message) from None
     except ModuleNotFoundError as error:
         if error.name == GENERATOR_MODULES.get(name):
             return None
         raise
 
 
-def resolve_stream_params(experiment: Experiment, variables: Mapping[str, Scalar]) -> tuple[dict[str, Any], bool]:
-    """Generator parameters for one combination, typed and defaulted by the generator's spec.
+def resolve_stream_params(
+    experiment: Experiment, variables: Mapping[str, Scalar], stream: StreamSpec | None = None
+) -> tuple[dict[str, Any], bool]:
+    """Generator parameters of ``stream`` (default: the first) for one combination, typed
+    and defaulted by the generator's spec.
 
     Returns ``(params, takes_seed)``; ``takes_seed`` is True when the generator has a
     ``seed`` parameter the experiment leaves unset (the run's seed fills it).
     """
-    stream = experiment.stream
+    stream = stream or experiment.stream
     if stream.generator is None:
         return {}, False
-    filled = _fill(experiment, dict(stream.params), variables, "stream.params")
-    spec = _generator_spec(experiment, stream.generator)
+    base = join_path(stream.path, "params")
+    filled = _fill(experiment, dict(stream.params), variables, base)
+    spec = _generator_spec(experiment, stream.generator, stream.path)
     if spec is None:
         return filled, False
     for name, raw in stream.params.items():
-        path = join_path("stream.params", name)
+        path = join_path(base, name)
         try:
             spec.param(name).parse(filled[name])
         except UserError as error:
@@ -222,21 +249,26 @@ def resolve_stream_params(experiment: Experiment, variables: Mapping[str, Scalar
         resolved = spec.resolve(filled)
     except UserError as error:
         field = (error.field or "").removeprefix("param ")
-        raise _error(experiment, join_path("stream.params", field) if field else "stream.params", error.message) from None
+        raise _error(experiment, join_path(base, field) if field else base, error.message) from None
     takes_seed = "seed" not in stream.params and any(p.name == "seed" for p in spec.params)
     return resolved, takes_seed
 
 
-def resolve_flow(experiment: Experiment, variables: Mapping[str, Scalar]) -> tuple[FlowSpec | None, bool]:
-    """The flow shape with its settings filled for one combination, checked by the flow module.
+def resolve_flow(
+    experiment: Experiment, variables: Mapping[str, Scalar], stream: StreamSpec | None = None
+) -> tuple[FlowSpec | None, bool]:
+    """The flow shape of ``stream`` (default: the first) with its settings filled for one
+    combination, checked by the flow module.
 
     Returns ``(flow, takes_seed)``; ``takes_seed`` is True for a random shape whose ``seed``
     the experiment leaves unset (the run's seed fills it).
     """
-    flow = experiment.stream.flow
+    stream = stream or experiment.stream
+    flow = stream.flow
     if flow is None:
         return None, False
-    settings = _fill(experiment, dict(flow.settings), variables, "stream.flow")
+    base = join_path(stream.path, "flow")
+    settings = _fill(experiment, dict(flow.settings), variables, base)
     try:
         from workbench.generators.flows import FLOW_SHAPES, FlowShape
     except ModuleNotFoundError as error:  # the flow module is not written yet: shape name checked only
@@ -244,10 +276,10 @@ def resolve_flow(experiment: Experiment, variables: Mapping[str, Scalar]) -> tup
             raise
         return FlowSpec(flow.shape, settings), False
     try:
-        FlowShape.from_settings(flow.shape, settings, field="stream.flow")
+        FlowShape.from_settings(flow.shape, settings, field=base)
     except UserError as error:
-        path = error.field or "stream.flow"
-        name = path.removeprefix("stream.flow.")
+        path = error.field or base
+        name = path.removeprefix(base + ".")
         raw = flow.settings.get(name)
         unknown = error.message.startswith("unknown setting")
         raise _error(experiment, path, error.message + _context(raw, variables), key=unknown) from None
@@ -277,9 +309,22 @@ def resolve_engine_parameters(
     for name, (_, required) in allowed.items():
         if required and name not in resolved:
             raise _error(experiment, join_path(base, name), f"is required for {engine.type} engines", key=True)
+    _check_contradictions(experiment, index, engine, resolved)
     if engine.type == "external":
         resolved.setdefault("cwd", str(experiment.base_dir))  # parameters travel as JSON
     return resolved
+
+
+def _check_contradictions(experiment: Experiment, index: int, engine: EngineSpec, resolved: Mapping[str, Any]) -> None:
+    """Parameters that would silently do nothing, or say the opposite of the semantics, are errors."""
+    base = f"engines[{index}].parameters"
+    for name in ("drift_ms", "drift_per_element_ms"):
+        if name in resolved and not engine.faults.get("border_drift"):
+            raise _error(experiment, join_path(base, name),
+                         f"{name} only applies with the border_drift fault; add faults: {{border_drift: true}}", key=True)
+    if "t0" in resolved and "t0" in engine.semantics_overrides:
+        raise _error(experiment, join_path(base, "t0"),
+                     "t0 is set both here and in semantics.t0; keep one (a list here sets one t0 per window)", key=True)
 
 
 class _BadValue(Exception):
@@ -298,6 +343,34 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise _BadValue(f"expected an integer, got {value!r}")
+        return value
+    if kind == "index":
+        if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _BadValue(f"expected a window index (0 = the query's first window), got {value!r}")
+        return value
+    if kind == "non-negative-number":
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+            raise _BadValue(f"expected a number ≥ 0 (milliseconds), got {value!r}")
+        return value
+    if kind == "t0":
+        try:
+            if isinstance(value, list):
+                if not value:
+                    raise _BadValue("expected a duration or a non-empty list with one duration per window, got []")
+                return [parse_duration(item) for item in value]
+            return parse_duration(value)
+        except UserError as error:
+            raise _BadValue(f"{error.message} (t0 is a duration, or a list with one per window)") from None
+    if kind == "matcher":
+        if value not in MATCHERS:
+            raise _BadValue(f"{value!r} is not one of {', '.join(MATCHERS)}")
         return value
     if kind == "string":
         if not isinstance(value, str) or not value.strip():
@@ -347,28 +420,46 @@ def resolve_query_text(experiment: Experiment, index: int, variables: Mapping[st
 
 
 @dataclass(frozen=True)
+class ResolvedStream:
+    """One stream of one combination: parameters and flow filled; whether the run seed fills their seeds."""
+
+    spec: StreamSpec
+    params: Mapping[str, Any]
+    takes_seed: bool
+    flow: FlowSpec | None
+    flow_takes_seed: bool
+
+    def for_seed(self, seed: int) -> RunStream:
+        """The run's stream: an unset generator or random-flow ``seed`` is ``seed``."""
+        params = dict(self.params)
+        if self.takes_seed:
+            params["seed"] = seed
+        flow = self.flow
+        if flow is not None and self.flow_takes_seed:
+            flow = FlowSpec(flow.shape, {**flow.settings, "seed": seed})
+        return RunStream(self.spec, params, flow)
+
+
+@dataclass(frozen=True)
 class ResolvedCase:
     """Everything of one variable combination that does not depend on the repetition."""
 
     variables: Mapping[str, Scalar]
-    stream_params: Mapping[str, Any]
-    takes_seed: bool
-    flow: FlowSpec | None
-    flow_takes_seed: bool
+    streams: tuple[ResolvedStream, ...]
     engine_parameters: tuple[Mapping[str, Any], ...]
     query_texts: tuple[str, ...]
 
 
 def resolve_case(experiment: Experiment, variables: Mapping[str, Scalar]) -> ResolvedCase:
     """Fill and validate every template of the experiment for one combination."""
-    stream_params, takes_seed = resolve_stream_params(experiment, variables)
-    flow, flow_takes_seed = resolve_flow(experiment, variables)
+    streams = []
+    for stream in experiment.streams:
+        params, takes_seed = resolve_stream_params(experiment, variables, stream)
+        flow, flow_takes_seed = resolve_flow(experiment, variables, stream)
+        streams.append(ResolvedStream(stream, params, takes_seed, flow, flow_takes_seed))
     return ResolvedCase(
         variables=dict(variables),
-        stream_params=stream_params,
-        takes_seed=takes_seed,
-        flow=flow,
-        flow_takes_seed=flow_takes_seed,
+        streams=tuple(streams),
         engine_parameters=tuple(
             resolve_engine_parameters(experiment, i, engine, variables) for i, engine in enumerate(experiment.engines)
         ),
@@ -391,12 +482,10 @@ def expand_runs(experiment: Experiment, size: str | None = None) -> list[RunSpec
         case = resolve_case(experiment, variables)
         for repetition in range(experiment.repetitions):
             seed = derive_seed(experiment.seed, repetition)
-            stream_params = dict(case.stream_params)
-            if case.takes_seed:
-                stream_params["seed"] = seed
-            flow = case.flow
-            if flow is not None and case.flow_takes_seed:
-                flow = FlowSpec(flow.shape, {**flow.settings, "seed": seed})
+            streams = tuple(
+                resolved.for_seed(seed if resolved.spec.iri is None else derive_stream_seed(seed, resolved.spec.iri))
+                for resolved in case.streams
+            )
             for engine_index, engine in enumerate(experiment.engines):
                 for query_index, query in enumerate(experiment.queries):
                     runs.append(
@@ -410,9 +499,7 @@ def expand_runs(experiment: Experiment, size: str | None = None) -> list[RunSpec
                             engine_parameters=case.engine_parameters[engine_index],
                             query=query,
                             query_text=case.query_texts[query_index],
-                            stream=experiment.stream,
-                            stream_params=stream_params,
-                            flow=flow,
+                            streams=streams,
                             seed=seed,
                         )
                     )

@@ -8,7 +8,7 @@ outputs into comparable relations.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics, preset
@@ -73,8 +73,27 @@ def t0_vectors(
 def default_end(query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]]) -> int:
     """The last instant to evaluate when none is given: the last element plus the largest
     window, so every window that holds an element has closed."""
-    last = max((elements[-1].t for elements in streams.values() if elements), default=0)
+    return end_after(query, max((elements[-1].t for elements in streams.values() if elements), default=0))
+
+
+def end_after(query: ContinuousQuery, last: int) -> int:
+    """`default_end` given the last element's time (e.g. read from a Parquet column)."""
     return last + max((w.size_ms for w in query.windows), default=0)
+
+
+@dataclass(frozen=True)
+class OracleMethod:
+    """Which oracle path ran, so that users know (``"method"`` in ``--json`` output).
+
+    ``path``: ``fast-vectorised`` (all t0 at once from prefix sums), ``fast`` (mappings
+    annotated once, relations per window content) or ``reference`` (rdflib per
+    evaluation); ``engine``: ``python`` or ``spark``; ``reason``: why a slower path than
+    requested or possible ran (None when nothing fell back).
+    """
+
+    path: str
+    engine: str = "python"
+    reason: str | None = None
 
 
 def compute_expected(
@@ -86,6 +105,7 @@ def compute_expected(
     static: StaticData = StaticData(),
     end: int | None = None,
     method: str = "auto",
+    report_window: int = 0,
 ) -> dict[tuple[int, ...], ExpectedAnswer]:
     """The oracle's answer for each t0 vector.
 
@@ -93,21 +113,45 @@ def compute_expected(
     from them (:mod:`annotated`); ``reference`` evaluates each instant with rdflib;
     ``auto`` (default) takes the fast path when the query is inside its fragment.
     """
+    return expected_with_method(query, streams, semantics, vectors, static=static, end=end, method=method,
+                                report_window=report_window)[0]
+
+
+def expected_with_method(
+    query: ContinuousQuery,
+    streams: Mapping[str, Sequence[StreamElement]],
+    semantics: EngineSemantics,
+    vectors: Sequence[tuple[int, ...]],
+    *,
+    static: StaticData = StaticData(),
+    end: int | None = None,
+    method: str = "auto",
+    report_window: int = 0,
+) -> tuple[dict[tuple[int, ...], ExpectedAnswer], OracleMethod]:
+    """`compute_expected` and the path it took (``auto`` names why it used the reference)."""
     from workbench.oracle.annotated import FastPathUnsupported, compile_plan, fast_expected_answers
 
     if end is None:
         end = default_end(query, streams)
+    reason = None
     if method in ("auto", "fast"):
         try:
             plan = compile_plan(query)
-        except FastPathUnsupported:
+            if static.time_varying_default is not None:
+                raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
+        except FastPathUnsupported as error:
             if method == "fast":
                 raise
+            reason = str(error)
         else:
-            return fast_expected_answers(query, streams, semantics, vectors, static=static, end=end, plan=plan)
-    return {
-        vector: expected_answer(query, streams, semantics, vector, static=static, end=end) for vector in vectors
+            answers = fast_expected_answers(query, streams, semantics, vectors, static=static, end=end, plan=plan,
+                                            report_window=report_window)
+            return answers, OracleMethod("fast")
+    answers = {
+        vector: expected_answer(query, streams, semantics, vector, static=static, end=end, report_window=report_window)
+        for vector in vectors
     }
+    return answers, OracleMethod("reference", reason=reason)
 
 
 def expected_relations(answer: ExpectedAnswer) -> list[Relation]:
@@ -192,6 +236,30 @@ def snapshot_expectation(
     return expected_for
 
 
+def responses_by_evaluation(answer: ExpectedAnswer, log: ResponseLog) -> list[Any]:
+    """The engine response paired with each evaluation of ``answer`` by time (None: no response).
+
+    The responses at one instant go to that instant's emitting evaluations first, then to
+    the silent ones, so a window the engine rightly leaves unreported does not shift the
+    pairing. Needs every response's application time (the stand records it). The window
+    timeline pairs a clicked window's responses with this too.
+    """
+    at: dict[int | None, list[Any]] = {}
+    for response in log.responses:
+        at.setdefault(response.application_time, []).append(response)
+    emitted = {(e.time, e.sequence) for e in answer.emissions}
+    slots: dict[int, list[int]] = {}
+    for index, evaluation in enumerate(answer.evaluations):
+        slots.setdefault(evaluation.time, []).append(index)
+    paired: list[Any] = [None] * len(answer.evaluations)
+    for time, indices in slots.items():
+        ordered = [i for i in indices if (answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted]
+        ordered += [i for i in indices if i not in ordered]
+        for index, response in zip(ordered, at.get(time, ())):
+            paired[index] = response
+    return paired
+
+
 def measure_quality(
     query: ContinuousQuery,
     semantics: EngineSemantics,
@@ -201,6 +269,7 @@ def measure_quality(
     *,
     gracious: bool = False,
     by_time: bool = False,
+    report_window: int = 0,
 ) -> list["WindowQuality"]:
     """Per-window precision/recall/delay of one engine output (YABench Sect. 3.4).
 
@@ -211,7 +280,7 @@ def measure_quality(
     """
     from workbench.oracle.quality import window_quality
 
-    elements = streams[query.windows[0].stream]
+    elements = streams[query.windows[report_window].stream]  # the borders are the report window's
     windows = expected_windows(answer)
     start = log.run_start or 0
 
@@ -220,19 +289,7 @@ def measure_quality(
         return emitted, Counter(response.bindings)
 
     if by_time and all(r.application_time is not None for r in log.responses):
-        at: dict[int, list[Any]] = {}
-        for response in log.responses:
-            at.setdefault(response.application_time, []).append(response)
-        emitted = {(e.time, e.sequence) for e in answer.emissions}
-        slots: dict[int, list[int]] = {}  # per time: emitting evaluations first, then the silent ones
-        for index, evaluation in enumerate(answer.evaluations):
-            slots.setdefault(evaluation.time, []).append(index)
-        actual: list[tuple[int | None, Counter[Hashable]]] = [(None, Counter()) for _ in windows]
-        for time, indices in slots.items():
-            ordered = [i for i in indices if (answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted]
-            ordered += [i for i in indices if i not in ordered]
-            for index, response in zip(ordered, at.get(time, ())):
-                actual[index] = entry(response)
+        actual = [(None, Counter()) if r is None else entry(r) for r in responses_by_evaluation(answer, log)]
     else:
         actual = [entry(r) for r in log.responses]
     return window_quality(

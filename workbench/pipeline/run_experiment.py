@@ -26,10 +26,11 @@ import platform
 import shutil
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from workbench.bundle import (
     EXPERIMENT_COPY,
@@ -47,7 +48,7 @@ from workbench.bundle import (
     write_text_atomic,
 )
 from workbench.errors import UserError
-from workbench.experiment.model import Experiment, RunSpec
+from workbench.experiment.model import Experiment, RunSpec, RunStream
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -56,13 +57,21 @@ _STREAM_SUFFIX = {"parquet": ".parquet", "nquads": ".nq"}
 
 @dataclass(frozen=True)
 class ExperimentProgress:
-    """One progress event: ``stage`` is validate | stream | engine | oracle | run-done | done."""
+    """One progress event: ``stage`` is validate | stream | engine | kpi | oracle | run-done | done.
+
+    ``data`` carries extras for live views: ``validate`` → ``{"streams": n}`` (streams to
+    generate); ``engine`` → ``{"engine", "stimuli"}``; ``run-done`` → the run's summary
+    row (``workbench.bundle.run_row``); ``kpi`` (only with ``live_kpis``) →
+    one probe sample ``{"time", "rss_mb", "cpu_percent", "threads", "responses",
+    "stimuli_done"}`` while the engine runs, and a last one with ``"final": True``.
+    """
 
     stage: str
     message: str
     done: int = 0
     total: int = 0
     run_id: str | None = None
+    data: Mapping[str, Any] | None = None
 
 
 ProgressCallback = Callable[[ExperimentProgress], None]
@@ -70,7 +79,11 @@ ProgressCallback = Callable[[ExperimentProgress], None]
 
 @dataclass(frozen=True)
 class StreamRef:
-    """A stream the runs read: generated into the bundle, or the experiment's own file."""
+    """A stream the runs read: generated into the bundle, or the experiment's own file.
+
+    ``iri`` is the stream IRI the queries' windows bind to (``streams:`` experiments);
+    None for the single ``stream:`` that every window reads.
+    """
 
     key: str
     path: str
@@ -80,24 +93,33 @@ class StreamRef:
     flow: Mapping[str, Any] | None = None
     interval_ms: int = 1000
     elements: int | None = None
+    iri: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.key, "path": self.path, "format": self.format, "generator": self.generator,
+            "id": self.key, "iri": self.iri, "path": self.path, "format": self.format, "generator": self.generator,
             "params": dict(self.params), "flow": self.flow, "interval_ms": self.interval_ms, "elements": self.elements,
         }
 
 
 @dataclass(frozen=True)
 class RunTask:
-    """Everything :func:`execute_run` needs for one run; picklable (it travels to Spark executors)."""
+    """Everything :func:`execute_run` needs for one run; picklable (it travels to Spark executors).
+
+    ``streams`` holds one ref per stream of the experiment, in its order.
+    """
 
     spec: RunSpec
-    stream: StreamRef
+    streams: tuple[StreamRef, ...]
     runs_dir: str
     stand: Mapping[str, Any]
     oracle: Mapping[str, Any]
     static: Mapping[str, Any]
+
+    @property
+    def stream(self) -> StreamRef:
+        """The first (in a ``stream:`` experiment, the only) stream."""
+        return self.streams[0]
 
 
 # --- validation ------------------------------------------------------------------------
@@ -210,6 +232,7 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
             inner = UserError(error.message, line=error.line, column=error.column)
             raise UserError(f"{where}: query text {inner}", file=_file(experiment),
                             field=f"queries.{spec.query.id}") from None
+        _check_stream_bindings(experiment, spec, query)
         if config.type == EXTERNAL_TYPE:
             program = argv[0]
             cwd = spec.engine_parameters.get("cwd") or experiment.base_dir
@@ -229,6 +252,25 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
         except (UserError, KeyError, ValueError) as error:
             message = error.message if isinstance(error, UserError) else str(error)
             raise UserError(f"oracle: {message}", file=_file(experiment), field="oracle.system") from None
+
+
+def _check_stream_bindings(experiment: Experiment, spec: RunSpec, query: Any) -> None:
+    """In a ``streams:`` experiment every window must name a declared stream IRI."""
+    if not experiment.named_streams:
+        return
+    declared = [str(stream.iri) for stream in experiment.streams]
+    missing = [iri for iri in query.streams if iri not in declared]
+    if not missing:
+        return
+    index = next(i for i, q in enumerate(experiment.queries) if q.id == spec.query.id)
+    path = f"queries[{index}].{'file' if spec.query.file is not None else 'text'}"
+    source = experiment.source
+    raise UserError(
+        f"query {spec.query.id} has a window over <{missing[0]}>, which 'streams' does not declare "
+        f"(declared: {', '.join(f'<{iri}>' for iri in declared)})",
+        file=_file(experiment), line=source.line(path) if source else None,
+        field=source.origin(path) if source else path,
+    )
 
 
 def _file(experiment: Experiment) -> str | None:
@@ -288,13 +330,14 @@ def _confirm(experiment: Experiment, runs: Sequence[RunSpec], assume_yes: bool,
 # --- streams ---------------------------------------------------------------------------
 
 
-def _stream_key(spec: RunSpec) -> tuple[Any, ...]:
+def _stream_key(stream: RunStream) -> tuple[Any, ...]:
+    """What makes a stream distinct: its IRI (``streams:``) and its file, or generator + params + flow."""
     import json
 
-    if spec.stream.generator is None:
-        return ("file", str(spec.stream.file))
-    flow = None if spec.flow is None else (spec.flow.shape, json.dumps(dict(spec.flow.settings), sort_keys=True, default=str))
-    return (spec.stream.generator, json.dumps(dict(spec.stream_params), sort_keys=True, default=str), flow)
+    if stream.spec.generator is None:
+        return (stream.iri, "file", str(stream.spec.file))
+    flow = None if stream.flow is None else (stream.flow.shape, json.dumps(dict(stream.flow.settings), sort_keys=True, default=str))
+    return (stream.iri, stream.spec.generator, json.dumps(dict(stream.params), sort_keys=True, default=str), flow)
 
 
 def _cancel_state(cancel: threading.Event) -> Any:
@@ -309,37 +352,73 @@ def _cancel_state(cancel: threading.Event) -> Any:
     return _State()
 
 
+@contextmanager
+def _on_cancel(cancel: threading.Event, action: Callable[[], None], name: str) -> Iterator[None]:
+    """Call ``action`` once if ``cancel`` is set while the block runs (e.g. cancel a Spark job group now,
+    not when the job ends); the watcher thread ends with the block."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.2):
+            if cancel.is_set():
+                action()
+                return
+
+    watcher = threading.Thread(target=watch, name=name, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join(timeout=1)
+
+
+def generated_stream_count(runs: Sequence[RunSpec]) -> int:
+    """How many distinct streams :func:`prepare_streams` generates for ``runs``."""
+    return len({_stream_key(stream) for spec in runs for stream in spec.streams if stream.spec.generator is not None})
+
+
 def prepare_streams(
     experiment: Experiment, runs: Sequence[RunSpec], out: Path, *, fmt: str, cancel: threading.Event,
     progress: ProgressCallback,
 ) -> dict[tuple[Any, ...], StreamRef]:
-    """Generate each distinct (generator, params, flow) once into ``streams/``; reference files."""
+    """Generate each distinct (IRI, generator, params, flow) once into ``streams/``; reference files.
+
+    Every stream of every run gets a ref (keyed by :func:`_stream_key`), so a ``streams:``
+    experiment has one manifest entry per stream IRI (per repetition, if generated).
+    """
     from workbench.pipeline.generate import generate
     from workbench.streams.readers import detect_format
 
     refs: dict[tuple[Any, ...], StreamRef] = {}
-    for spec in runs:
-        key = _stream_key(spec)
+    to_generate = generated_stream_count(runs)
+    generated = 0
+    for run_stream in (stream for spec in runs for stream in spec.streams):
+        key = _stream_key(run_stream)
         if key in refs:
             continue
         if cancel.is_set():
             break
         ident = f"stream{len(refs)}"
-        stream = spec.stream
+        stream, params, iri = run_stream.spec, run_stream.params, run_stream.iri
         if stream.generator is None:
             assert stream.file is not None
             path = stream.file  # the loader already resolved it against the experiment's folder
             refs[key] = StreamRef(ident, str(path.resolve()), stream.format or detect_format(path),
-                                  interval_ms=stream.interval_ms or 1000)
+                                  interval_ms=stream.interval_ms or 1000, iri=iri)
             continue
         target = out / STREAMS_DIR / f"{ident}{_STREAM_SUFFIX[fmt]}"
-        progress(ExperimentProgress("stream", f"generating {ident}: {stream.generator} "
-                                    + ", ".join(f"{k}={v}" for k, v in spec.stream_params.items())))
-        flow = None if spec.flow is None else {"shape": spec.flow.shape, **dict(spec.flow.settings)}
-        result = generate(stream.generator, dict(spec.stream_params), target, fmt, engine="auto",
-                          spark_master=experiment.spark_master, state=_cancel_state(cancel), flow=flow)
-        refs[key] = StreamRef(ident, f"{STREAMS_DIR}/{target.name}", fmt, stream.generator, dict(spec.stream_params),
-                              flow, elements=result.elements)
+        progress(ExperimentProgress("stream", f"generating {ident}{f' <{iri}>' if iri else ''}: {stream.generator} "
+                                    + ", ".join(f"{k}={v}" for k, v in params.items()),
+                                    done=generated, total=to_generate))
+        generated += 1
+        flow = None if run_stream.flow is None else {"shape": run_stream.flow.shape, **dict(run_stream.flow.settings)}
+        state = _cancel_state(cancel)
+        with _on_cancel(cancel, state.cancel, "rspwb-generate-cancel"):  # interrupts a running Spark job
+            result = generate(stream.generator, dict(params), target, fmt, engine="auto",
+                              spark_master=experiment.spark_master, state=state, flow=flow)
+        refs[key] = StreamRef(ident, f"{STREAMS_DIR}/{target.name}", fmt, stream.generator, dict(params),
+                              flow, elements=result.elements, iri=iri)
     return refs
 
 
@@ -349,27 +428,55 @@ _STREAM_CACHE: dict[tuple[str, str], list[Any]] = {}
 _STREAM_CACHE_LOCK = threading.Lock()
 
 
-def _elements(stream: StreamRef, bundle: Path) -> list[Any]:
-    """The stream's elements (the last stream read is kept: runs of one case share it)."""
+def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -> list[Any]:
+    """The stream's elements. The streams last read are kept (runs of one case share them):
+    this one and those in ``keep`` (the other streams of the same run)."""
     from workbench.streams.readers import read_stream
 
-    path = stream.path if os.path.isabs(stream.path) else str(bundle / stream.path)
-    key = (path, stream.format)
+    def key_of(ref: StreamRef) -> tuple[str, str]:
+        return (ref.path if os.path.isabs(ref.path) else str(bundle / ref.path), ref.format)
+
+    key = key_of(stream)
     with _STREAM_CACHE_LOCK:
         if key not in _STREAM_CACHE:
-            _STREAM_CACHE.clear()
-            _STREAM_CACHE[key] = list(read_stream(path, stream.format, interval_ms=stream.interval_ms))
+            wanted = {key_of(ref) for ref in keep}
+            for old in [k for k in _STREAM_CACHE if k not in wanted]:
+                del _STREAM_CACHE[old]
+            _STREAM_CACHE[key] = list(read_stream(key[0], stream.format, interval_ms=stream.interval_ms))
         return _STREAM_CACHE[key]
 
 
+def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[Any]]:
+    """The query's streams by IRI and the stimuli the stand feeds (RSP-QL Def. 14).
+
+    ``stream:``: every window reads the one stream (each IRI of the query gets its
+    elements). ``streams:``: each window reads the stream of its IRI, and the stimuli are
+    the merged, time-ordered elements of the streams the query reads, each tagged with
+    its stream (`workbench.engine.merge_streams`), so an element only enters the windows
+    over its own stream. A window-less query (an eviction join) reads every stream.
+    """
+    from workbench.engine import group_contemporaneous, merge_streams
+
+    bundle = Path(task.runs_dir).parent
+    if task.stream.iri is None:
+        elements = _elements(task.stream, bundle)
+        streams = {iri: elements for iri in query.streams}
+        # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
+        stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(elements)
+        return streams or {"": elements}, stimuli
+    used = [ref for ref in task.streams if ref.iri in query.streams] or list(task.streams)
+    streams = {str(ref.iri): _elements(ref, bundle, keep=used) for ref in used}
+    return streams, merge_streams(streams)
+
+
 def execute_run(task: RunTask, cancel: threading.Event | None = None,
-                progress: ProgressCallback | None = None) -> dict[str, Any]:
+                progress: ProgressCallback | None = None, live_kpis: bool = False) -> dict[str, Any]:
     """One engine run on the test stand, then the oracle; writes ``runs/<run_id>/``; returns its summary row.
 
     The run is written into ``runs/<run_id>.partial/`` and renamed when its files are
     complete. Engine misbehaviour and oracle errors are recorded, never raised.
+    ``live_kpis`` reports the stand's probe samples as ``kpi`` events while the engine runs.
     """
-    from workbench.engine import group_contemporaneous, merge_streams
     from workbench.oracle.run import default_end
     from workbench.query.parser import parse_query
     from workbench.stand.host import StandOptions, run_engine
@@ -378,19 +485,15 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
     runs_dir = Path(task.runs_dir)
-    bundle = runs_dir.parent
     final = runs_dir / spec.run_id
     folder = runs_dir / (spec.run_id + PARTIAL)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    meta = _run_meta(spec, task.stream)
+    meta = _run_meta(spec, task.stream, task.streams)
     query = parse_query(spec.query_text, syntax=spec.query.syntax)
-    elements = _elements(task.stream, bundle)
-    streams = {iri: elements for iri in query.streams}
-    # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
-    stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(elements)
-    end = default_end(query, {"": elements})
+    streams, stimuli = run_inputs(task, query)
+    end = default_end(query, streams)
     stand = dict(task.stand)
     startup = spec.engine_parameters.get("startup_timeout")
     options = StandOptions(
@@ -399,11 +502,21 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     )
     config = engine_config(spec)
     command = [str(part) for part in spec.engine_parameters["command"]] if config.type == "external" else None
-    report(ExperimentProgress("engine", f"{spec.run_id}: {spec.engine.id} on {spec.query.id}", run_id=spec.run_id))
+    report(ExperimentProgress("engine", f"{spec.run_id}: {spec.engine.id} on {spec.query.id}", run_id=spec.run_id,
+                              data={"engine": spec.engine.id, "stimuli": len(stimuli)}))
+
+    def on_sample(sample: dict[str, float]) -> None:
+        report(ExperimentProgress("kpi", spec.run_id, run_id=spec.run_id, data=sample))
+
     result = run_engine(
         config, spec.query_text, stimuli, folder, syntax=spec.query.syntax, static=_static_graphs(task.static),
         options=options, cancel=cancel, name=spec.engine.id, query_id=spec.query.id, command=command,
+        on_sample=on_sample if live_kpis else None,
     )
+    if live_kpis:
+        report(ExperimentProgress("kpi", spec.run_id, run_id=spec.run_id, data={
+            "final": True, "status": result.status, "responses": result.responses,
+            "stimuli_done": result.stimuli_done, "peak_rss_mb": result.peak_rss_mb}))
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
@@ -422,8 +535,9 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     return run_row(final, meta)
 
 
-def _run_meta(spec: RunSpec, stream: StreamRef) -> dict[str, Any]:
-    return {
+def _run_meta(spec: RunSpec, stream: StreamRef, streams: Sequence[StreamRef] = ()) -> dict[str, Any]:
+    named = {ref.iri: ref.key for ref in streams if ref.iri is not None}
+    return {**({"streams": named} if named else {}), 
         "run_id": spec.run_id, "index": spec.index, "case": spec.case_index, "repetition": spec.repetition,
         "variables": dict(spec.variables), "engine": spec.engine.id, "engine_type": spec.engine.type,
         "preset": spec.engine.preset, "faults": {k: v for k, v in spec.engine.faults.items() if v},
@@ -453,6 +567,39 @@ def judge_eviction_run(stimuli: Sequence[Any], query: Any, folder: Path) -> dict
     }
 
 
+RHODF_ENGINE_TYPES = ("naive", "incremental")
+
+
+def rhodf_entailed(streams: Mapping[str, Sequence[Any]], static: Mapping[str, Any],
+                   tbox: Any) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """The oracle's inputs under the ρDF entailment regime of the Heaven baselines.
+
+    With the TBox fixed, every ρDF ABox rule has one instance premise, so the closure of a
+    window is the union of the closures of its elements: each element is replaced by its
+    own closure at its own time, and the static default graph by its closure; the plain
+    oracle over these inputs then expects what a ρDF reasoner over the window must answer.
+    """
+    from engines._rhodf import closure
+    from engines.naive import engine_schema
+    from workbench.streams.terms import canonical_triple
+
+    default = [canonical_triple(tuple(t)) for t in static.get("default", ())]
+    schema = engine_schema(str(tbox) if tbox else None, default)
+    expanded: dict[str, list[Any]] = {}
+    cache: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
+    for iri, elements in streams.items():
+        out: list[Any] = []
+        for element in elements:
+            triple = (element.subject, element.predicate, element.object)
+            derived = cache.get(triple)
+            if derived is None:
+                derived = cache[triple] = [t for t in closure([triple], schema) if t != triple]
+            out.append(element)
+            out.extend(element._replace(subject=s, predicate=p, object=o) for s, p, o in derived)
+        expanded[iri] = out
+    return expanded, {**static, "default": sorted(closure(default, schema))}
+
+
 def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], end: int, folder: Path) -> dict[str, Any]:
     """The oracle on one finished run: verdict (RSP-QL Def. 25/26) and per-window quality (YABench)."""
     from workbench.oracle.run import (
@@ -469,16 +616,33 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], e
     spec = task.spec
     settings = task.oracle
     semantics = oracle_semantics(settings, spec.engine.semantics)
+    static = task.static
+    if spec.engine.type in RHODF_ENGINE_TYPES:
+        from workbench.core.semantics import Strategy, Tick
+
+        if semantics.tick is Tick.TUPLE and Strategy.CONTENT_CHANGE in semantics.report.strategies:
+            return {"verdict": "error", "precision": None, "recall": None, "windows": [],
+                    "error": "the ρDF oracle cannot judge content change under a tuple tick (derived triples "
+                             "would count as ticks); use a time tick or a window-close policy"}
+        streams, static = rhodf_entailed(streams, static, spec.engine_parameters.get("tbox"))
     log = read_response_log(folder / "responses.jsonl")
     try:
         check_variables(log, query)
     except UserError as error:
         return {"verdict": "incorrect", "error": error.message, "precision": None, "recall": None, "windows": []}
-    key = (task.stream.key, task.stream.path, spec.query_text, spec.query.syntax, repr(semantics), str(settings.get("t0")), end)
+    report_window = int(spec.engine_parameters.get("report_window", 0))  # part of the policy (RSP-QL Example 9)
+    engine_t0 = spec.engine_parameters.get("t0") if (settings.get("system") or "engine") == "engine" else None
+    key = (tuple((ref.key, ref.path) for ref in task.streams), spec.query_text, spec.query.syntax, repr(semantics), str(settings.get("t0")),
+           str(engine_t0), report_window, end)
     if key not in _ANSWER_CACHE:
         _ANSWER_CACHE.clear()
-        vectors, t_s = t0_vectors(query, semantics, settings.get("t0"))
-        answers = compute_expected(query, streams, semantics, vectors, static=_static_data(task.static), end=end)
+        if settings.get("t0") is None and engine_t0 is not None:  # the engine's own t0 (one per window if a list)
+            vector = tuple(engine_t0) if isinstance(engine_t0, list) else tuple(engine_t0 for _ in query.windows)
+            vectors, t_s = [vector], max(vector)
+        else:
+            vectors, t_s = t0_vectors(query, semantics, settings.get("t0"))
+        answers = compute_expected(query, streams, semantics, vectors, static=_static_data(static), end=end,
+                                   report_window=report_window)
         _ANSWER_CACHE[key] = (vectors, answers, t_s)
     vectors, answers, t_s = _ANSWER_CACHE[key]
     label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
@@ -499,7 +663,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], e
         chosen = label[vectors[0]]
     vector = next(v for v in vectors if label[v] == chosen)
     quality = measure_quality(query, semantics, streams, answers[vector], log,
-                              gracious=bool(settings.get("gracious")), by_time=True)
+                              gracious=bool(settings.get("gracious")), by_time=True, report_window=report_window)
     write_text_atomic(folder / f"ORACLE_{spec.engine.id}", "".join(w.oracle_line() + "\n" for w in quality))
     payload = verdict.to_json()
     payload.update({
@@ -566,12 +730,15 @@ def run_experiment(
     progress: ProgressCallback | None = None,
     scheduler: str = "local",
     stream_format: str = "parquet",
+    live_kpis: bool = False,
 ) -> BundleSummary:
     """Run the whole experiment into the bundle folder ``out_dir``; return its summary.
 
     Raises UserError before anything is written for invalid runs or unconfirmed external
     commands (``assume_yes`` confirms; else ``ask(prompt)`` is asked). ``cancel`` stops
     the current engine process (or generation) and marks the bundle ``cancelled``.
+    ``live_kpis`` adds ``kpi`` progress events while engines run (local scheduler only:
+    Spark executors cannot report back).
     """
     if scheduler not in SCHEDULERS:
         raise UserError(f"unknown scheduler {scheduler!r}; expected one of {', '.join(SCHEDULERS)}", field="scheduler")
@@ -584,7 +751,8 @@ def run_experiment(
     if size is not None:
         experiment = apply_size(experiment, size)
     runs = experiment.runs()
-    report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs)))
+    report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs),
+                              data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
     validate_runs(experiment, runs, static)
     _confirm(experiment, runs, assume_yes, ask)
@@ -630,13 +798,16 @@ def run_experiment(
             "sampling_ms": experiment.kpis.sampling_ms,
             "run_timeout_s": experiment.stand.timeout_ms / 1000.0 if experiment.stand.timeout_ms else None,
         }
+        run_refs: dict[int, tuple[StreamRef, ...]] = {}
         for spec in runs:
-            ref = refs.get(_stream_key(spec))
-            if ref is None:  # cancelled while generating
+            found = tuple(refs.get(_stream_key(stream)) for stream in spec.streams)
+            if any(ref is None for ref in found):  # cancelled while generating
                 continue
-            tasks.append(RunTask(spec, ref, str(out / RUNS_DIR), stand, settings, static))
+            run_refs[spec.index] = found  # type: ignore[assignment]
+            # absolute: Spark executors run in their own working directory
+            tasks.append(RunTask(spec, run_refs[spec.index], str((out / RUNS_DIR).resolve()), stand, settings, static))
         manifest["runs"] = [
-            {**(_run_meta(spec, refs[_stream_key(spec)]) if _stream_key(spec) in refs else
+            {**(_run_meta(spec, run_refs[spec.index][0], run_refs[spec.index]) if spec.index in run_refs else
                 {"run_id": spec.run_id, "index": spec.index, "engine": spec.engine.id, "query": spec.query.id}),
              "status": "not-run"}
             for spec in runs
@@ -646,10 +817,10 @@ def run_experiment(
             for done, task in enumerate(tasks):
                 if cancel.is_set():
                     break
-                row = execute_run(task, cancel, report)
+                row = execute_run(task, cancel, report, live_kpis)
                 rows[task.spec.index] = row
                 report(ExperimentProgress("run-done", f"{task.spec.run_id}: {row.get('verdict') or row.get('status')}",
-                                          done=done + 1, total=len(tasks), run_id=task.spec.run_id))
+                                          done=done + 1, total=len(tasks), run_id=task.spec.run_id, data=row))
         else:
             rows.update(_run_on_spark(experiment, tasks, cancel, report))
         if cancel.is_set():
@@ -722,27 +893,15 @@ def _run_on_spark(experiment: Experiment, tasks: Sequence[RunTask], cancel: thre
         return {}
     spark = get_spark(experiment.spark_master)
     group = f"rspwb-run-{uuid.uuid4().hex[:8]}"
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.wait(0.2):
-            if cancel.is_set():
-                cancel_job_group(group)
-                return
-
-    watcher = threading.Thread(target=watch, name="rspwb-run-cancel", daemon=True)
-    watcher.start()
     report(ExperimentProgress("engine", f"{len(tasks)} runs as Spark tasks on {spark.sparkContext.master}",
                               total=len(tasks)))
     try:
-        with job_group(spark, group, f"rspwb run {experiment.name}"):
+        with _on_cancel(cancel, lambda: cancel_job_group(group), "rspwb-run-cancel"), \
+                job_group(spark, group, f"rspwb run {experiment.name}"):
             rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), len(tasks))
             results = rdd.map(_execute_task_in_spark).collect()
     except Exception:
         if cancel.is_set():
             return {}
         raise
-    finally:
-        stop.set()
-        watcher.join(timeout=1)
     return {tasks[index].spec.index: row for index, row in results}

@@ -201,8 +201,10 @@ class _Pending:
 class _Run:
     """State shared by the host threads of one run."""
 
-    def __init__(self, name: str, folder: Path, options: StandOptions, cancel: threading.Event | None) -> None:
+    def __init__(self, name: str, folder: Path, options: StandOptions, cancel: threading.Event | None,
+                 on_sample: Callable[[dict[str, float]], None] | None = None) -> None:
         self.name = name
+        self.on_sample = on_sample
         self.folder = folder
         self.options = options
         self.cancel = cancel or threading.Event()
@@ -257,17 +259,21 @@ def run_engine(
     query_id: str | None = None,
     command: Sequence[str] | None = None,
     progress: Callable[[int], None] | None = None,
+    on_sample: Callable[[dict[str, float]], None] | None = None,
 ) -> RunResult:
     """Run one engine on one query over the stimuli, in a child process; write the run folder.
 
     Never raises for engine misbehaviour (the status says it); raises UserError for bad
     input detected before the process starts (unknown engine type, missing command).
+    ``on_sample`` (optional, called on the probe thread, must be cheap) receives each KPI
+    sample as it is written to ``P_*.csv`` plus the responses and stimuli counted so far,
+    for live views (the GUI's run manager); it does not change what is recorded.
     """
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     name = name or engine.name or engine.type
     argv = list(command) if command is not None else engine_command(engine)
-    run = _Run(name, out, options, cancel)
+    run = _Run(name, out, options, cancel, on_sample)
     run.variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
     result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
                        mode=options.mode, time_scale=options.time_scale)
@@ -623,6 +629,8 @@ def _probe(run: _Run, started: float, out: IO[str]) -> None:
             run.peak_rss_mb = max(run.peak_rss_mb, rss_mb)
             out.write(f"{elapsed:.3f},{rss_mb:.3f},{cpu:.1f},{mem:.3f},{threads}\n")
             run.samples += 1
+            if run.on_sample is not None:
+                _report_sample(run, elapsed, rss_mb, cpu, threads)
             next_due += period  # drift-free sampling grid
             delay = next_due - time.monotonic()
             if delay < 0:
@@ -633,6 +641,17 @@ def _probe(run: _Run, started: float, out: IO[str]) -> None:
     finally:
         out.flush()
         run.thread_cpu["probe"] = time.thread_time() - start
+
+
+def _report_sample(run: _Run, elapsed: float, rss_mb: float, cpu: float, threads: int) -> None:
+    """Hand one sample to the live hook; a failing hook is dropped so that sampling goes on."""
+    assert run.on_sample is not None
+    sample = {"time": round(elapsed, 3), "rss_mb": round(rss_mb, 3), "cpu_percent": round(cpu, 1), "threads": threads,
+              "responses": len(run.responses), "stimuli_done": run.stimuli_done}
+    try:
+        run.on_sample(sample)
+    except Exception:  # noqa: BLE001 - a live view must never stop the measurement
+        run.on_sample = None
 
 
 # --- results ---------------------------------------------------------------------------
