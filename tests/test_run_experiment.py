@@ -399,3 +399,19 @@ engines:
     assert str(caught.value).startswith(f"{path}:7: queries[0].text: query q has a window over <{ex}S_other>, "
                                         f"which 'streams' does not declare (declared: <{ex}S_a>)")
     assert not (tmp_path / "bundle").exists()
+
+
+def test_report_due_times_follow_the_stand_mode(tmp_path: Path) -> None:
+    """YABench delay = emission − when the report became due: real time scales application time
+    from the first stimulus; absolute time waits for the first stimulus at or after the report."""
+    from workbench.pipeline.run_experiment import report_due_at
+
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"stimulus": i, "application_time": t, "sent": sent}) + "\n"
+                             for i, (t, sent) in enumerate([(1000, 10_500.0), (3000, 10_700.0), (6000, 11_000.0)])))
+    real = report_due_at(trace, {"mode": "real-time", "time_scale": 10.0}, run_start=10_000)
+    assert real is not None and real(1000) == 500.0 and real(5000) == 900.0  # (5000 − 1000) / 10 after the first
+    absolute = report_due_at(trace, {"mode": "absolute-time"}, run_start=10_000)
+    assert absolute is not None
+    assert [absolute(t) for t in (0, 1000, 2000, 3000, 5000, 9000)] == [500.0, 500.0, 700.0, 700.0, 1000.0, 1000.0]
+    assert report_due_at(tmp_path / "missing.jsonl", {"mode": "real-time"}, run_start=0) is None

@@ -76,6 +76,7 @@ def window_quality(
     expected_for: Callable[[int, int], Counter[Hashable]] | None = None,
     timestamps: Sequence[int] = (),
     max_shift: int | None = None,
+    due_at: Callable[[int], float] | None = None,
 ) -> list[WindowQuality]:
     """Measure each expected window against the engine's relation paired with it.
 
@@ -83,13 +84,16 @@ def window_quality(
     run start or None, bag); the i-th relation is paired with the i-th window. Gracious
     mode needs ``expected_for(start, end)`` (the expected bag for other borders) and the
     stream's sorted distinct ``timestamps``; shifts are bounded by ``max_shift`` (default:
-    one window length).
+    one window length). ``due_at(report_time)`` maps a window's report time (application
+    ms) to when the report became due in the same clock as the emission times (ms since the
+    run start); default: the identity (real time, scale 1, the stream starting with the run).
     """
     results = []
     for index, window in enumerate(windows):
         emitted, bag = actual[index] if index < len(actual) else (None, Counter())
         precision, recall = precision_recall(window.expected, bag, tolerance)
-        delay = None if emitted is None else emitted - window.report_time
+        due = window.report_time if due_at is None else due_at(window.report_time)
+        delay = None if emitted is None else int(round(emitted - due))
         start, end = window.start, window.end
         expected_size = sum(window.expected.values())
         reconstructed = (None, None)

@@ -270,6 +270,7 @@ def measure_quality(
     gracious: bool = False,
     by_time: bool = False,
     report_window: int = 0,
+    due_at: Callable[[int], float] | None = None,
 ) -> list["WindowQuality"]:
     """Per-window precision/recall/delay of one engine output (YABench Sect. 3.4).
 
@@ -294,5 +295,5 @@ def measure_quality(
         actual = [entry(r) for r in log.responses]
     return window_quality(
         windows, actual, gracious=gracious, expected_for=snapshot_expectation(query, elements, semantics),
-        timestamps=sorted({e.t for e in elements}),
+        timestamps=sorted({e.t for e in elements}), due_at=due_at,
     )

@@ -21,6 +21,7 @@ the job group; runs already finished stay in the bundle.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -600,6 +601,44 @@ def rhodf_entailed(streams: Mapping[str, Sequence[Any]], static: Mapping[str, An
     return expanded, {**static, "default": sorted(closure(default, schema))}
 
 
+def report_due_at(trace: Path, stand: Mapping[str, Any], run_start: int | None) -> Callable[[int], float] | None:
+    """When a window's report became due on the stand, in ms since the run start (YABench's delay
+    is the emission time minus this).
+
+    Real time: the stand sent the stream's first stimulus at ``first_sent`` and application
+    time runs ``time_scale`` times faster than the wall clock from there. Absolute time: the
+    engine's clock only moves with the stimuli, so a report at ``T`` is due when the first
+    stimulus with application time ≥ ``T`` was sent (the last one for reports after it).
+    None when the trace is missing (the identity then applies).
+    """
+    import bisect
+
+    sent: list[tuple[int, float]] = []
+    try:
+        with open(trace, encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                if record.get("sent") is not None:
+                    sent.append((int(record["application_time"]), float(record["sent"])))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not sent or run_start is None:
+        return None
+    sent.sort()
+    origin = float(run_start)
+    if stand.get("mode") == "absolute-time":
+        times = [t for t, _ in sent]
+
+        def absolute(report_time: int) -> float:
+            index = min(bisect.bisect_left(times, report_time), len(sent) - 1)
+            return sent[index][1] - origin
+
+        return absolute
+    first_t, first_sent = sent[0]
+    scale = float(stand.get("time_scale") or 1.0)
+    return lambda report_time: first_sent - origin + (report_time - first_t) / scale
+
+
 def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], end: int, folder: Path) -> dict[str, Any]:
     """The oracle on one finished run: verdict (RSP-QL Def. 25/26) and per-window quality (YABench)."""
     from workbench.oracle.run import (
@@ -663,7 +702,8 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], e
         chosen = label[vectors[0]]
     vector = next(v for v in vectors if label[v] == chosen)
     quality = measure_quality(query, semantics, streams, answers[vector], log,
-                              gracious=bool(settings.get("gracious")), by_time=True, report_window=report_window)
+                              gracious=bool(settings.get("gracious")), by_time=True, report_window=report_window,
+                              due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start))
     write_text_atomic(folder / f"ORACLE_{spec.engine.id}", "".join(w.oracle_line() + "\n" for w in quality))
     payload = verdict.to_json()
     payload.update({
