@@ -9,11 +9,12 @@ frame time on the wall clock, and the GUI thread's CPU time per frame (``thread_
 which does not depend on what else the machine is doing.
 
 Run stalls: runs a real experiment (``--run-experiment FILE``, default the small teaching
-example) with ``run_experiment`` in a worker thread through the GUI's ``TaskRegistry``,
+example) as the Runs tab does (``execute_request``: a worker thread of the GUI's
+``TaskRegistry`` drives ``run_experiment`` in a child process and forwards its events),
 its progress feeding a progress bar, while a 10 ms ``QTimer`` heartbeat in the GUI
 thread records its ticks; the longest stall is the largest gap between ticks minus
-10 ms. The experiment runs twice: "cold" (the process' first run also imports the
-pipeline modules in the worker, holding the GIL) and "warm" (the steady state). Then the
+10 ms. The experiment runs twice: "cold" (the first run of the process) and "warm" (the steady
+state). Then the
 first run of the bundle is loaded into the timeline twice (``TimelineView.load_bundle_run``,
 off the GUI thread) and measured the same way.
 
@@ -148,9 +149,10 @@ def _gui_classes() -> tuple[type, type]:
 
 
 def _run_function(experiment_file: Path, out: Path, size: str | None) -> Any:
-    """The worker: the whole experiment via ``run_experiment``, progress as (fraction, message)."""
+    """The worker, as the Runs tab starts it: ``execute_request`` (the experiment in a child
+    process, progress events forwarded), progress as (fraction, message)."""
     from workbench.experiment import load_experiment
-    from workbench.pipeline.run_experiment import run_experiment
+    from workbench.gui.runs_model import RunRequest, execute_request
 
     def run(state: Any) -> Any:
         experiment = load_experiment(experiment_file)
@@ -161,8 +163,8 @@ def _run_function(experiment_file: Path, out: Path, size: str | None) -> Any:
             fraction = event.done / event.total if event.total else 0.0
             state.report_progress(fraction, f"{event.stage}: {event.message}")
 
-        cancel = getattr(state, "cancel_event", None)
-        return run_experiment(experiment, out, size=size, assume_yes=True, cancel=cancel, progress=progress)
+        request = RunRequest(experiment, out, size=size, scheduler="local", confirmed=True)
+        return execute_request(request, state.cancel_event, progress)
 
     return run
 

@@ -13,6 +13,7 @@ import collections
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -119,15 +120,83 @@ class RunRequest:
         return self.scheduler == "local"
 
 
+CHILD_STOP_GRACE_S = 30.0  # after Cancel, how long the run process may take to close its bundle
+
+
 def execute_request(request: RunRequest, cancel: threading.Event,
                     report: Callable[["ExperimentProgress"], None]) -> BundleSummary:
-    """The worker: run the experiment into its bundle folder (external commands were confirmed in the GUI)."""
+    """The worker: run the experiment into its bundle folder (external commands were confirmed in the GUI).
+
+    Local runs execute in a child process: the oracle and the stand are CPU-bound Python,
+    and in the GUI's process they would hold the interpreter lock long enough to freeze the
+    window (issue 6: never more than 100 ms). Spark runs stay here, on the SparkSession the
+    window warmed up.
+    """
+    if request.scheduler != "local":
+        return _run_request(request, cancel, report)
+    import multiprocessing
+    import queue
+
+    context = multiprocessing.get_context("spawn")
+    events = context.Queue()
+    stop = context.Event()
+    process = context.Process(target=_run_request_in_child, args=(request, stop, events), name="rspwb-run")
+    process.start()
+    cancelled_at: float | None = None
+    try:
+        while True:
+            if cancel.is_set() and cancelled_at is None:
+                stop.set()
+                cancelled_at = time.monotonic()
+            if cancelled_at is not None and time.monotonic() - cancelled_at > CHILD_STOP_GRACE_S:
+                process.kill()  # the bundle then says "running": rspwb report rebuilds its rows
+                raise RuntimeError(f"the run process did not stop within {CHILD_STOP_GRACE_S:g} s and was killed")
+            try:
+                kind, payload = events.get(timeout=0.05)
+            except queue.Empty:
+                if not process.is_alive() and events.empty():
+                    raise RuntimeError(f"the run process ended unexpectedly (exit code {process.exitcode})") from None
+                continue
+            if kind == "progress":
+                report(payload)
+            elif kind == "error":
+                raise payload
+            else:
+                return payload
+    finally:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        events.close()
+        events.join_thread()
+
+
+def _run_request(request: RunRequest, cancel: Any, report: Callable[["ExperimentProgress"], None]) -> BundleSummary:
     from workbench.pipeline.run_experiment import run_experiment
 
     return run_experiment(
         request.experiment, request.out_dir, size=request.size, assume_yes=request.confirmed, ask=None,
         cancel=cancel, progress=report, scheduler=request.scheduler, live_kpis=request.live_kpis,
     )
+
+
+def _run_request_in_child(request: RunRequest, stop: Any, events: Any) -> None:
+    """Child process: run, streaming ("progress", event) then ("done", summary) or ("error", exception)."""
+    import pickle
+
+    try:
+        summary = _run_request(request, stop, lambda event: events.put(("progress", event)))
+    except BaseException as error:  # noqa: BLE001 - every failure goes back to the GUI
+        try:
+            pickle.dumps(error)
+        except Exception:  # an unpicklable exception: keep its text
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        events.put(("error", error))
+    else:
+        events.put(("done", summary))
+    events.close()
+    events.join_thread()
 
 
 # --------------------------------------------------------------------------- progress
