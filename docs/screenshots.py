@@ -1,7 +1,7 @@
 """Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py``.
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
-gui-designer-queries.png, gui-designer-variables.png,
+gui-designer-streams.png, gui-designer-queries.png, gui-designer-variables.png,
 gui-teaching.png, gui-teaching-coupon.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples). No Spark is started.
@@ -28,8 +28,9 @@ SAMPLE = ROOT / "tests" / "data" / "experiments" / "full.yaml"
 
 
 def designer_shots(window: Any, shot: Callable[[str], None]) -> None:
-    """The designer at the default window size (1280×820): engines, stream, variables (cases),
-    queries (windows table), and an inline error (eviction ``cache_size: -1``)."""
+    """The designer at the default window size (1280×820): engines, stream, several streams (the
+    coupon example's ``streams:``), variables (cases), queries (windows table), and an inline error
+    (eviction ``cache_size: -1``)."""
     size = window.size()
     window.resize(1280, 820)
     window.tabs.setCurrentWidget(window.designer)
@@ -39,6 +40,10 @@ def designer_shots(window: Any, shot: Callable[[str], None]) -> None:
     shot("gui-designer.png")
     designer.show_section("stream")
     shot("gui-designer-stream.png")
+    window.open_experiment(str(ROOT / "sample_experiments" / "teaching" / "coupon.yaml"))
+    designer.show_section("stream")
+    shot("gui-designer-streams.png")
+    window.open_experiment(str(SAMPLE))
     designer._select_query(1)
     designer.show_section("queries")
     shot("gui-designer-queries.png")

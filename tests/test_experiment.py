@@ -191,6 +191,67 @@ def test_streams_section_binds_stream_iris_with_their_own_seeds_and_sizes(tmp_pa
     assert single.stream.iri is None and single.stream_params["seed"] == single.seed
 
 
+TWO_STREAMS = """\
+name: two
+variables: {W: PT2S, OTHER: S_b}
+streams:
+  http://example.org/S_a: {generator: sg1, params: {stations: 2, interval: 1s, duration: 5s}}
+  http://example.org/S_b: {generator: sg1, params: {stations: 2, interval: 1s, duration: 5s}}
+queries:
+  - id: ok
+    syntax: rspql
+    text: |
+      PREFIX : <http://example.org/>
+      SELECT ?x
+      FROM NAMED WINDOW :w1 ON :S_a [RANGE ${W} STEP ${W}]
+      FROM NAMED WINDOW :w2 ON :${OTHER} [RANGE ${W} STEP ${W}]
+      WHERE { WINDOW :w1 { ?x ?p ?o } WINDOW :w2 { ?x ?q ?v } }
+engines:
+  - {id: e, type: secret}
+"""
+
+
+def test_window_over_an_undeclared_stream_is_a_located_loader_error(tmp_path: Path) -> None:
+    """`streams:` binds windows by IRI: a window over an IRI it does not declare fails at load time
+    (not only at run time), at the window's line, for every variable combination."""
+    assert [s.iri for s in _load_text(tmp_path, TWO_STREAMS).streams] == [
+        "http://example.org/S_a", "http://example.org/S_b"]
+    path = tmp_path / "exp.yaml"
+    # a swept stream name: only the combination OTHER=S_c breaks, on line 14 (the :w2 clause)
+    with pytest.raises(UserError) as caught:
+        _load_text(tmp_path, TWO_STREAMS.replace("variables: {W: PT2S, OTHER: S_b}", "variables: {W: PT2S}\nsweep: {OTHER: [S_b, S_c]}"))
+    assert str(caught.value) == (
+        f"{path}:14: queries[0].text: query ok has a window over <http://example.org/S_c>, which 'streams' does not "
+        "declare (declared: <http://example.org/S_a>, <http://example.org/S_b>)")
+    # a query file: the `file:` line, and the line inside the file in the message
+    (tmp_path / "q.rq").write_text("PREFIX : <http://example.org/>\nSELECT ?x\n"
+                                   "FROM NAMED WINDOW :w ON :S_z [RANGE PT2S STEP PT2S]\nWHERE { WINDOW :w { ?x ?p ?o } }\n")
+    text = TWO_STREAMS.split("    syntax: rspql")[0] + "    file: q.rq\nengines:\n  - {id: e, type: secret}\n"
+    with pytest.raises(UserError) as caught:
+        _load_text(tmp_path, text)
+    error = caught.value
+    assert (error.line, error.field) == (8, "queries[0].file")
+    assert "window over <http://example.org/S_z> (q.rq line 3), which 'streams' does not declare" in error.message
+    # a size may declare the stream a query needs, or take it away
+    sized = TWO_STREAMS.replace("variables:", "sizes:\n  smoke: {streams: {http://example.org/S_b: null}}\nvariables:")
+    with pytest.raises(UserError, match=r"exp.yaml:15: queries\[0\].text: .*<http://example.org/S_b>.*with size smoke\)$"):
+        _load_text(tmp_path, sized)
+    # the single `stream:` form reads every window, whatever IRI it names
+    single = MINIMAL.replace("text: SELECT * WHERE { ?s ?p ?o }",
+                             "syntax: csparql\n    text: SELECT ?s FROM STREAM <http://nowhere.example/s> [RANGE 5s STEP 1s] WHERE { ?s ?p ?o }")
+    assert _load_text(tmp_path, single).stream.iri is None
+
+
+def test_cli_validate_reports_an_undeclared_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli_main, "COMMAND_MODULES", ("workbench.cli.validate_cmd",))
+    path = tmp_path / "exp.yaml"
+    path.write_text(TWO_STREAMS.replace("OTHER: S_b", "OTHER: S_x"), encoding="utf-8")
+    assert cli_main.main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:13: queries[0].text: query ok has a window over <http://example.org/S_x>" in err
+
+
 def test_yaml_merge_keys_and_anchors_are_supported(tmp_path: Path) -> None:
     text = MINIMAL.replace(
         "  - id: e1\n    type: secret\n",

@@ -181,3 +181,52 @@ def test_generator_with_flow_param(tmp_path: Path) -> None:
     assert sorted(Counter(e.t for e in read_stream(out, "yabench")).items()) == [
         (0, 3), (500, 4), (1000, 5), (1500, 6), (2000, 7), (2500, 8), (3000, 9),
     ]
+
+
+def test_experiment_with_several_streams_needs_stream(tmp_path: Path, capsys) -> None:
+    """`streams:` experiments: --stream IRI picks one (with the seed `rspwb run` derives for that IRI);
+    without it an experiment that declares several is an error listing their IRIs."""
+    from workbench.experiment.runs import derive_stream_seed
+
+    (tmp_path / "rec.nq").write_text('<http://ex.org/a> <http://ex.org/p> "1" <urn:rspwb:t:0> .\n', encoding="utf-8")
+    experiment = tmp_path / "e.yaml"
+    experiment.write_text(
+        "name: two\nseed: 7\n"
+        "streams:\n"
+        "  http://ex.org/S_a: {generator: sg1, params: {stations: 3, interval: 1s, duration: 5s}}\n"
+        "  http://ex.org/S_b: {generator: sg1, params: {stations: 4, interval: 1s, duration: 5s}}\n"
+        "  http://ex.org/S_rec: {file: rec.nq}\n"
+        "queries: [{id: q, text: 'SELECT * WHERE { ?s ?p ?o }'}]\n"
+        "engines: [{id: e, type: secret}]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "s.stream"
+    assert main(["generate", str(experiment), "--out", str(out), "--local"]) == 2
+    err = capsys.readouterr().err
+    assert f"{experiment}: --stream: the experiment declares 3 streams; choose one with --stream IRI: " \
+           "<http://ex.org/S_a>, <http://ex.org/S_b>, <http://ex.org/S_rec>" in err
+    assert not out.exists()
+    for form in (["--experiment", str(experiment)], [str(experiment)]):
+        assert main(["generate", *form, "--stream", "<http://ex.org/S_b>", "--out", str(out), "--local", "--quiet"]) == 0
+        assert out.read_bytes() == reference(stations=4, interval="1s", duration="5s",
+                                             seed=derive_stream_seed(7, "http://ex.org/S_b"))
+    assert main(["generate", str(experiment), "--stream", "http://ex.org/S_z", "--out", str(out)]) == 2
+    assert "declares no stream <http://ex.org/S_z>; it declares <http://ex.org/S_a>" in capsys.readouterr().err
+    assert main(["generate", str(experiment), "--stream", "http://ex.org/S_rec", "--out", str(out)]) == 2
+    assert "streams.http://ex.org/S_rec: the experiment reads <http://ex.org/S_rec> from a recorded file" in capsys.readouterr().err
+    assert main(["generate", "--generator", "sg1", "--stream", "http://ex.org/S_a", "--out", str(out)]) == 2
+    assert "--stream" in capsys.readouterr().err
+
+
+def test_stream_option_on_a_single_stream_experiment(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "e.yaml"
+    experiment.write_text(
+        "name: one\nstream: {generator: sg1, params: {stations: 2, interval: 1s, duration: 2s, seed: 5}}\n"
+        "queries: [{id: q, text: 'SELECT * WHERE { ?s ?p ?o }'}]\nengines: [{id: e, type: secret}]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "s.stream"
+    assert main(["generate", "--experiment", str(experiment), "--out", str(out), "--local", "--quiet"]) == 0
+    assert out.read_bytes() == reference(stations=2, interval="1s", duration="2s", seed=5)
+    assert main(["generate", str(experiment), "--stream", "http://ex.org/s", "--out", str(out)]) == 2
+    assert "has a single 'stream:' (leave --stream out)" in capsys.readouterr().err

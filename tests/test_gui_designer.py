@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
 import yaml
 
+from workbench.errors import UserError
 from workbench.gui.designer_model import MISSING, DesignerModel, parse_path, path_text
 
 DATA = Path(__file__).parent / "data" / "experiments"
@@ -451,3 +453,146 @@ def test_untouched_fields_keep_their_yaml_types(designer, tmp_path) -> None:  # 
     assert data["name"] == "2024" and data["variables"] == {"N": "10", "WSIZE": "6s"}
     assert data["static"] == [{"file": "a.ttl"}, {"file": "b.ttl", "graph": "http://ex.org/g"}]
     assert data["stream"]["params"]["stations"] == "3"
+
+
+# ------------------------------------------------------------------ several streams (`streams:`)
+
+COUPON = Path(__file__).parent.parent / "sample_experiments" / "teaching" / "coupon.yaml"
+
+
+def test_model_switches_one_stream_and_several_as_one_undo_step() -> None:
+    """`stream:` ↔ `streams: {IRI of the first window: …}`, sizes included, never both keys, one undo step each."""
+    model = DesignerModel()
+    model.set(("sizes",), {"smoke": {"stream": {"params": {"duration": "5s"}}}})
+    one = copy.deepcopy(model.raw)
+    assert model.use_several_streams()
+    assert "stream" not in model.raw and list(model.raw)[4] == "streams"  # where `stream` was
+    assert model.raw["streams"] == {"http://ex.org/s": one["stream"]}
+    assert model.raw["sizes"] == {"smoke": {"streams": {"http://ex.org/s": {"params": {"duration": "5s"}}}}}
+    assert model.validation.ok and model.validation.experiment.named_streams
+    several = copy.deepcopy(model.raw)
+    assert model.undo() and model.raw == one
+    assert model.redo() and model.raw == several
+    model.add_stream("http://ex.org/t")
+    with pytest.raises(UserError, match="remove streams until one is left"):
+        model.use_one_stream()
+    model.remove_stream("http://ex.org/t")
+    assert model.use_one_stream() and model.raw == one and "streams" not in model.raw
+    assert model.undo() and model.raw == several
+
+
+def test_model_adds_renames_and_removes_streams_with_their_size_overrides() -> None:
+    model = DesignerModel()
+    model.load(COUPON)
+    assert model.stream_iris() == ["http://example.org/S_nearby", "http://example.org/S_coupon"]
+    assert model.window_iris() == [("coupon", 0, "http://example.org/S_nearby"), ("coupon", 1, "http://example.org/S_coupon")]
+    model.set(("sizes", "smoke"), {"streams": {"http://example.org/S_coupon": {"format": "nquads"}}})
+    assert model.rename_stream("http://example.org/S_coupon", "<http://example.org/S_deals>") == "http://example.org/S_deals"
+    assert model.stream_iris() == ["http://example.org/S_nearby", "http://example.org/S_deals"]  # same place
+    assert model.raw["sizes"]["smoke"] == {"streams": {"http://example.org/S_deals": {"format": "nquads"}}}
+    error = model.validation.error  # the query still reads S_coupon: located at the window's line
+    assert error is not None and error.field == "queries[0].text"
+    assert "window over <http://example.org/S_coupon>" in error.message
+    assert model.shown_text().splitlines()[error.line - 1].strip().startswith("FROM NAMED WINDOW :w2 ON :S_coupon")
+    assert model.suggested_stream_iri() == "http://example.org/S_coupon"
+    assert model.add_stream() == "http://example.org/S_coupon" and model.validation.ok
+    with pytest.raises(UserError, match="already declared"):
+        model.add_stream("http://example.org/S_nearby")
+    assert model.remove_stream("http://example.org/S_deals")
+    assert "sizes" in model.raw and model.raw["sizes"]["smoke"] == {}
+    assert model.undo() and model.stream_iris()[1] == "http://example.org/S_deals"
+
+
+@pytest.mark.gui
+def test_coupon_opens_clean_and_its_stream_tab_changes_nothing(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLineEdit
+
+    assert designer.open_file(COUPON) is None
+    designer.show_section("stream")
+    assert designer.several_streams_radio.isChecked() and designer.streams_box.isVisible()
+    assert [designer.stream_list.item(i).text() for i in range(designer.stream_list.count())] == [
+        "http://example.org/S_nearby", "http://example.org/S_coupon"]
+    for row in (0, 1):
+        designer.stream_list.setCurrentRow(row)
+        for edit in designer.findChildren(QLineEdit):
+            edit.editingFinished.emit()
+    assert designer.stream_iri == "http://example.org/S_coupon"
+    assert designer.stream_file_edit.text() == "s_coupon.nq" and "window 2" in designer.stream_readers_label.text()
+    assert not designer.model.dirty and not designer.model.can_undo
+    assert designer.yaml_edit.toPlainText() == COUPON.read_text(encoding="utf-8")
+    reads = [designer.window_table.item(row, 3).text() for row in range(2)]
+    assert reads == ["✔ S_nearby (file s_nearby.nq)", "✔ S_coupon (file s_coupon.nq)"]
+
+
+@pytest.mark.gui
+def test_switch_to_several_streams_and_back_in_the_view(designer) -> None:  # type: ignore[no-untyped-def]
+    start = _yaml(designer)
+    designer.several_streams_radio.click()
+    data = _yaml(designer)
+    assert "stream" not in data and data["streams"] == {"http://ex.org/s": start["stream"]}
+    assert designer.stream_list.count() == 1 and designer.stream_iri == "http://ex.org/s"
+    assert designer.one_stream_radio.isEnabled() and designer.model.validation.ok
+    designer.add_stream_button.click()  # a generated stream over a fresh IRI, selected
+    assert designer.stream_iri == "http://example.org/stream" and designer.stream_list.currentRow() == 1
+    assert not designer.one_stream_radio.isEnabled()
+    designer.remove_stream_button.click()
+    designer.one_stream_radio.click()
+    assert _yaml(designer) == start and designer.one_stream_radio.isChecked() and not designer.streams_box.isVisible()
+    designer.undo()
+    assert set(_yaml(designer)) >= {"streams"} and "stream" not in _yaml(designer)
+    designer.undo()
+    designer.undo()
+    designer.undo()
+    assert _yaml(designer) == start and not designer.model.dirty
+
+
+@pytest.mark.gui
+def test_a_stream_generator_parameter_edits_its_own_stream(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLineEdit
+
+    designer.several_streams_radio.click()
+    designer.add_stream_button.click()
+    _type_line(designer.stream_iri_edit, "http://ex.org/t")  # rename the new one
+    assert designer.model.stream_iris() == ["http://ex.org/s", "http://ex.org/t"]
+    stations = designer.findChild(QLineEdit, "param_stations")
+    _type_line(stations, "abc")
+    assert _yaml(designer)["streams"]["http://ex.org/t"]["params"]["stations"] == "abc"
+    assert _yaml(designer)["streams"]["http://ex.org/s"]["params"]["stations"] == 10
+    # not a number: the field of the shown stream is marked
+    assert stations in designer.invalid_widgets() and "streams.http://ex.org/t.params.stations" in designer.error_label.text()
+    designer.stream_list.setCurrentRow(0)  # the other stream: its own value, the error marks the list
+    assert stations.text() == "10" and designer.streams_box in designer.invalid_widgets()
+    assert designer.stream_list.item(1).toolTip() == designer.model.validation.error.message
+    _choose(designer.flow_combo, "constant")
+    assert _yaml(designer)["streams"]["http://ex.org/s"]["flow"] == {"shape": "constant"}
+    designer.undo()
+    designer.undo()
+    assert _yaml(designer)["streams"]["http://ex.org/t"]["params"]["stations"] == 10
+
+
+@pytest.mark.gui
+def test_undeclared_window_iri_is_marked_inline(designer) -> None:  # type: ignore[no-untyped-def]
+    assert designer.open_file(COUPON) is None
+    designer.show_section("stream")
+    designer.stream_list.setCurrentRow(1)
+    _type_line(designer.stream_iri_edit, "http://example.org/S_deals")
+    assert designer.model.stream_iris()[1] == "http://example.org/S_deals"
+    assert designer.query_edit in designer.invalid_widgets()
+    assert "queries[0].text: query coupon has a window over &lt;http://example.org/S_coupon&gt;" in designer.error_label.text()
+    cell = designer.window_table.item(1, 3)
+    assert cell.text() == "✖ not declared in streams" and "S_coupon" in cell.toolTip()
+    assert designer.window_table.item(0, 3).text().startswith("✔ S_nearby")
+    designer.undo()
+    assert designer.model.validation.ok and not designer.invalid_widgets() and not designer.model.dirty
+
+
+def test_library_describes_every_stream() -> None:
+    """The library summary lists each stream of a `streams:` experiment with its IRI, not just the first."""
+    from workbench.gui.library import describe_experiment
+
+    valid, text = describe_experiment(COUPON)
+    assert valid and "<b>Streams</b> (2" in text
+    assert "&lt;http://example.org/S_nearby&gt;: file s_nearby.nq (nquads)" in text
+    assert "&lt;http://example.org/S_coupon&gt;: file s_coupon.nq (nquads)" in text
+    valid, text = describe_experiment(DATA / "full.yaml")
+    assert valid and "<b>Stream</b>: generator sg1" in text

@@ -396,7 +396,7 @@ engines:
     path.write_text(body, encoding="utf-8")
     with pytest.raises(UserError) as caught:
         run_experiment(load_experiment(path), tmp_path / "bundle")
-    assert str(caught.value).startswith(f"{path}:7: queries[0].text: query q has a window over <{ex}S_other>, "
+    assert str(caught.value).startswith(f"{path}:9: queries[0].text: query q has a window over <{ex}S_other>, "
                                         f"which 'streams' does not declare (declared: <{ex}S_a>)")
     assert not (tmp_path / "bundle").exists()
 

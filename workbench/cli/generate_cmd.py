@@ -2,8 +2,10 @@
 
 ``rspwb generate --generator sg1 --param stations=50 --param interval=1s --param
 duration=30s --param seed=1430236906 --format yabench --out s.stream`` writes exactly what
-YABench's SG1 writes. ``rspwb generate EXPERIMENT.yaml --out PATH`` generates the stream of
-one of the experiment's runs (``--case``, ``--repetition``, ``--size``). A progress bar goes
+YABench's SG1 writes. ``rspwb generate EXPERIMENT.yaml --out PATH`` (or ``--experiment
+EXPERIMENT.yaml``) generates the stream of one of the experiment's runs (``--case``,
+``--repetition``, ``--size``; ``--stream IRI`` picks one of a ``streams:`` experiment's
+streams, with the seed ``rspwb run`` gives it). A progress bar goes
 to stderr when it is a terminal (not with ``--quiet``); a summary line is always printed.
 """
 
@@ -12,9 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from workbench.errors import UserError
+
+if TYPE_CHECKING:
+    from workbench.experiment.model import Experiment, StreamSpec
 
 BAR_WIDTH = 30
 REFRESH_SECONDS = 0.1  # at most 10 redraws per second
@@ -28,6 +33,10 @@ def register(subparsers: Any) -> None:
         "experiment file, into a file in YABench text, timestamped N-Quads or Parquet.",
     )
     parser.add_argument("experiment", nargs="?", metavar="EXPERIMENT.yaml", help="experiment file whose stream to generate")
+    parser.add_argument("--experiment", dest="experiment_option", metavar="EXPERIMENT.yaml",
+                        help="the same as the EXPERIMENT.yaml argument")
+    parser.add_argument("--stream", metavar="IRI",
+                        help="experiment form: which stream of a 'streams:' experiment (required when it declares several)")
     parser.add_argument("--generator", metavar="NAME", help="generator name (sg1, lsd-weather, lubm, chain-join)")
     parser.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="generator parameter (repeatable)"
@@ -82,7 +91,7 @@ def default_format(out: str) -> str:
 
 
 def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any], Any, str | None]:
-    """The generator, resolved parameters, flow shape and Spark master of the chosen run."""
+    """The generator, resolved parameters, flow shape and Spark master of the chosen run's chosen stream."""
     from workbench.experiment import load_experiment
 
     experiment = load_experiment(args.experiment)
@@ -90,20 +99,39 @@ def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any], A
         from workbench.experiment import apply_size
 
         experiment = apply_size(experiment, args.size)
-    if experiment.stream.generator is None:
-        raise UserError("the experiment uses a recorded stream file; there is nothing to generate",
-                        file=args.experiment, field="stream")
+    stream = _chosen_stream(experiment, args.stream, args.experiment)
+    if stream.generator is None:
+        which = "uses a recorded stream file" if stream.iri is None else f"reads <{stream.iri}> from a recorded file"
+        raise UserError(f"the experiment {which}; there is nothing to generate", file=args.experiment, field=stream.path)
     runs = [run for run in experiment.runs() if run.case_index == args.case and run.repetition == args.repetition]
     if not runs:
         raise UserError(f"no run with case {args.case} and repetition {args.repetition}", file=args.experiment,
                         field="--case/--repetition")
-    run_spec = runs[0]
+    run_stream = next(s for s in runs[0].streams if s.iri == stream.iri)  # seed as `rspwb run` gives it
     flow = None
-    if run_spec.flow is not None:
+    if run_stream.flow is not None:
         from workbench.generators.flows import FlowShape
 
-        flow = FlowShape.from_settings(run_spec.flow.shape, run_spec.flow.settings, field="stream.flow")
-    return experiment.stream.generator, dict(run_spec.stream_params), flow, experiment.spark_master
+        flow = FlowShape.from_settings(run_stream.flow.shape, run_stream.flow.settings, field=f"{stream.path}.flow")
+    return stream.generator, dict(run_stream.params), flow, experiment.spark_master
+
+
+def _chosen_stream(experiment: "Experiment", iri: str | None, file: str) -> "StreamSpec":
+    """The stream ``--stream IRI`` names; without it, the only stream (an error lists them when there are several)."""
+    declared = ", ".join(f"<{stream.iri}>" for stream in experiment.streams)
+    if iri is None:
+        if len(experiment.streams) > 1:
+            raise UserError(f"the experiment declares {len(experiment.streams)} streams; choose one with "
+                            f"--stream IRI: {declared}", file=file, field="--stream")
+        return experiment.stream
+    if not experiment.named_streams:
+        raise UserError("--stream chooses among the streams of a 'streams:' experiment; this one has a single "
+                        "'stream:' (leave --stream out)", file=file, field="--stream")
+    wanted = iri.strip().strip("<>")
+    for stream in experiment.streams:
+        if stream.iri == wanted:
+            return stream
+    raise UserError(f"the experiment declares no stream <{wanted}>; it declares {declared}", file=file, field="--stream")
 
 
 class ProgressBar:
@@ -212,6 +240,12 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
     from workbench.pipeline.generate import GenerationCancelled, TaskState, generate
 
+    if args.experiment_option:
+        if args.experiment and args.experiment != args.experiment_option:
+            raise UserError("give the experiment file once (EXPERIMENT.yaml or --experiment)", field="--experiment")
+        args.experiment = args.experiment_option
+    if args.stream is not None and not args.experiment:
+        raise UserError("--stream chooses a stream of an experiment file; give EXPERIMENT.yaml too", field="--stream")
     if args.source or args.replay or args.merge:
         return _transform(args, args.format or default_format(args.out))
     if args.experiment and (args.generator or args.param):

@@ -588,12 +588,82 @@ def build_experiment(
         raw=raw,
         source=source,
     )
+    query_texts: dict[tuple[int, str], None] = {}
     for combination in variable_combinations(experiment):
-        resolve_case(experiment, combination)
+        case = resolve_case(experiment, combination)
+        query_texts.update(dict.fromkeys(enumerate(case.query_texts)))
+    if experiment.named_streams:
+        _check_stream_bindings(experiment, query_texts)
     if check_sizes:
         for size in experiment.sizes:
             apply_size(experiment, size)
     return experiment
+
+
+def _check_stream_bindings(experiment: Experiment, query_texts: Iterable[tuple[int, str]]) -> None:
+    """Every window of a ``streams:`` experiment must read a declared stream (checked per filled query text).
+
+    A query that does not parse is left to the query checks (``rspwb run``, the designer):
+    this check is about bindings only.
+    """
+    from workbench.query.parser import parse_query
+
+    for index, text in query_texts:
+        try:
+            query = parse_query(text, experiment.queries[index].syntax)
+        except UserError:
+            continue
+        error = undeclared_stream_error(experiment, index, query)
+        if error is not None:
+            raise error
+
+
+def undeclared_stream_error(experiment: Experiment, index: int, query: Any) -> UserError | None:
+    """The error for the first window of parsed query ``index`` over an IRI ``streams:`` does not declare.
+
+    None for a single ``stream:`` (every window reads it, whatever IRI it names) or when all
+    windows bind (RSP-QL Def. 14: each window reads the stream of its IRI). The line is the
+    window's line in the file (or, for a query file, the ``file:`` line plus the line inside it).
+    """
+    if not experiment.named_streams:
+        return None
+    declared = [str(stream.iri) for stream in experiment.streams]
+    window = next((w for w in query.windows if w.stream not in declared), None)
+    if window is None:
+        return None
+    spec = experiment.queries[index]
+    path = f"queries[{index}].{'file' if spec.file is not None else 'text'}"
+    source = experiment.source or SourceMap()
+    line = source.line(path)
+    where = ""
+    if spec.file is not None:
+        where = f" ({spec.file.name} line {window.position[0]})"
+    else:
+        line = _template_line(source, path, spec.template, window.position[0])
+    return UserError(
+        f"query {spec.id} has a window over <{window.stream}>{where}, which 'streams' does not declare "
+        f"(declared: {', '.join(f'<{iri}>' for iri in declared)}"
+        + (f" with size {experiment.applied_size})" if experiment.applied_size else ")"),
+        file=str(experiment.file) if experiment.file is not None else None, line=line, field=source.origin(path),
+    )
+
+
+def _template_line(source: SourceMap, path: str, template: str, template_line: int) -> int | None:
+    """The file line of line ``template_line`` (1-based) of an inline query ``text`` (block scalars included)."""
+    start = source.line(path)
+    lines = template.splitlines()
+    if start is None or source.text is None or not 0 < template_line <= len(lines):
+        return start
+    wanted_text = lines[template_line - 1].strip()
+    if not wanted_text:
+        return start
+    wanted = sum(1 for text in lines[: template_line - 1] if wanted_text in text)
+    for number, text in enumerate(source.text.splitlines()[start - 1 :], start=start):
+        if wanted_text in text:
+            if wanted == 0:
+                return number
+            wanted -= 1
+    return start
 
 
 def loads_experiment(text: str, *, file: str | Path | None = None, base_dir: str | Path | None = None) -> Experiment:

@@ -10,6 +10,7 @@ user changed what it shows, so opening a file never rewrites it (``"10"`` stays 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -19,6 +20,7 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QButtonGroup,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -61,6 +63,8 @@ from workbench.experiment.model import (
 )
 from workbench.gui.designer_model import (
     MISSING,
+    NEW_GENERATED_STREAM,
+    NEW_RECORDED_STREAM,
     Change,
     DesignerModel,
     FieldPath,
@@ -73,6 +77,7 @@ from workbench.gui.designer_model import (
     query_windows,
     scalar_text,
     set_window_value,
+    window_stream_iri,
 )
 from workbench.gui.highlight import CodeEditor
 
@@ -436,6 +441,7 @@ class DesignerView(QWidget):
         self._text_timers: list[QTimer] = []  # debounced multi-line fields (flushed before save/undo)
         self.engine_index = 0
         self.query_index = 0
+        self.stream_iri: str | None = None  # the stream the stream form edits in a `streams:` document
         # dialogs are attributes so that tests (and scripts) can replace them
         self.ask_open_path: Callable[[], str | None] = self._ask_open_path
         self.ask_save_path: Callable[[], str | None] = self._ask_save_path
@@ -757,30 +763,79 @@ class DesignerView(QWidget):
         return page
 
     def _stream_page(self) -> QWidget:
+        """One stream (``stream:``) or several by IRI (``streams:``); the same form edits the single
+        stream or the selected one, its paths following :meth:`_stream_path`."""
         page = QWidget()
         layout = QVBoxLayout(page)
+        mode = QHBoxLayout()
+        self.one_stream_radio = QRadioButton("One stream (every window reads it)")
+        self.one_stream_radio.setObjectName("oneStream")
+        self.several_streams_radio = QRadioButton("Several streams, by IRI (each window reads the stream it names)")
+        self.several_streams_radio.setObjectName("severalStreams")
+        self.one_stream_radio.clicked.connect(self._use_one_stream)
+        self.several_streams_radio.clicked.connect(self._use_several_streams)
+        self._stream_mode_group = QButtonGroup(page)  # radios of one parent are exclusive across pairs otherwise
+        for radio in (self.one_stream_radio, self.several_streams_radio):
+            self._stream_mode_group.addButton(radio)
+            mode.addWidget(radio)
+        mode.addStretch(1)
+        layout.addLayout(mode)
+
+        self.streams_box = self._marker(QGroupBox("Streams (stream IRI → stream)"), lambda: ("streams",), "streamsBox")
+        streams_layout = QHBoxLayout(self.streams_box)
+        self.stream_list = QListWidget()
+        self.stream_list.setObjectName("streamList")
+        self.stream_list.setMaximumHeight(110)
+        self.stream_list.currentRowChanged.connect(self._select_stream)
+        streams_layout.addWidget(self.stream_list, 3)
+        side = QVBoxLayout()
+        iri_form = QFormLayout()
+        self.stream_iri_edit = QLineEdit()
+        self.stream_iri_edit.setObjectName("streamIri")
+        self.stream_iri_edit.setPlaceholderText("absolute IRI, e.g. http://example.org/S_nearby")
+        self.stream_iri_edit.setToolTip("the IRI queries name in FROM STREAM <…> / ON <…>; renaming keeps the sizes' overrides")
+        self.stream_iri_edit.editingFinished.connect(self._rename_stream)
+        iri_form.addRow("IRI", self.stream_iri_edit)
+        side.addLayout(iri_form)
+        self.stream_readers_label = QLabel()
+        self.stream_readers_label.setObjectName("streamReaders")
+        self.stream_readers_label.setWordWrap(True)
+        side.addWidget(self.stream_readers_label)
+        buttons = QHBoxLayout()
+        self.add_stream_button, self.remove_stream_button = QPushButton("Add stream"), QPushButton("Remove stream")
+        self.add_stream_button.clicked.connect(self._add_stream)
+        self.remove_stream_button.clicked.connect(self._remove_stream)
+        buttons.addWidget(self.add_stream_button)
+        buttons.addWidget(self.remove_stream_button)
+        buttons.addStretch(1)
+        side.addLayout(buttons)
+        side.addStretch(1)
+        streams_layout.addLayout(side, 4)
+        layout.addWidget(self.streams_box)
+
         source = QHBoxLayout()
+        self.stream_form_label = QLabel()
+        self.stream_form_label.setObjectName("streamFormLabel")
+        source.addWidget(self.stream_form_label)
         self.generator_radio = QRadioButton("Generator")
         self.file_radio = QRadioButton("Recorded file")
         self.generator_radio.clicked.connect(lambda: self._switch_stream_source("generator"))
         self.file_radio.clicked.connect(lambda: self._switch_stream_source("file"))
-        source.addWidget(self.generator_radio)
-        source.addWidget(self.file_radio)
+        self._stream_source_group = QButtonGroup(page)
+        for radio in (self.generator_radio, self.file_radio):
+            self._stream_source_group.addButton(radio)
+            source.addWidget(radio)
         source.addStretch(1)
         layout.addLayout(source)
-        self.streams_note = QLabel("This experiment has several streams (<tt>streams:</tt>); edit them in the YAML pane.")
-        self.streams_note.setObjectName("streamsNote")
-        self.streams_note.setWordWrap(True)
-        self.streams_note.setStyleSheet(WARNING_STYLE)
-        layout.addWidget(self.streams_note)
 
         from workbench.generators import GENERATOR_MODULES
 
+        st = lambda *keys: (lambda: (*self._stream_path(), *keys))  # noqa: E731
         self.generator_box = QGroupBox("Generator")
         generator_form = QFormLayout(self.generator_box)
-        self.generator_combo = self._combo(lambda: ("stream", "generator"), tuple(GENERATOR_MODULES))
+        self.generator_combo = self._combo(st("generator"), tuple(GENERATOR_MODULES))
         generator_form.addRow("Generator", self.generator_combo)
-        self.generator_params = self._marker(QWidget(), lambda: ("stream", "params"), "generatorParams")
+        self.generator_params = self._marker(QWidget(), st("params"), "generatorParams")
         self.generator_params_form = QFormLayout(self.generator_params)
         self.generator_params_form.setContentsMargins(0, 0, 0, 0)
         generator_form.addRow(self.generator_params)
@@ -788,20 +843,20 @@ class DesignerView(QWidget):
 
         self.file_box = QGroupBox("Recorded stream")
         file_form = QFormLayout(self.file_box)
-        self.stream_file_edit = self._line(lambda: ("stream", "file"), text=True, placeholder="path relative to the experiment file")
-        file_form.addRow("File", self._with_browse(self.stream_file_edit, lambda: ("stream", "file")))
-        file_form.addRow("Format", self._combo(lambda: ("stream", "format"), STREAM_FILE_FORMATS, unset=lambda: "(from the extension)"))
-        file_form.addRow("Interval", self._line(lambda: ("stream", "interval"), placeholder="1s (csrbench-dir only)"))
+        self.stream_file_edit = self._line(st("file"), text=True, placeholder="path relative to the experiment file")
+        file_form.addRow("File", self._with_browse(self.stream_file_edit, st("file")))
+        file_form.addRow("Format", self._combo(st("format"), STREAM_FILE_FORMATS, unset=lambda: "(from the extension)"))
+        file_form.addRow("Interval", self._line(st("interval"), placeholder="1s (csrbench-dir only)"))
         layout.addWidget(self.file_box)
 
         from workbench.generators.flows import FLOW_SHAPES
 
-        flow_box = self._marker(QGroupBox("Flow shape (triples per stimulus over time)"), lambda: ("stream", "flow"), "flowBox")
+        flow_box = self._marker(QGroupBox("Flow shape (triples per stimulus over time)"), st("flow"), "flowBox")
         self.flow_box = flow_box
         flow_layout = QHBoxLayout(flow_box)  # settings beside the preview: the page stays short
         settings = QVBoxLayout()
         flow_form = QFormLayout()
-        self.flow_combo = self._combo(lambda: ("stream", "flow", "shape"), tuple(FLOW_SHAPES), unset=lambda: "(none: as generated)",
+        self.flow_combo = self._combo(st("flow", "shape"), tuple(FLOW_SHAPES), unset=lambda: "(none: as generated)",
                                       on_commit=self._set_flow_shape)
         self.flow_combo.setObjectName("flowShape")
         flow_form.addRow("Shape", self.flow_combo)
@@ -866,9 +921,11 @@ class DesignerView(QWidget):
         self._bind(self.query_edit, q("text"), self._show_query_text)
         right.addWidget(self.query_edit, 1)
         right.addWidget(QLabel("<b>Windows</b> (size ω, slide β) — a value from a variable edits the variable"))
-        self.window_table = QTableWidget(0, 3)
+        self.window_table = QTableWidget(0, 4)
         self.window_table.setObjectName("windowTable")
-        self.window_table.setHorizontalHeaderLabels(["stream", "size (RANGE)", "slide (STEP / SLIDE)"])
+        self.window_table.setHorizontalHeaderLabels(["stream", "size (RANGE)", "slide (STEP / SLIDE)", "reads"])
+        self.window_table.horizontalHeaderItem(3).setToolTip(
+            "the stream this window reads: the single stream, or the one 'streams' declares for its IRI")
         self.window_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.window_table.verticalHeader().setVisible(False)
         _table_height(self.window_table, 2)
@@ -1171,7 +1228,7 @@ class DesignerView(QWidget):
         doc.setWordWrap(True)
         self.generator_params_form.addRow(doc)
         for param in spec.params:
-            path = (lambda name: (lambda: ("stream", "params", name)))(param.name)
+            path = (lambda name: (lambda: (*self._stream_path(), "params", name)))(param.name)
             tip = f"{param.doc} ({param.kind}{', required' if param.required else ''})"
             if param.kind == "choice":
                 widget: QWidget = self._combo(path, param.choices, unset=lambda p=param: f"(default: {p.default})", group="generator")
@@ -1196,7 +1253,7 @@ class DesignerView(QWidget):
         from workbench.generators.flows import FLOW_SHAPES
 
         for param in FLOW_SHAPES.get(str(shape), ()):
-            path = (lambda name: (lambda: ("stream", "flow", name)))(param.name)
+            path = (lambda name: (lambda: (*self._stream_path(), "flow", name)))(param.name)
             if param.name == "seed":
                 default = "the run's seed (from the experiment seed)"
             else:
@@ -1257,7 +1314,7 @@ class DesignerView(QWidget):
             self.engine_params_form.addRow(f"{name}{' *' if required else ''}", row_widget)
 
     def _update_flow_preview(self) -> None:
-        flow = self.model.get(("stream", "flow"))
+        flow = self.model.get((*self._stream_path(), "flow"))
         if not isinstance(flow, dict) or "shape" not in flow:
             self.flow_curve.setData([], [])
             self.flow_message.setText("No flow shape: stimuli are sent as the stream is timestamped.")
@@ -1267,7 +1324,7 @@ class DesignerView(QWidget):
 
         variables = self.model.get(("variables",), {}) or {}
         settings = {k: _resolve_template(v, variables) for k, v in flow.items()}
-        duration_raw = _resolve_template(self.model.get(("stream", "params", "duration"), "10s"), variables)
+        duration_raw = _resolve_template(self.model.get((*self._stream_path(), "params", "duration"), "10s"), variables)
         try:
             duration = parse_duration(duration_raw)
             step = settings.get("period", settings.get("mean", 100))
@@ -1295,18 +1352,15 @@ class DesignerView(QWidget):
             engines = model.get(("engines",), [])
             self._fill_list(self.query_list, queries, "query_index")
             self._fill_list(self.engine_list, engines, "engine_index")
-            stream = model.get(("stream",), {})
+            self._show_stream_choice()
+            stream = model.get(self._stream_path(), {})
             uses_file = isinstance(stream, dict) and "file" in stream and "generator" not in stream
-            several = model.get(("streams",)) is not MISSING and model.get(("stream",)) is MISSING
-            self.streams_note.setVisible(several)
-            for widget in (self.generator_radio, self.file_radio, self.flow_box):
-                widget.setVisible(not several)
             self.generator_radio.setChecked(not uses_file)
             self.file_radio.setChecked(uses_file)
-            self.generator_box.setVisible(not uses_file and not several)
-            self.file_box.setVisible(uses_file and not several)
-            self._rebuild_generator_params(model.get(("stream", "generator")))
-            self._rebuild_flow_params(model.get(("stream", "flow", "shape")))
+            self.generator_box.setVisible(not uses_file)
+            self.file_box.setVisible(uses_file)
+            self._rebuild_generator_params(model.get((*self._stream_path(), "generator")))
+            self._rebuild_flow_params(model.get((*self._stream_path(), "flow", "shape")))
             engine_type = model.get(("engines", self.engine_index, "type"))
             self._rebuild_engine_params(engine_type)
             self.external_warning.setVisible(engine_type == "external")
@@ -1356,17 +1410,7 @@ class DesignerView(QWidget):
 
     def _query_template(self) -> tuple[str, bool]:
         """The current query's template and whether it is editable here (inline text, not a file)."""
-        query = self.model.get(("queries", self.query_index), {})
-        if not isinstance(query, dict):
-            return "", False
-        if isinstance(query.get("text"), str):
-            return query["text"], True
-        if isinstance(query.get("file"), str):
-            try:
-                return (Path(self.model.base_dir or Path.cwd()) / query["file"]).read_text(encoding="utf-8"), False
-            except (OSError, UnicodeDecodeError):
-                return "", False
-        return "", False
+        return self.model.query_template(self.query_index)
 
     def _variable_cell(self, name: str, editable: bool) -> QTableWidgetItem:
         """A cell showing the value of ``${name}``: the variable's value (editable), or where it comes from."""
@@ -1427,10 +1471,32 @@ class DesignerView(QWidget):
                     item = _item(part, part, editable=editable,
                                  tooltip="written in the query text" if editable else "written in the query file (read-only here)")
                 self.window_table.setItem(row, column, item)
+            self.window_table.setItem(row, 3, self._window_binding_item(window_stream_iri(template, window)))
         if not windows:
             self.window_table.insertRow(0)
             self.window_table.setItem(0, 0, _item("no window clause found (plain SPARQL: the whole stream)", editable=False))
         self.window_table.blockSignals(blocked)
+
+    def _window_binding_item(self, iri: str | None) -> QTableWidgetItem:
+        """Which declared stream a window reads; an IRI ``streams:`` does not declare is marked."""
+        model = self.model
+        if not model.several_streams:
+            summary = _stream_summary(model.get(("stream",)))
+            return _item(f"the stream ({summary})", editable=False,
+                         tooltip="a single 'stream:' is read by every window, whatever IRI it names")
+        if iri is None:
+            item = _item("? (IRI not resolved)", editable=False,
+                         tooltip="the window's stream IRI uses an undeclared prefix or a ${VAR}")
+            item.setForeground(QColor("#8a4b00"))
+            return item
+        if iri in model.stream_iris():
+            return _item(f"✔ {iri.rsplit('/', 1)[-1] or iri} ({_stream_summary(model.get(('streams', iri)))})",
+                         editable=False, tooltip=f"<{iri}>, declared in streams")
+        item = _item("✖ not declared in streams", editable=False,
+                     tooltip=f"<{iri}> is not declared in 'streams' (Stream section: Add stream, or rename one)")
+        item.setBackground(QColor("#ffd6d6"))
+        item.setForeground(QColor("#c62828"))
+        return item
 
     def _show_static(self, value: Any) -> None:
         self.static_table.setRowCount(0)
@@ -1485,7 +1551,13 @@ class DesignerView(QWidget):
             widget.setStyleSheet(f"#{name} {{ {INVALID_STYLE} }}" if name else INVALID_STYLE)
             widget.setProperty("invalid", True)
             widget.setToolTip(str(error.message))
-        top = (error.field or "").split(".")[0].split("[")[0]
+        field = error.field or ""
+        for row in range(self.stream_list.count()):  # an error in a stream the form does not show
+            item = self.stream_list.item(row)
+            if field == f"streams.{item.text()}" or field.startswith(f"streams.{item.text()}."):
+                item.setForeground(QColor("#c62828"))
+                item.setToolTip(error.message)
+        top = field.split(".")[0].split("[")[0]
         if top in self._section_of:
             self.sections.tabBar().setTabTextColor(self._section_of[top], Qt.GlobalColor.red)
 
@@ -1632,26 +1704,122 @@ class DesignerView(QWidget):
         """A new shape keeps only the settings the new shape has (one undo step)."""
         from workbench.generators.flows import FLOW_SHAPES
 
-        flow = self.model.get(("stream", "flow"))
+        path = (*self._stream_path(), "flow")
+        flow = self.model.get(path)
         if shape is MISSING:
-            self._commit(("stream", "flow"), MISSING)
+            self._commit(path, MISSING)
             return
         names = {param.name for param in FLOW_SHAPES.get(str(shape), ())}
         kept = {k: v for k, v in flow.items() if k in names} if isinstance(flow, dict) else {}
-        self._commit(("stream", "flow"), {"shape": shape, **kept})
+        self._commit(path, {"shape": shape, **kept})
 
     def _switch_stream_source(self, kind: str) -> None:
-        stream = dict(self.model.get(("stream",), {}) or {})
+        path = self._stream_path()
+        stream = dict(self.model.get(path, {}) or {})
         flow = stream.get("flow")
         if kind == "generator" and "generator" not in stream:
-            new: dict[str, Any] = {"generator": "sg1", "params": {"stations": 10, "interval": "1s", "duration": "60s"}}
+            new: dict[str, Any] = copy.deepcopy(NEW_GENERATED_STREAM)
         elif kind == "file" and "file" not in stream:
-            new = {"file": "data/stream.stream", "format": "yabench"}
+            new = copy.deepcopy(NEW_RECORDED_STREAM)
         else:
             return
         if flow is not None:
             new["flow"] = flow
-        self._commit(("stream",), new)
+        self._commit(path, new)
+
+    # ------------------------------------------------------------------ several streams
+    def _stream_path(self) -> FieldPath:
+        """Where the stream form reads and writes: ``stream`` or ``streams.<selected IRI>``."""
+        return ("streams", self.stream_iri or "") if self.model.several_streams else ("stream",)
+
+    def _show_stream_choice(self) -> None:
+        """The one/several switch, the IRI list (keeping the selection) and who reads the selected stream."""
+        model = self.model
+        several = model.several_streams
+        iris = model.stream_iris() if several else []
+        if self.stream_iri not in iris:
+            self.stream_iri = iris[0] if iris else None
+        self.one_stream_radio.setChecked(not several)
+        self.several_streams_radio.setChecked(several)
+        self.one_stream_radio.setEnabled(not several or len(iris) == 1)
+        self.one_stream_radio.setToolTip("" if self.one_stream_radio.isEnabled()
+                                         else "remove streams until one is left to use a single stream")
+        self.streams_box.setVisible(several)
+        blocked = self.stream_list.blockSignals(True)
+        if [self.stream_list.item(i).text() for i in range(self.stream_list.count())] != iris:
+            self.stream_list.clear()
+            self.stream_list.addItems(iris)
+        self.stream_list.setCurrentRow(iris.index(self.stream_iri) if self.stream_iri in iris else -1)
+        self.stream_list.blockSignals(blocked)
+        for row in range(self.stream_list.count()):
+            item = self.stream_list.item(row)
+            item.setForeground(self.palette().text().color())
+            item.setToolTip(_stream_summary(model.get(("streams", item.text()))))
+        self.stream_iri_edit.setText(self.stream_iri or "")
+        self.stream_form_label.setVisible(several)
+        self.stream_form_label.setText(f"<b>&lt;{_html(self.stream_iri or '')}&gt;</b> comes from:")
+        self.remove_stream_button.setEnabled(len(iris) > 1)
+        readers = [f"{query_id} (window {number + 1})" for query_id, number, iri in model.window_iris() if iri == self.stream_iri]
+        self.stream_readers_label.setText(
+            f"Read by: {', '.join(readers)}" if readers
+            else "<span style='color:#8a4b00'>No query window reads this stream (allowed: another query may).</span>")
+
+    @Slot()
+    def _use_several_streams(self) -> None:
+        self.flush_pending_edits()
+        if self.model.use_several_streams():
+            self.stream_iri = self.model.stream_iris()[0]
+            self.refresh(update_yaml=False)
+
+    @Slot()
+    def _use_one_stream(self) -> None:
+        self.flush_pending_edits()
+        try:
+            self.model.use_one_stream()
+        except UserError as error:
+            self.statusMessage.emit(error.message)
+            self.refresh(update_yaml=False)
+
+    @Slot(int)
+    def _select_stream(self, row: int) -> None:
+        iris = self.model.stream_iris()
+        if 0 <= row < len(iris) and iris[row] != self.stream_iri:
+            self.flush_pending_edits()
+            self.stream_iri = iris[row]
+            self.refresh(update_yaml=False)
+
+    @Slot()
+    def _add_stream(self) -> None:
+        self.flush_pending_edits()
+        try:
+            iri = self.model.add_stream()
+        except UserError as error:
+            self.statusMessage.emit(error.message)
+            return
+        self.stream_iri = iri
+        self.refresh(update_yaml=False)
+
+    @Slot()
+    def _remove_stream(self) -> None:
+        if self.stream_iri is None:
+            return
+        try:
+            self.model.remove_stream(self.stream_iri)
+        except UserError as error:
+            self.statusMessage.emit(error.message)
+
+    @Slot()
+    def _rename_stream(self) -> None:
+        old, text = self.stream_iri, self.stream_iri_edit.text()
+        if self._refreshing or old is None or text.strip() == old:
+            return
+        try:
+            self.stream_iri = self.model.rename_stream(old, text)
+        except UserError as error:
+            self.statusMessage.emit(error.message)
+            self.stream_iri_edit.setText(old)
+            return
+        self.refresh(update_yaml=False)
 
     @Slot(int)
     def _select_query(self, row: int) -> None:
@@ -1731,6 +1899,7 @@ class DesignerView(QWidget):
             self.statusMessage.emit(str(error_))
             return error_
         self.engine_index = self.query_index = 0
+        self.stream_iri = None
         self._built.clear()
         self.refresh()
         if error is not None:
@@ -1804,6 +1973,17 @@ def _resolve_template(value: Any, variables: Any) -> Any:
     if isinstance(value, str) and value.startswith("${") and value.endswith("}") and isinstance(variables, dict):
         return variables.get(value[2:-1], value)
     return value
+
+
+def _stream_summary(stream: Any) -> str:
+    """``generator sg1`` / ``file s.nq`` for a stream mapping as written (lists and tooltips)."""
+    if not isinstance(stream, dict):
+        return "not a stream description"
+    if stream.get("generator") is not None:
+        return f"generator {stream['generator']}"
+    if stream.get("file") is not None:
+        return f"file {stream['file']}"
+    return "needs a file or a generator"
 
 
 def _html(text: str) -> str:

@@ -39,15 +39,20 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
+# what a new stream starts as (a new experiment, a stream added to `streams:`, the Generator switch)
+NEW_GENERATED_STREAM: dict[str, Any] = {
+    "generator": "sg1",
+    "params": {"stations": 10, "interval": "1s", "duration": "60s"},
+}
+NEW_RECORDED_STREAM: dict[str, Any] = {"file": "data/stream.stream", "format": "yabench"}
+FALLBACK_STREAM_IRI = "http://example.org/stream"
+
 NEW_EXPERIMENT: dict[str, Any] = {
     "name": "new-experiment",
     "seed": 0,
     "repetitions": 1,
     "variables": {"WSIZE": "10s", "WSLIDE": "10s"},
-    "stream": {
-        "generator": "sg1",
-        "params": {"stations": 10, "interval": "1s", "duration": "60s"},
-    },
+    "stream": copy.deepcopy(NEW_GENERATED_STREAM),
     "queries": [
         {
             "id": "q1",
@@ -270,6 +275,29 @@ def set_window_value(template: str, window: WindowField, part: str, text: str) -
     return template[:start].rstrip() + f" {clause}" + template[end:]
 
 
+_PREFIX = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^<>\s]*)>", re.IGNORECASE)
+
+
+def window_stream_iri(template: str, window: WindowField) -> str | None:
+    """The absolute stream IRI a window names (``:S_a`` resolved with the template's PREFIXes).
+
+    None when the window names none or an undeclared prefix (the query checks report that).
+    """
+    text = window.stream
+    if text.startswith("<") and text.endswith(">"):
+        return text[1:-1] or None
+    prefix, colon, local = text.partition(":")
+    if not colon:
+        return None
+    prefixes = {match.group(1) or "": match.group(2) for match in _PREFIX.finditer(template)}
+    return prefixes[prefix] + local if prefix in prefixes else None
+
+
+def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
+    """``mapping`` with key ``old`` replaced by ``new`` (holding ``value``) at the same position."""
+    return {(new if key == old else key): (value if key == old else item) for key, item in mapping.items()}
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -490,6 +518,152 @@ class DesignerModel:
         self.source_text = None
         self._emit(Change(command.path, "redo"))
         return True
+
+    # ------------------------------------------------------------------ streams
+    @property
+    def several_streams(self) -> bool:
+        """True when the document uses ``streams:`` (stream IRI → stream) rather than ``stream:``."""
+        return isinstance(self.raw.get("streams"), dict) and "stream" not in self.raw
+
+    def stream_iris(self) -> list[str]:
+        """The IRIs ``streams:`` declares, in file order (empty for a single ``stream:``)."""
+        streams = self.raw.get("streams")
+        return [str(iri) for iri in streams] if isinstance(streams, dict) else []
+
+    def query_template(self, index: int) -> tuple[str, bool]:
+        """Query ``index``'s template and whether it is editable inline (``text``, not a ``file``)."""
+        query = self.get(("queries", index), {})
+        if not isinstance(query, dict):
+            return "", False
+        if isinstance(query.get("text"), str):
+            return query["text"], True
+        if isinstance(query.get("file"), str):
+            try:
+                return (Path(self.base_dir or Path.cwd()) / query["file"]).read_text(encoding="utf-8"), False
+            except (OSError, UnicodeDecodeError):
+                return "", False
+        return "", False
+
+    def window_iris(self) -> list[tuple[str, int, str]]:
+        """``(query id, window index, stream IRI)`` of every query window whose IRI resolves, in file order."""
+        found = []
+        queries = self.get(("queries",), [])
+        for index, query in enumerate(queries if isinstance(queries, list) else []):
+            template, _ = self.query_template(index)
+            syntax = query.get("syntax") if isinstance(query, dict) else None
+            query_id = str(query.get("id", f"#{index}")) if isinstance(query, dict) else f"#{index}"
+            for number, window in enumerate(query_windows(template, syntax if isinstance(syntax, str) else None)):
+                iri = window_stream_iri(template, window)
+                if iri is not None:
+                    found.append((query_id, number, iri))
+        return found
+
+    def suggested_stream_iri(self) -> str:
+        """An IRI for a new stream: the first window IRI not declared yet, else a fresh example IRI."""
+        declared = set(self.stream_iris())
+        for _, _, iri in self.window_iris():
+            if iri not in declared:
+                return iri
+        return next(f"{FALLBACK_STREAM_IRI}{n or ''}" for n in range(1000) if f"{FALLBACK_STREAM_IRI}{n or ''}" not in declared)
+
+    def use_several_streams(self) -> bool:
+        """``stream: X`` → ``streams: {IRI: X}`` (IRI of the queries' first window), sizes included; one undo step."""
+        stream = self.raw.get("stream")
+        if "streams" in self.raw or stream is None:
+            return False
+        iri = self.suggested_stream_iri()
+        raw = _renamed_key(copy.deepcopy(self.raw), "stream", "streams", {iri: copy.deepcopy(stream)})
+        for _, size in self._named_sizes(raw):
+            if "stream" in size:
+                converted = _renamed_key(size, "stream", "streams", {iri: size["stream"]})
+                size.clear()
+                size.update(converted)
+        return self.replace(raw, description="Use several streams", origin="form")
+
+    def use_one_stream(self) -> bool:
+        """``streams: {IRI: X}`` → ``stream: X`` when exactly one stream is declared; one undo step.
+
+        The single ``stream:`` is read by every window whatever IRI it names, so nothing is lost;
+        with two or more streams the user first removes the others (UserError says so).
+        """
+        iris = self.stream_iris()
+        if not self.several_streams:
+            return False
+        if len(iris) != 1:
+            raise UserError(f"remove streams until one is left ({len(iris)} are declared) to use one stream",
+                            field="streams")
+        iri = iris[0]
+        raw = copy.deepcopy(self.raw)
+        for name, size in self._named_sizes(raw):
+            overrides = size.get("streams")
+            if isinstance(overrides, dict) and set(overrides) - {iri}:
+                other = next(key for key in overrides if key != iri)
+                raise UserError(f"size {name} overrides stream <{other}>; remove that override first",
+                                field=f"sizes.{name}.streams")
+        raw = _renamed_key(raw, "streams", "stream", raw["streams"][iri])
+        for _, size in self._named_sizes(raw):
+            overrides = size.get("streams")
+            if isinstance(overrides, dict):
+                if iri in overrides:
+                    converted = _renamed_key(size, "streams", "stream", overrides[iri])
+                else:
+                    converted = {key: value for key, value in size.items() if key != "streams"}
+                size.clear()
+                size.update(converted)
+        return self.replace(raw, description="Use one stream", origin="form")
+
+    def add_stream(self, iri: str | None = None, stream: Any = None) -> str:
+        """Declare a new stream (by default a generated one over the first undeclared window IRI)."""
+        iri = self._check_new_iri(iri if iri is not None else self.suggested_stream_iri())
+        value = copy.deepcopy(stream if stream is not None else NEW_GENERATED_STREAM)
+        self.set(("streams", iri), value)
+        return iri
+
+    def remove_stream(self, iri: str) -> bool:
+        """Remove a declared stream and the sizes' overrides of it (one undo step); not the last one."""
+        iris = self.stream_iris()
+        if iri not in iris:
+            return False
+        if len(iris) == 1:
+            raise UserError("the last stream cannot be removed (an experiment reads at least one)", field="streams")
+        raw = copy.deepcopy(self.raw)
+        del raw["streams"][iri]
+        for _, size in self._named_sizes(raw):
+            if isinstance(size.get("streams"), dict) and iri in size["streams"]:
+                del size["streams"][iri]
+                if not size["streams"]:
+                    del size["streams"]
+        return self.replace(raw, description=f"Remove stream <{iri}>", origin="form")
+
+    def rename_stream(self, old: str, new: str) -> str:
+        """Give a declared stream another IRI, in ``streams:`` and in the sizes (one undo step)."""
+        new = new.strip().strip("<>").strip()
+        if new == old or old not in self.stream_iris():
+            return old
+        new = self._check_new_iri(new)
+        raw = copy.deepcopy(self.raw)
+        raw["streams"] = _renamed_key(raw["streams"], old, new, raw["streams"][old])
+        for _, size in self._named_sizes(raw):
+            overrides = size.get("streams")
+            if isinstance(overrides, dict) and old in overrides:
+                size["streams"] = _renamed_key(overrides, old, new, overrides[old])
+        self.replace(raw, description=f"Rename stream <{old}> to <{new}>", origin="form")
+        return new
+
+    def _check_new_iri(self, iri: str) -> str:
+        iri = iri.strip().strip("<>").strip()
+        if not iri:
+            raise UserError("a stream IRI must not be empty", field="streams")
+        if iri in self.stream_iris():
+            raise UserError(f"<{iri}> is already declared", field="streams")
+        return iri
+
+    @staticmethod
+    def _named_sizes(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        sizes = raw.get("sizes")
+        if not isinstance(sizes, dict):
+            return []
+        return [(str(name), size) for name, size in sizes.items() if isinstance(size, dict)]
 
     # ------------------------------------------------------------------ files
     def _file_label(self) -> str:

@@ -7,7 +7,7 @@ and where (``FILE:LINE: field: message``). Opening sends it to the designer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -23,6 +23,9 @@ from PySide6.QtWidgets import (
 
 from workbench import APP_NAME, __version__
 from workbench.errors import UserError
+
+if TYPE_CHECKING:
+    from workbench.experiment.model import StreamSpec
 
 RECENT_KEY = "library/recent_files"
 MAX_RECENT = 12
@@ -61,11 +64,16 @@ def describe_experiment(path: Path) -> tuple[bool, str]:
         return False, f"<span style='color:#c62828'><b>Cannot read this file</b><br>{_esc(path.name)}: {_esc(str(error))}</span>"
     engines = ", ".join(f"{e.id} ({e.preset or e.type})" for e in experiment.engines)
     queries = ", ".join(q.id for q in experiment.queries)
-    stream = experiment.stream.generator or f"{experiment.stream.file} ({experiment.stream.format})"
+    if experiment.named_streams:
+        items = "".join(f"<li>&lt;{_esc(str(s.iri))}&gt;: {_esc(_stream_source(s, experiment.base_dir))}</li>"
+                        for s in experiment.streams)
+        streams = f"<b>Streams</b> ({len(experiment.streams)}, each window reads the one it names):<ul style='margin:0'>{items}</ul>"
+    else:
+        streams = f"<b>Stream</b>: {_esc(_stream_source(experiment.stream, experiment.base_dir))}<br>"
     lines = [
         f"<h3>{_esc(experiment.name)}</h3>",
         f"<p>{_esc(experiment.description)}</p>" if experiment.description else "",
-        f"<b>Stream</b>: {_esc(str(stream))}<br>",
+        streams,
         f"<b>Queries</b>: {_esc(queries)}<br>",
         f"<b>Engines</b>: {_esc(engines)}<br>",
         f"<b>Runs</b>: {len(experiment.runs())} (repetitions {experiment.repetitions}, "
@@ -74,6 +82,18 @@ def describe_experiment(path: Path) -> tuple[bool, str]:
         f"<span style='color:#666'>{_esc(str(path))}</span>",
     ]
     return True, "".join(lines)
+
+
+def _stream_source(stream: "StreamSpec", base_dir: Path) -> str:
+    """``generator sg1`` or ``file s.nq (nquads)`` (the path as relative to the experiment as it can be)."""
+    if stream.generator is not None:
+        return f"generator {stream.generator}"
+    file = Path(stream.file)
+    try:
+        file = file.resolve().relative_to(Path(base_dir).resolve())
+    except ValueError:
+        pass
+    return f"file {file} ({stream.format})"
 
 
 class LibraryView(QWidget):

@@ -256,22 +256,13 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
 
 
 def _check_stream_bindings(experiment: Experiment, spec: RunSpec, query: Any) -> None:
-    """In a ``streams:`` experiment every window must name a declared stream IRI."""
-    if not experiment.named_streams:
-        return
-    declared = [str(stream.iri) for stream in experiment.streams]
-    missing = [iri for iri in query.streams if iri not in declared]
-    if not missing:
-        return
+    """In a ``streams:`` experiment every window must name a declared stream IRI (the loader checks it too)."""
+    from workbench.experiment.loader import undeclared_stream_error
+
     index = next(i for i, q in enumerate(experiment.queries) if q.id == spec.query.id)
-    path = f"queries[{index}].{'file' if spec.query.file is not None else 'text'}"
-    source = experiment.source
-    raise UserError(
-        f"query {spec.query.id} has a window over <{missing[0]}>, which 'streams' does not declare "
-        f"(declared: {', '.join(f'<{iri}>' for iri in declared)})",
-        file=_file(experiment), line=source.line(path) if source else None,
-        field=source.origin(path) if source else path,
-    )
+    error = undeclared_stream_error(experiment, index, query)
+    if error is not None:
+        raise error
 
 
 def _file(experiment: Experiment) -> str | None:
