@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -255,3 +256,41 @@ def log_ticks(values: Sequence[float]) -> list[tuple[float, str]]:
         first = math.floor(lo / step) * step
         chosen = [first + i * step for i in range(int((hi - first) / step) + 2)]
     return [(math.log10(t), f"{t:,.6g}") for t in chosen if t > 0]
+
+
+class RunGroupView(ResultsView):
+    """A view over one run group (case × repetition × query) of the bundle, chosen in a combo box.
+
+    Subclasses implement :meth:`_on_group_changed` (draw the group at that combo index).
+    """
+
+    def __init__(self, combo_name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data: Any = None
+        self.colours: dict[str, str] = {}
+        self.group_combo = QComboBox()
+        self.group_combo.setObjectName(combo_name)
+        self.group_combo.setMinimumContentsLength(28)
+        self.group_combo.currentIndexChanged.connect(self._on_group_changed)
+        self.controls.addWidget(QLabel("runs"))
+        self.controls.addWidget(self.group_combo)
+
+    def set_data(self, data: Any) -> None:
+        from workbench.results_data import engines_of, run_groups
+
+        self.data = data
+        self.colours = engine_colours(engines_of(data.bundle.rows))
+        groups = run_groups(data.bundle)
+        self.group_combo.blockSignals(True)
+        self.group_combo.clear()
+        for key, label in groups:
+            self.group_combo.addItem(label, key)
+        self.group_combo.blockSignals(False)
+        if not groups:
+            self.show_message("This bundle has no runs.")
+            return
+        self._on_group_changed(0)
+
+    def _on_group_changed(self, index: int) -> None:
+        raise NotImplementedError
+

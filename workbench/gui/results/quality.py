@@ -18,17 +18,14 @@ from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.errors import UserError
 from workbench.gui.qt import pg
-from workbench.gui.results.common import BAND_BRUSHES, ResultsView, engine_colours, escape, new_chart, style_plot
+from workbench.gui.results.common import BAND_BRUSHES, RunGroupView, escape, new_chart, style_plot
 from workbench.results_data import (
-    BundleData,
     WindowBoxplots,
     WindowSeries,
     box_stats,
-    engines_of,
     read_runs,
     read_window_series,
     rows_in_group,
-    run_groups,
 )
 
 ALL_ENGINES = "all engines"
@@ -64,27 +61,19 @@ class _EngineBoxes:
     medians: pg.PlotDataItem
 
 
-class QualityView(ResultsView):
+class QualityView(RunGroupView):
     """Per-window precision/recall/delay/sizes of a run group, and YABench boxplots across repetitions."""
 
     title = "Quality"
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("qualityGroup", parent)
         self.setObjectName("resultsQuality")
-        self.data: BundleData | None = None
         self.series: list[WindowSeries] = []
         self.boxplots: list[WindowBoxplots] = []
-        self.colours: dict[str, str] = {}
-        self.group_combo = QComboBox()
-        self.group_combo.setObjectName("qualityGroup")
-        self.group_combo.setMinimumContentsLength(28)
-        self.group_combo.currentIndexChanged.connect(self._on_group_changed)
         self.engine_combo = QComboBox()
         self.engine_combo.setObjectName("qualityEngine")
         self.engine_combo.currentIndexChanged.connect(self._on_engine_changed)
-        self.controls.addWidget(QLabel("runs"))
-        self.controls.addWidget(self.group_combo)
         self.controls.addWidget(QLabel("engine"))
         self.controls.addWidget(self.engine_combo)
         self.add_export_buttons()
@@ -124,20 +113,6 @@ class QualityView(ResultsView):
         body.addWidget(self.chart)
 
     # ------------------------------------------------------------------ data in
-    def set_data(self, data: BundleData) -> None:
-        self.data = data
-        self.colours = engine_colours(engines_of(data.bundle.rows))
-        groups = run_groups(data.bundle)
-        self.group_combo.blockSignals(True)
-        self.group_combo.clear()
-        for key, label in groups:
-            self.group_combo.addItem(label, key)
-        self.group_combo.blockSignals(False)
-        if not groups:
-            self.show_message("This bundle has no runs.")
-            return
-        self._on_group_changed(0)
-
     def select_group(self, index: int) -> None:
         self.group_combo.setCurrentIndex(index)
 

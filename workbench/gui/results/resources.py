@@ -8,33 +8,25 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.errors import UserError
 from workbench.gui.qt import pg
-from workbench.gui.results.common import ResultsView, engine_colours, escape, new_chart, style_plot
-from workbench.results_data import BundleData, ResourceSeries, engines_of, read_resources, read_runs, rows_in_group, run_groups
+from workbench.gui.results.common import RunGroupView, escape, new_chart, style_plot
+from workbench.results_data import ResourceSeries, read_resources, read_runs, rows_in_group
 
 METRICS = (("rss_mb", "RSS (MB)"), ("cpu_percent", "CPU (% of one core)"), ("threads", "threads"))
 
 
-class ResourcesView(ResultsView):
+class ResourcesView(RunGroupView):
     """Memory, CPU and threads of the engines of one run group over their run time."""
 
     title = "Resources"
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("resourcesGroup", parent)
         self.setObjectName("resultsResources")
-        self.data: BundleData | None = None
         self.series: list[ResourceSeries] = []
-        self.colours: dict[str, str] = {}
-        self.group_combo = QComboBox()
-        self.group_combo.setObjectName("resourcesGroup")
-        self.group_combo.setMinimumContentsLength(28)
-        self.group_combo.currentIndexChanged.connect(self._on_group_changed)
-        self.controls.addWidget(QLabel("runs"))
-        self.controls.addWidget(self.group_combo)
         self.add_export_buttons()
         self.chart = new_chart()
         self.chart.setObjectName("resourcesChart")
@@ -51,20 +43,6 @@ class ResourcesView(ResultsView):
         layout = QVBoxLayout(self.body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.chart)
-
-    def set_data(self, data: BundleData) -> None:
-        self.data = data
-        self.colours = engine_colours(engines_of(data.bundle.rows))
-        groups = run_groups(data.bundle)
-        self.group_combo.blockSignals(True)
-        self.group_combo.clear()
-        for key, label in groups:
-            self.group_combo.addItem(label, key)
-        self.group_combo.blockSignals(False)
-        if not groups:
-            self.show_message("This bundle has no runs.")
-            return
-        self._on_group_changed(0)
 
     @Slot(int)
     def _on_group_changed(self, index: int) -> None:
