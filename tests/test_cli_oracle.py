@@ -129,3 +129,81 @@ def test_oracle_json_windows(capsys: pytest.CaptureFixture[str], rooms: Path) ->
     assert [(w["start"], w["end"], w["triples"], w["expected"]) for w in payload["windows"]] == [
         (0, 10_000, 2, 1), (10_000, 20_000, 2, 1), (20_000, 30_000, 1, 0),
     ]
+
+
+def oracle_args(folder: Path, *extra: str) -> list[str]:
+    return ["oracle", "--stream", str(folder / "stream"), "--stream-format", "csrbench-dir", "--query",
+            str(folder / "q.rq"), "--system", "csparql", "--t0", "all", *extra]
+
+
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    code = main(argv + ["--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def test_json_names_the_path_that_ran(capsys: pytest.CaptureFixture[str], rooms: Path) -> None:
+    payload = run_json(capsys, oracle_args(rooms))
+    assert (payload["method"], payload["engine"], payload["method_reason"]) == ("fast", "python", None)
+    assert run_json(capsys, oracle_args(rooms, "--method", "reference"))["method"] == "reference"
+    (rooms / "limit.rq").write_text(QUERY.rstrip() + " LIMIT 1\n")
+    limited = run_json(capsys, oracle_args(rooms)[:6] + [str(rooms / "limit.rq")] + oracle_args(rooms)[7:])
+    assert limited["method"] == "reference" and "LIMIT" in limited["method_reason"]
+
+
+def test_out_folder_is_complete_with_a_manifest(capsys: pytest.CaptureFixture[str], rooms: Path) -> None:
+    out = rooms / "expected"
+    payload = run_json(capsys, oracle_args(rooms, "--out", str(out)))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["t0_candidates"] == payload["t0_candidates"]
+    assert sorted(manifest["files"]) == sorted(p.name for p in out.iterdir() if p.name != "manifest.json")
+    assert (out / "windows_t0_0.json").exists() and not (rooms / "expected.partial").exists()
+    run_json(capsys, oracle_args(rooms, "--t0", "0", "--out", str(out)))  # an earlier output is replaced
+    assert sorted(p.name for p in out.iterdir()) == ["expected_t0_0.jsonl", "manifest.json", "windows_t0_0.json"]
+
+
+def test_cancelled_out_leaves_no_result_that_looks_complete(rooms: Path) -> None:
+    """Interrupted after the first file: no DIR, no DIR.partial; an earlier DIR is kept."""
+    from workbench.cli.main import build_parser
+    from workbench.cli.oracle_cmd import _prepare, expected, write_oracle_dir
+
+    args = build_parser().parse_args(oracle_args(rooms))
+    prepared = _prepare(args)
+    answers, used = expected(args, prepared)
+
+    def interrupt(name: str) -> None:
+        raise KeyboardInterrupt
+
+    out = rooms / "expected"
+    with pytest.raises(KeyboardInterrupt):
+        write_oracle_dir(str(out), args, prepared, answers, used, None, after_file=interrupt)
+    assert not out.exists() and not (rooms / "expected.partial").exists()
+    files = write_oracle_dir(str(out), args, prepared, answers, used, None)
+    before = {name: (out / name).read_bytes() for name in files + ["manifest.json"]}
+    with pytest.raises(KeyboardInterrupt):
+        write_oracle_dir(str(out), args, prepared, answers, used, None, after_file=interrupt)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert not (rooms / "expected.partial").exists()
+
+
+def test_out_refuses_a_foreign_folder(capsys: pytest.CaptureFixture[str], rooms: Path) -> None:
+    (rooms / "mine").mkdir()
+    (rooms / "mine" / "notes.txt").write_text("keep me")
+    assert main(oracle_args(rooms, "--out", str(rooms / "mine"))) == 2
+    assert "--out" in capsys.readouterr().err and (rooms / "mine" / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.spark
+def test_spark_method_gives_the_same_windows_and_verdicts(capsys: pytest.CaptureFixture[str], rooms: Path,
+                                                          spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.cli import oracle_cmd
+
+    python = run_json(capsys, oracle_args(rooms))
+    on_spark = run_json(capsys, oracle_args(rooms, "--method", "spark"))
+    assert (on_spark["engine"], on_spark["method"]) == ("spark", "fast-vectorised")
+    assert on_spark["windows"] == python["windows"] and on_spark["by_t0"] == python["by_t0"]
+    monkeypatch.setattr(oracle_cmd, "SPARK_THRESHOLD", 3)  # auto: big streams go to Spark
+    assert run_json(capsys, oracle_args(rooms))["engine"] == "spark"
+    payload = check(capsys, rooms, "cqels", CORRECT_ANSWERS["cqels"], "--method", "spark")
+    assert payload["verdict"] == "correct" and payload["engine"] == "spark" and 0 in payload["t0"]

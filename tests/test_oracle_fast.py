@@ -26,7 +26,6 @@ from workbench.core.semantics import (
 )
 from workbench.oracle.annotated import (
     FastPathUnsupported,
-    RelationEvaluator,
     Timeline,
     annotate,
     build_context,
@@ -53,6 +52,8 @@ BODIES = {
     "distinct-bind": "SELECT DISTINCT ?x ?k WHERE { ?x ?pred ?v BIND(STR(?pred) AS ?k) }",
     "optional": "SELECT ?x ?y WHERE { ?x <http://e/p> ?v OPTIONAL { ?x <http://e/r> ?y } }",
     "self-join": "SELECT ?x ?y WHERE { ?x <http://e/r> ?y . ?y <http://e/r> ?x }",
+    # SUM/AVG over IRIs and numbers: SPARQL 1.1 leaves the group's aggregate unbound
+    "sum-avg-mixed": "SELECT ?x (SUM(?o) AS ?s) (AVG(?o) AS ?a) (COUNT(?o) AS ?n) WHERE { ?x ?pred ?o } GROUP BY ?x",
 }
 STATIC = StaticData(default=((E.format("a"), E.format("lives"), E.format("c1")),
                              (E.format("b"), E.format("lives"), E.format("c2")),
@@ -197,12 +198,18 @@ def test_vectorised_sizes_equal_the_reference(elements, sem, size, slide, t0, bo
         vectorised = VectorisedAnswers(tables[0], timeline, query, sem, timeline.distinct[-1])
     except FastPathUnsupported:
         return
-    result = vectorised.compute((t0,))
     reference = expected_answer(query, {S1: elements}, sem, (t0,), static=STATIC)
-    assert [int(x) for x in result.relation_size] == [sum(r.values()) for r in reference.relations]
     emitted = {(e.time, e.sequence): e.size for e in reference.emissions}
     expected = [emitted.get((e.time, e.sequence)) for e in reference.evaluations]
+    result = vectorised.compute((t0,))  # prefix sums
+    assert [int(x) for x in result.relation_size] == [sum(r.values()) for r in reference.relations]
     assert [int(s) if flag else None for s, flag in zip(result.emitted_size, result.emitted)] == expected
+    try:  # the per-row presence intervals (used when many rows span whole contents) agree
+        sizes, entered, left = vectorised._by_intervals(result.arrays)
+    except FastPathUnsupported:  # intervals need contents that only move forward
+        return
+    assert sizes.tolist() == result.relation_size.tolist()
+    assert {R2S.RSTREAM: sizes, R2S.ISTREAM: entered, R2S.DSTREAM: left}[vectorised.r2s].tolist() == result.emitted_size.tolist()
 
 
 # --- Spark -----------------------------------------------------------------------------------------
@@ -228,7 +235,7 @@ def spark_stream(spark, tmp_path_factory):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("body", ["filter", "join-across-timestamps", "self-join", "group-by", "union"])
+@pytest.mark.parametrize("body", ["filter", "join-across-timestamps", "self-join", "group-by", "union", "sum-avg-mixed"])
 def test_spark_answers_equal_reference(spark, spark_stream, body) -> None:
     from workbench.pipeline.oracle_job import expected_answers
 
@@ -259,3 +266,164 @@ def test_spark_vectorised_summary_and_fallback(spark, spark_stream) -> None:
     fallback = expected_answers(spark, limited, spark_stream, sem, [0], static=STATIC)
     assert fallback.mode == "reference" and "LIMIT" in (fallback.reason or "")
     assert_same(expected_answer(limited, {S1: SPARK_ELEMENTS}, sem, (0,), static=STATIC), fallback.answer(0))
+
+
+# --- FILTER bounds pushed into the Spark scan -------------------------------------------------------
+
+def test_numeric_bounds_of_filter_expressions() -> None:
+    from workbench.oracle.annotated import NumericBound, numeric_bounds
+
+    def bounds(condition: str) -> list[NumericBound]:
+        query = csparql(f"SELECT ?x WHERE {{ ?x <http://e/p> ?v FILTER({condition}) }}", 4, 4)
+        return numeric_bounds(query.algebra.algebra.p.p.expr)
+
+    assert bounds("?v > 50.0") == [NumericBound("v", ">", 50.0)]
+    assert bounds("2 <= ?v && ?v < 7 && STR(?x) != 'a'") == [NumericBound("v", ">=", 2.0), NumericBound("v", "<", 7.0)]
+    assert bounds("?v != 3") == [] and bounds("?v > 'abc'") == [] and bounds("?v > 1 || ?v < 0") == []
+
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+DEC, FLT, XINT = XSD + "decimal", XSD + "float", XSD + "integer"
+BOUNDED = [  # (object term, value > 50.0 certainly false?)
+    (f'"49.9"^^<{DEC}>', True), (f'"10"^^<{XINT}>', True), (f'"-1E3"^^<{FLT}>', True),
+    (f'"50.0"^^<{DEC}>', False), (f'"50.00000001"^^<{DEC}>', False),  # inside the margin: rdflib decides
+    (f'"49.99999999"^^<{FLT}>', False), (f'"75"^^<{XINT}>', False), (f'"NaN"^^<{FLT}>', False),
+    (f'"1.5"^^<{XINT}>', False),  # ill-typed: left to rdflib
+    ('"12"', False), ("<http://e/x>", False), ('"abc"@en', False),
+]
+
+
+@pytest.mark.spark
+def test_certainly_fails_is_conservative(spark) -> None:
+    from pyspark.sql import functions as F
+
+    from workbench.oracle.annotated import NumericBound
+    from workbench.pipeline.oracle_job import certainly_fails
+
+    frame = spark.createDataFrame([(term,) for term, _ in BOUNDED], "o string")
+    dropped = {row.o for row in frame.where(certainly_fails(F.col("o"), NumericBound("v", ">", 50.0))).collect()}
+    assert dropped == {term for term, fails in BOUNDED if fails}
+
+
+@pytest.mark.spark
+def test_spark_filter_pushdown_equals_reference(spark, tmp_path) -> None:
+    """Literals of every kind around the bound: the pruned Spark join and rdflib agree."""
+    from workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
+    from workbench.streams.parquet import ParquetStreamWriter
+
+    terms = [term for term, _ in BOUNDED if "NaN" not in term]  # rdflib raises on NaN > decimal (both paths)
+    elements = [StreamElement(E.format(f"s{i}"), E.format("p"), term, i) for i, term in enumerate(terms)]
+    elements += [StreamElement(E.format(f"s{i}"), E.format("r"), E.format("b"), i) for i in range(len(terms))]
+    elements.sort(key=lambda e: e.t)
+    path = tmp_path / "bounded.parquet"
+    with ParquetStreamWriter(path) as writer:
+        writer.write_all(elements)
+    query = csparql("SELECT ?x ?v WHERE { ?x <http://e/p> ?v . ?x <http://e/r> ?y FILTER(?v > 50.0 && ?v <= 1E9) }", 4, 4)
+    sem = PRESETS["yabench-window-close"]
+    clear_annotation_cache()
+    answers = expected_answers(spark, query, str(path), sem, [0, 1])
+    for t0 in (0, 1):
+        assert_same(expected_answer(query, {S1: elements}, sem, (t0,)), answers.answer(t0))
+    kept = {dict(m)["v"] for r in answers.answer(0).relations for m in r}
+    assert kept == {f'"50.00000001"^^<{DEC}>', f'"75"^^<{XINT}>'}
+
+
+# --- Spark: exactness of the hash joins, DataFrame sources, reuse, reported paths -----------------
+
+@pytest.mark.spark
+def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream) -> None:
+    """Spark joins on 64-bit hashes; a candidate whose shared variable has different terms
+    (what a hash collision produces) is dropped by the driver's exact check."""
+    import pyarrow as pa
+
+    from workbench.oracle.annotated import AnnotationContext, WindowData
+    from workbench.pipeline.oracle_job import ParquetTermLookup, SparkBGP, stream_frame
+
+    times = [e.t for e in SPARK_ELEMENTS]
+    context = AnnotationContext([WindowData("w", 5, [], times)], csparql(BODIES["filter"], 5, 5).dataset_mode,
+                                frozenset(), {})
+    bgp = SparkBGP(spark, [stream_frame(spark, spark_stream)], context, [ParquetTermLookup(spark_stream)])
+    x, v, y = (csparql("SELECT * WHERE { ?x ?v ?y }", 5, 5).algebra.algebra.p.p.triples[0][i] for i in range(3))
+    p, r = (from_iri("p"), from_iri("r"))
+    ordered = [(x, p, v), (x, r, y)]
+    # element 0 is (a p 3), 1 is (a r b), 3 is (b r a): rows (0, 1) join on ?x = a, (0, 3) do not
+    table = pa.table({"src0": [0, 0], "ref0": [0, 0], "src1": [0, 0], "ref1": [1, 3], "pmin0": [0, 0], "pmax0": [1, 3]})
+    from workbench.pipeline.oracle_job import _PatternSource
+
+    relation = bgp._relation(ordered, ["x", "v", "y"], [_PatternSource([], [0])] * 2, table, ["pmin0", "pmax0"])
+    assert [values for values, _ in relation.rows] == [(E.format("a"), INT.format(3), E.format("b"))]
+
+
+def from_iri(name: str) -> object:
+    from rdflib import URIRef
+
+    return URIRef(f"http://e/{name}")
+
+
+@pytest.mark.spark
+def test_dataframe_source_equals_reference(spark) -> None:
+    from workbench.pipeline.oracle_job import expected_answers
+
+    frame = spark.createDataFrame([(e.subject, e.predicate, e.object, e.t, i) for i, e in enumerate(SPARK_ELEMENTS)],
+                                  "subject string, predicate string, object string, t long, pos long")
+    query = csparql(BODIES["join-across-timestamps"], 5, 3)
+    sem = PRESETS["cqels"]
+    answers = expected_answers(spark, query, frame, sem, [0, 2])
+    assert not answers.annotations_reused
+    for t0 in (0, 2):
+        assert_same(expected_answer(query, {S1: SPARK_ELEMENTS}, sem, (t0,)), answers.answer(t0))
+
+
+@pytest.mark.spark
+def test_annotations_are_reused_across_report_policies(spark, tmp_path) -> None:
+    from workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
+    from workbench.streams.parquet import ParquetStreamWriter
+
+    path = tmp_path / "s.parquet"
+    with ParquetStreamWriter(path) as writer:
+        writer.write_all(SPARK_ELEMENTS)
+    query = csparql(BODIES["filter"], 4, 2)
+    clear_annotation_cache()
+    first = expected_answers(spark, query, str(path), PRESETS["yabench-window-close"], [0, 1])
+    second = expected_answers(spark, query, str(path), PRESETS["yabench-content-change"], [0, 1])
+    assert (first.annotations_reused, second.annotations_reused) == (False, True)
+    assert_same(expected_answer(query, {S1: SPARK_ELEMENTS}, PRESETS["yabench-content-change"], (1,)), second.answer(1))
+    changed = SPARK_ELEMENTS[:-1]
+    with ParquetStreamWriter(path) as writer:  # a rewritten stream file is not taken from the cache
+        writer.write_all(changed)
+    third = expected_answers(spark, query, str(path), PRESETS["yabench-content-change"], [1])
+    assert not third.annotations_reused
+    assert_same(expected_answer(query, {S1: changed}, PRESETS["yabench-content-change"], (1,)), third.answer(1))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sem, reason", [
+    (replace(PRESETS["cqels"], tick=Tick.TUPLE), "tuple tick"),
+    (PRESETS["csparql"], None),
+])
+def test_spark_reports_the_path_it_took(spark, spark_stream, sem, reason) -> None:
+    from workbench.pipeline.oracle_job import expected_answers
+
+    answers = expected_answers(spark, csparql(BODIES["filter"], 4, 4), spark_stream, sem, [0])
+    if reason is None:
+        assert answers.mode == "fast-vectorised" and answers.reason is None
+    else:
+        assert answers.mode == "fast" and reason in answers.reason
+    grouped = expected_answers(spark, csparql(BODIES["group-by"], 4, 4), spark_stream, PRESETS["csparql"], [0])
+    assert grouped.mode == "fast" and "aggregates" in grouped.reason
+
+
+@pytest.mark.spark
+def test_unsorted_parquet_stream_is_named(spark, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.errors import UserError
+    from workbench.pipeline.oracle_job import expected_answers
+
+    path = tmp_path / "unsorted.parquet"
+    rows = [(E.format("a"), E.format("p"), INT.format(1), 5), (E.format("b"), E.format("p"), INT.format(2), 3)]
+    pq.write_table(pa.table({name: [row[i] for row in rows] for i, name in enumerate(("subject", "predicate", "object", "t"))}), path)
+    with pytest.raises(UserError, match="row 1") as error:
+        expected_answers(spark, csparql(BODIES["filter"], 4, 4), str(path), PRESETS["csparql"], [0])
+    assert error.value.file == str(path)

@@ -11,10 +11,10 @@ Contracts (CLI.md):
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from pathlib import Path
-from typing import Any
+import sys
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 from workbench.core.semantics import PRESETS
 from workbench.core.time import parse_duration
@@ -22,6 +22,7 @@ from workbench.errors import UserError
 
 
 MAX_LISTED_T0 = 20  # --json lists every t0's windows up to this many candidates (use --out for all)
+SPARK_THRESHOLD = 200_000  # elements: above this, --method auto runs the Spark job (a JVM start costs ~10 s)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -52,9 +53,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registration", default="0", help="query registration time a (default 0)")
     parser.add_argument("--end", default=None, help="last instant to evaluate (default: last element + window size)")
     parser.add_argument(
-        "--method", choices=("auto", "fast", "reference"), default="auto",
-        help="fast: mappings annotated once, windows derived from them; reference: rdflib per evaluation; "
-        "auto (default): fast when the query is inside its fragment",
+        "--method", choices=("auto", "fast", "spark", "reference"), default="auto",
+        help="fast: mappings annotated once, windows derived from them (Python); spark: the same on Spark "
+        "(joins as DataFrame jobs, all t0 vectorised; starts a JVM); reference: rdflib per evaluation; "
+        f"auto (default): spark for streams over {SPARK_THRESHOLD:,} elements, else fast, and reference for "
+        "queries outside the fast fragment. --json reports the path that ran (method, engine, method_reason)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -65,7 +68,8 @@ def register(subparsers: Any) -> None:
         description="Compute what an engine with the given semantics should answer, per admissible t0.",
     )
     _common(oracle)
-    oracle.add_argument("--out", default=None, help="write the expected answers (and YABench files) into DIR")
+    oracle.add_argument("--out", default=None, help="write the expected answers (and YABench files) into DIR "
+                        "(built as DIR.partial and renamed when complete; a new, empty or earlier oracle folder)")
     oracle.add_argument("--yabench-files", action="store_true", help="with --out: also write ORACLE_/BOXPLOTS_ files")
     oracle.add_argument("--engine-output", action="append", default=[],
                         help="engine output(s) to measure per window (one per repeated run)")
@@ -87,9 +91,21 @@ def register(subparsers: Any) -> None:
     check.set_defaults(func=run_check)
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Any, Any, dict[str, list[Any]], list[tuple[int, ...]], int, int]:
+@dataclass
+class Prepared:
+    """What `rspwb oracle` and `rspwb check` compute from: query, semantics, t0s, streams."""
+
+    query: Any
+    semantics: Any
+    vectors: list[tuple[int, ...]]
+    t_s: int
+    end: int
+    inputs: "StreamInputs"
+
+
+def _prepare(args: argparse.Namespace) -> Prepared:
     from workbench.cli.query_cmd import load_query, parse_variables
-    from workbench.oracle.run import default_end, resolve_semantics, t0_vectors, with_window
+    from workbench.oracle.run import resolve_semantics, t0_vectors, with_window
 
     query = load_query(args.query, syntax=args.syntax, variables=parse_variables(args.var))
     size = parse_duration(args.window_size, field="--window-size") if args.window_size else None
@@ -111,9 +127,9 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Any, dict[str, list[Any]], 
     if args.t0 is not None:
         option = "all" if args.t0 == "all" else parse_duration(args.t0, field="--t0")
     vectors, t_s = t0_vectors(query, semantics, option, registration)
-    streams = _load_streams(args, query, bindings)
-    end = parse_duration(args.end, field="--end") if args.end is not None else default_end(query, streams)
-    return query, semantics, streams, vectors, t_s, end
+    inputs = StreamInputs(args, query, bindings)
+    end = parse_duration(args.end, field="--end") if args.end is not None else inputs.default_end()
+    return Prepared(query, semantics, vectors, t_s, end, inputs)
 
 
 def _stream_bindings(values: list[str]) -> dict[str | None, str]:
@@ -129,29 +145,88 @@ def _stream_bindings(values: list[str]) -> dict[str | None, str]:
     return bindings
 
 
-def _load_streams(args: argparse.Namespace, query: Any, bindings: dict[str | None, str]) -> dict[str, list[Any]]:
-    from workbench.streams.readers import ReadReport, detect_format, read_stream
+class StreamInputs:
+    """The query's streams: their files and formats, elements read only when needed.
 
-    interval = parse_duration(args.interval, field="--interval")
-    loaded: dict[str, list[Any]] = {}
-    cache: dict[str, list[Any]] = {}
-    for stream_iri in query.streams:
-        path = bindings.get(stream_iri) or bindings.get(None)
-        if path is None:
-            raise UserError(f"no --stream given for <{stream_iri}>", field="--stream")
-        if path not in cache:
+    The Spark path reads Parquet stream files itself, so a big Parquet stream is never
+    loaded into Python objects unless a step needs them (engine-output quality).
+    """
+
+    def __init__(self, args: argparse.Namespace, query: Any, bindings: dict[str | None, str]) -> None:
+        from workbench.streams.readers import detect_format
+
+        self.args, self.query = args, query
+        self.interval = parse_duration(args.interval, field="--interval")
+        self.paths: dict[str, str] = {}
+        self.formats: dict[str, str] = {}
+        for stream_iri in query.streams:
+            path = bindings.get(stream_iri) or bindings.get(None)
+            if path is None:
+                raise UserError(f"no --stream given for <{stream_iri}>", field="--stream")
             if not os.path.exists(path):
                 raise UserError("no such file or directory", file=path, field="--stream")
-            fmt = args.stream_format or detect_format(path)
-            report = ReadReport(source=path)
-            cache[path] = list(read_stream(path, fmt, interval_ms=interval, on_disorder=args.on_disorder, report=report))
-            summary = report.summary()
-            if summary:
-                import sys
+            self.paths[stream_iri] = path
+            self.formats[stream_iri] = args.stream_format or detect_format(path)
+        self._elements: dict[str, list[Any]] | None = None
 
-                sys.stderr.write(f"rspwb: warning: {summary}\n")
-        loaded[stream_iri] = cache[path]
-    return loaded
+    def elements(self) -> dict[str, list[Any]]:
+        """Every stream's elements (read once; disorder per ``--on-disorder``)."""
+        if self._elements is None:
+            from workbench.streams.readers import ReadReport, read_stream
+
+            loaded: dict[str, list[Any]] = {}
+            cache: dict[str, list[Any]] = {}
+            for stream_iri, path in self.paths.items():
+                if path not in cache:
+                    report = ReadReport(source=path)
+                    cache[path] = list(read_stream(path, self.formats[stream_iri], interval_ms=self.interval,
+                                                   on_disorder=self.args.on_disorder, report=report))
+                    summary = report.summary()
+                    if summary:
+                        sys.stderr.write(f"rspwb: warning: {summary}\n")
+                loaded[stream_iri] = cache[path]
+            self._elements = loaded
+        return self._elements
+
+    def _parquet_only(self) -> bool:
+        return self._elements is None and all(fmt == "parquet" for fmt in self.formats.values())
+
+    def size(self) -> int:
+        """Elements over all distinct stream files (Parquet: from the footer, nothing read)."""
+        if self._parquet_only():
+            import pyarrow.parquet as pq
+
+            return sum(pq.ParquetFile(path).metadata.num_rows for path in set(self.paths.values()))
+        return sum(len(elements) for elements in {id(e): e for e in self.elements().values()}.values())
+
+    def default_end(self) -> int:
+        """`workbench.oracle.run.default_end` (Parquet: the last ``t`` read with pyarrow)."""
+        from workbench.oracle.run import default_end, end_after
+
+        if self._parquet_only() and self.args.method in ("auto", "spark"):
+            import pyarrow.parquet as pq
+
+            last = [pq.read_table(path, columns=["t"]).column("t") for path in set(self.paths.values())]
+            return end_after(self.query, max((int(c[len(c) - 1].as_py()) for c in last if len(c)), default=0))
+        return default_end(self.query, self.elements())
+
+    def parquet_sources(self, folder: str) -> dict[str, str]:
+        """Per stream IRI, a Parquet stream file Spark can read (others written into ``folder``)."""
+        from workbench.streams.parquet import ParquetStreamWriter
+
+        sources: dict[str, str] = {}
+        written: dict[str, str] = {}
+        for stream_iri, path in self.paths.items():
+            if self.formats[stream_iri] == "parquet" and self.args.on_disorder == "error":
+                sources[stream_iri] = path
+            elif path in written:
+                sources[stream_iri] = written[path]
+            else:
+                target = os.path.join(folder, f"stream{len(written)}.parquet")
+                with ParquetStreamWriter(target) as writer:
+                    writer.write_all(self.elements()[stream_iri])
+                written[path] = sources[stream_iri] = target
+        return sources
 
 
 def _read_output(path: str, fmt: str | None) -> Any:
@@ -162,27 +237,98 @@ def _read_output(path: str, fmt: str | None) -> Any:
     return read_responses(path, fmt or detect_response_format(path))
 
 
+def expected(args: argparse.Namespace, prepared: Prepared) -> tuple[Mapping[tuple[int, ...], Any], Any]:
+    """The expected answers per t0 vector and the `OracleMethod` that computed them.
+
+    ``--method auto``: the Spark job (`workbench.pipeline.oracle_job`) for streams of more
+    than `SPARK_THRESHOLD` elements when the query is inside the fast fragment, else the
+    pure-Python fast path (no JVM start for small checks), or rdflib's reference path
+    for queries outside the fragment. ``spark``/``fast``/``reference`` force a path.
+    """
+    from workbench.oracle.annotated import FastPathUnsupported, compile_plan
+    from workbench.oracle.run import OracleMethod, expected_with_method
+
+    method = args.method
+    note = None
+    if method in ("auto", "spark"):
+        try:
+            compile_plan(prepared.query)
+            inside = True
+        except FastPathUnsupported:
+            inside = False
+        if method == "spark" or (inside and prepared.inputs.size() > SPARK_THRESHOLD):
+            from workbench.pipeline.spark import SparkUnavailable
+
+            try:
+                return _spark_expected(prepared)
+            except SparkUnavailable as error:
+                if method == "spark":
+                    raise
+                note = f"Spark is unavailable ({error.message}); the Python path ran"
+    answers, used = expected_with_method(
+        prepared.query, prepared.inputs.elements(), prepared.semantics, prepared.vectors, end=prepared.end,
+        method="auto" if method == "spark" else method,
+    )
+    if note:
+        used = OracleMethod(used.path, used.engine, note if used.reason is None else f"{note}; {used.reason}")
+    return answers, used
+
+
+def _spark_expected(prepared: Prepared) -> tuple[Mapping[tuple[int, ...], Any], Any]:
+    import tempfile
+
+    from workbench.oracle.run import OracleMethod
+    from workbench.pipeline.oracle_job import expected_answers
+    from workbench.pipeline.spark import get_spark
+
+    spark = get_spark()
+    with tempfile.TemporaryDirectory(prefix="rspwb-oracle-") as folder:
+        sources = prepared.inputs.parquet_sources(folder)
+        answers = expected_answers(spark, prepared.query, sources, prepared.semantics, prepared.vectors,
+                                   end=prepared.end, keep_results=len(prepared.vectors) <= MAX_LISTED_T0)
+    return answers, OracleMethod(answers.mode, "spark", answers.reason)
+
+
+def _method_fields(used: Any, json_mode: bool) -> dict[str, Any]:
+    """``method``/``engine``/``method_reason`` for the JSON output; a note on stderr when a path fell back."""
+    if used.reason and not json_mode:
+        sys.stderr.write(f"rspwb: note: {used.reason} ({used.engine}, {used.path} path)\n")
+    return {"method": used.path, "engine": used.engine, "method_reason": used.reason}
+
+
+def _windows(answers: Any, vector: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Per evaluation of one t0: start, end, time, triples, expected, ... (compact on Spark)."""
+    from workbench.oracle.run import windows_summary
+
+    if hasattr(answers, "summary"):  # the Spark job's answers: no need to materialise bindings
+        return [w.as_row() for w in answers.summary(vector)]
+    return windows_summary(answers[vector])
+
+
 def run_oracle(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
-    from workbench.oracle.run import compute_expected, windows_summary
+    from workbench.oracle.output import StagedFolder
 
-    query, semantics, streams, vectors, t_s, end = _prepare(args)
-    answers = compute_expected(query, streams, semantics, vectors, end=end, method=args.method)
-    first = answers[vectors[0]]
+    if args.yabench_files and not args.engine_output:
+        raise UserError("ORACLE_/BOXPLOTS_ files measure an engine: give --engine-output", field="--yabench-files")
+    if args.out:
+        StagedFolder(args.out).check_target()  # refuse a foreign folder before computing
+    prepared = _prepare(args)
+    vectors = prepared.vectors
+    answers, used = expected(args, prepared)
     payload: dict[str, Any] = {
         "query": args.query,
-        "semantics": semantics.describe(),
+        "semantics": prepared.semantics.describe(),
         "t0": list(vectors[0]) if len(vectors[0]) > 1 else vectors[0][0],
-        "t_s": t_s,
-        "end": end,
-        "windows": windows_summary(first),
+        "t_s": prepared.t_s,
+        "end": prepared.end,
+        "windows": _windows(answers, vectors[0]),
     }
     payload["t0_candidates"] = len(vectors)
+    payload.update(_method_fields(used, args.json))
     if 1 < len(vectors) <= MAX_LISTED_T0:
-        payload["by_t0"] = [
-            {"t0": list(v) if len(v) > 1 else v[0], "windows": windows_summary(answers[v])} for v in vectors
-        ]
-    quality = _quality(args, query, semantics, streams, first) if args.engine_output else None
+        payload["by_t0"] = [{"t0": list(v) if len(v) > 1 else v[0], "windows": _windows(answers, v)} for v in vectors]
+    quality = _quality(args, prepared, answers[vectors[0]]) if args.engine_output else None
     if quality is not None:
         payload["quality"] = [
             [
@@ -195,76 +341,65 @@ def run_oracle(args: argparse.Namespace) -> int:
             for run in quality
         ]
     if args.out:
-        _write_oracle_dir(Path(args.out), args, answers, vectors, quality)
+        write_oracle_dir(args.out, args, prepared, answers, used, quality)
         payload["out"] = args.out
     if args.json:
         print_json(payload)
     else:
-        print(f"{len(payload['windows'])} evaluations for t0 = {payload['t0']} ({len(vectors)} t0 candidates, t_s = {t_s})")
+        print(f"{len(payload['windows'])} evaluations for t0 = {payload['t0']} ({len(vectors)} t0 candidates, "
+              f"t_s = {prepared.t_s}; {used.engine} {used.path} path)")
         print(f"  {'start':>10} {'end':>10} {'time':>10} {'triples':>8} {'expected':>8}")
         for row in payload["windows"]:
             print(f"  {row['start']:>10} {row['end']:>10} {row['time']:>10} {row['triples']:>8} {row['expected']:>8}")
     return 0
 
 
-def _quality(args: argparse.Namespace, query: Any, semantics: Any, streams: dict[str, list[Any]], answer: Any) -> list[Any]:
+def _quality(args: argparse.Namespace, prepared: Prepared, answer: Any) -> list[Any]:
     from workbench.oracle.run import measure_quality
 
     return [
-        measure_quality(query, semantics, streams, answer, _read_output(path, args.engine_output_format),
-                        gracious=args.gracious)
+        measure_quality(prepared.query, prepared.semantics, prepared.inputs.elements(), answer,
+                        _read_output(path, args.engine_output_format), gracious=args.gracious)
         for path in args.engine_output
     ]
 
 
-def _write_oracle_dir(out: Path, args: argparse.Namespace, answers: dict[Any, Any], vectors: list[Any], quality: list[Any] | None) -> None:
-    """Expected answers as JSON lines per t0 (+ YABench files), written atomically per file."""
-    from workbench.oracle.quality import boxplots_text
-    from workbench.oracle.run import windows_summary
+def write_oracle_dir(out: str, args: argparse.Namespace, prepared: Prepared, answers: Mapping[Any, Any], used: Any,
+                     quality: list[Any] | None, *, after_file: Any = None) -> list[str]:
+    """``--out DIR``: the expected answers per t0 (+ YABench files), complete or not at all
+    (`workbench.oracle.output`: built in ``DIR.partial/``, renamed at the end)."""
+    from workbench.oracle.output import write_expected_answers
 
-    out.mkdir(parents=True, exist_ok=True)
-
-    def write(name: str, text: str) -> None:
-        partial = out / (name + ".partial")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, out / name)
-
-    for vector in vectors:
-        label = "-".join(str(v) for v in vector)
-        lines = []
-        for emission in answers[vector].emissions:
-            for mapping in emission.bindings.elements():
-                lines.append(json.dumps({"time": emission.time, "operation": emission.operation, "binding": dict(sorted(mapping))}))
-        write(f"expected_t0_{label}.jsonl", "".join(line + "\n" for line in lines))
-        write(f"windows_t0_{label}.json", json.dumps(windows_summary(answers[vector]), indent=1) + "\n")
-    if args.yabench_files and quality:
-        for index, run in enumerate(quality, 1):
-            write(f"ORACLE_{args.name}_{index}", "".join(w.oracle_line() + "\n" for w in run))
-        write(f"BOXPLOTS_{args.name}", boxplots_text(args.name, quality))
-    elif args.yabench_files:
-        raise UserError("ORACLE_/BOXPLOTS_ files measure an engine: give --engine-output", field="--yabench-files")
+    manifest = {
+        "query": args.query, "semantics": prepared.semantics.describe(), "t_s": prepared.t_s, "end": prepared.end,
+        "t0_candidates": len(prepared.vectors), "method": used.path, "engine": used.engine,
+    }
+    return write_expected_answers(out, answers, prepared.vectors, manifest=manifest,
+                                  yabench_runs=quality if args.yabench_files else None, engine_name=args.name,
+                                  after_file=after_file)
 
 
 def run_check(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
     from workbench.oracle.compare import Tolerance
-    from workbench.oracle.run import check_variables, compute_expected, engine_relations, expected_relations
+    from workbench.oracle.run import check_variables, engine_relations, expected_relations
     from workbench.oracle.verdict import judge
 
-    query, semantics, streams, vectors, t_s, end = _prepare(args)
+    prepared = _prepare(args)
     log = _read_output(args.engine_output, args.engine_output_format)
-    check_variables(log, query)
-    answers = compute_expected(query, streams, semantics, vectors, end=end, method=args.method)
+    check_variables(log, prepared.query)
+    answers, used = expected(args, prepared)
     candidates = {
         (v if len(v) > 1 else v[0]): expected_relations(answer) for v, answer in answers.items()
     }
     verdict = judge(
         engine_relations(log, regroup=args.regroup), candidates, mode=args.match,
-        comparison_start=t_s, tolerance=Tolerance(rel_tol=args.tolerance),
+        comparison_start=prepared.t_s, tolerance=Tolerance(rel_tol=args.tolerance),
     )
     payload = verdict.to_json()
-    payload["semantics"] = semantics.describe()
-    payload["admissible_t0"] = [list(v) if len(v) > 1 else v[0] for v in vectors]
+    payload["semantics"] = prepared.semantics.describe()
+    payload["admissible_t0"] = [list(v) if len(v) > 1 else v[0] for v in prepared.vectors]
+    payload.update(_method_fields(used, args.json))
     if args.json:
         print_json(payload)
     else:

@@ -185,10 +185,60 @@ def compile_plan(query: ContinuousQuery) -> FastPlan:
                 copy[key] = value
         return copy
 
-    upper = rebuild(root)
+    from workbench.oracle.reference import with_sparql11_aggregates
+
+    upper = with_sparql11_aggregates(rebuild(root))
     if not leaves:
         raise FastPathUnsupported("the query has no pattern the fast oracle path can annotate")
     return FastPlan(query, leaves, upper, placeholders)
+
+
+# --- filter bounds a BGP may apply early -------------------------------------------------
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC_DATATYPES = frozenset(_XSD + name for name in (
+    "integer", "decimal", "float", "double", "int", "long", "short", "byte", "nonNegativeInteger",
+    "positiveInteger", "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt",
+    "unsignedShort", "unsignedByte",
+))
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+
+
+@dataclass(frozen=True)
+class NumericBound:
+    """A FILTER conjunct ``?variable op number`` (op in <, <=, >, >=, =).
+
+    Only a hint for early row pruning: the FILTER itself still runs (rdflib) on what is
+    left, so a pruner may drop a row only when the bound *certainly* rejects it.
+    """
+
+    variable: str
+    op: str
+    value: float
+
+
+def numeric_bounds(expr: Any) -> list[NumericBound]:
+    """The ``?var op number`` conjuncts of a FILTER expression (others are ignored)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.term import Literal, Variable
+
+    if not isinstance(expr, CompValue):
+        return []
+    if expr.name == "ConditionalAndExpression":
+        parts = [expr.expr] + list(expr.other or [])
+        return [bound for part in parts for bound in numeric_bounds(part)]
+    if expr.name != "RelationalExpression" or expr.op not in _MIRRORED:
+        return []
+    left, right, op = expr.expr, expr.other, str(expr.op)
+    if isinstance(left, Literal) and isinstance(right, Variable):
+        left, right, op = right, left, _MIRRORED[op]
+    if not (isinstance(left, Variable) and isinstance(right, Literal)) or str(right.datatype) not in NUMERIC_DATATYPES:
+        return []
+    try:
+        value = float(right.toPython())
+    except (TypeError, ValueError, OverflowError):
+        return []
+    return [NumericBound(str(left), op, value)] if np.isfinite(value) else []
 
 
 # --- dataset -----------------------------------------------------------------------------
@@ -326,6 +376,8 @@ class Annotator:
         if name == "Graph":
             return self.evaluate(node.p, str(node.term))
         if name == "Filter":
+            if node.p.name == "BGP":  # let the BGP drop rows the filter certainly rejects
+                return self.filter(node, self.bgp(node.p.triples, graph, numeric_bounds(node.expr)))
             return self.filter(node, self.evaluate(node.p, graph))
         if name == "Extend":
             return self.extend(node, self.evaluate(node.p, graph))
@@ -397,7 +449,13 @@ class Annotator:
                     out.append((tuple(triple[i] for i in var_positions), tuple(requirement)))
         return out
 
-    def bgp(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None) -> Relation:
+    def bgp(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
+            bounds: Sequence["NumericBound"] = ()) -> Relation:
+        """The BGP's distinct mappings, each with the OR of its requirements.
+
+        ``bounds`` (from a FILTER right above) are a hint for evaluators that read large
+        streams (`workbench.pipeline.oracle_job.SparkBGP`); here they are not needed.
+        """
         variables: list[str] = []
         for pattern in patterns:
             for term in pattern:

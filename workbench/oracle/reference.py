@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from workbench.core.r2s import Emission, continuous_answer
 from workbench.core.report import Evaluation, content_at, evaluation_instants
@@ -108,6 +108,125 @@ def expected_answer(
     return ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
 
 
+# --- SUM/AVG with SPARQL 1.1 error semantics -------------------------------------------------
+
+_SPARQL11_AGGREGATES = {"Aggregate_Sum": "Aggregate_Sum_SPARQL11", "Aggregate_Avg": "Aggregate_Avg_SPARQL11"}
+
+
+def _register_sparql11_aggregates() -> None:
+    """Add (never replace) SUM/AVG accumulators with the SPARQL 1.1 error semantics to rdflib.
+
+    rdflib 7 crashes on SUM over an IRI (AttributeError) or a non-numeric literal
+    (SPARQLTypeError out of the query) and silently skips such values in AVG. SPARQL 1.1
+    (Sect. 18.5.1.3/18.5.1.4: op:numeric-add raises a type error) makes the group's
+    aggregate an error, so the projected variable is unbound for that group while the
+    group's other aggregates keep their values. Unbound inputs are skipped, as rdflib
+    does. Only algebra rewritten by `with_sparql11_aggregates` uses these keys, so other
+    rdflib users in the process are unaffected.
+    """
+    from rdflib.plugins.sparql.aggregates import Aggregator, Average, Sum, type_safe_numbers
+    from rdflib.plugins.sparql.datatypes import type_promotion
+    from rdflib.plugins.sparql.evalutils import _eval
+    from rdflib.plugins.sparql.operators import numeric
+    from rdflib.plugins.sparql.sparql import NotBoundError, SPARQLError
+
+    if "Aggregate_Sum_SPARQL11" in Aggregator.accumulator_classes:
+        return
+
+    def number_of(accumulator: Any, row: Any) -> Any:
+        """The row's numeric value; None to skip the row (unbound); sets ``error`` otherwise."""
+        try:
+            value = _eval(accumulator.expr, row)
+        except NotBoundError:
+            return None
+        if isinstance(value, NotBoundError):
+            return None
+        try:
+            if isinstance(value, SPARQLError):
+                raise value
+            number = numeric(value)
+            accumulator.datatype = (
+                value.datatype if accumulator.datatype is None else type_promotion(accumulator.datatype, value.datatype)
+            )
+        except SPARQLError:  # a non-numeric value (IRI, blank node, string, ...) or an expression error
+            accumulator.error = True
+            return None
+        if accumulator.distinct:
+            accumulator.seen.add(value)
+        return number
+
+    class SumSPARQL11(Sum):
+        error = False
+
+        def update(self, row: Any, aggregator: Any) -> None:
+            if not self.error and (number := number_of(self, row)) is not None:
+                self.value = sum(type_safe_numbers(self.value, number))
+
+        def set_value(self, bindings: Any) -> None:
+            if not self.error:
+                super().set_value(bindings)
+
+    class AverageSPARQL11(Average):
+        error = False
+
+        def update(self, row: Any, aggregator: Any) -> None:
+            if not self.error and (number := number_of(self, row)) is not None:
+                self.sum = sum(type_safe_numbers(self.sum, number))
+                self.counter += 1
+
+        def set_value(self, bindings: Any) -> None:
+            if not self.error:
+                super().set_value(bindings)
+
+    Aggregator.accumulator_classes = {
+        **Aggregator.accumulator_classes,
+        "Aggregate_Sum_SPARQL11": SumSPARQL11,
+        "Aggregate_Avg_SPARQL11": AverageSPARQL11,
+    }
+
+
+def with_sparql11_aggregates(node: Any) -> Any:
+    """A copy of an algebra (sub)tree whose SUM/AVG follow SPARQL 1.1 on non-numeric values.
+
+    Copy-on-write: subtrees without SUM/AVG are shared, not copied (the fast path's VALUES
+    placeholders stay the same objects).
+    """
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(node, CompValue):
+        changed = {key: with_sparql11_aggregates(value) for key, value in node.items()}
+        name = _SPARQL11_AGGREGATES.get(node.name, node.name)
+        if name == node.name and all(changed[key] is value for key, value in node.items()):
+            return node
+        _register_sparql11_aggregates()
+        copy = CompValue(name)
+        copy.update(changed)
+        return copy
+    if isinstance(node, list):
+        items = [with_sparql11_aggregates(item) for item in node]
+        return node if all(a is b for a, b in zip(items, node)) else items
+    return node
+
+
+def sparql11_query(query: ContinuousQuery) -> Any:
+    """``query.algebra`` (an rdflib Query) with SPARQL 1.1 SUM/AVG, cached per query."""
+    from rdflib.plugins.sparql.sparql import Query
+
+    algebra = query.algebra
+    cached = _SPARQL11_QUERIES.get(id(algebra))
+    if cached is not None and cached[0] is algebra:
+        return cached[1]
+    rewritten = with_sparql11_aggregates(algebra.algebra)
+    result = algebra if rewritten is algebra.algebra else Query(algebra.prologue, rewritten)
+    if len(_SPARQL11_QUERIES) > 64:
+        _SPARQL11_QUERIES.clear()
+    _SPARQL11_QUERIES[id(algebra)] = (algebra, result)
+    return result
+
+
+_SPARQL11_QUERIES: dict[int, tuple[Any, Any]] = {}
+
+
 def evaluate_snapshot(
     query: ContinuousQuery,
     window_contents: Sequence[Sequence[StreamElement]],
@@ -133,7 +252,7 @@ def evaluate_snapshot(
         target = default if query.dataset_mode is DatasetMode.MERGED else dataset.graph(URIRef(window.name))
         add(target, (element.triple() for element in elements))
     bag: Counter[Hashable] = Counter()
-    for row in dataset.query(query.algebra):
+    for row in dataset.query(sparql11_query(query)):
         values = row.asdict()  # type: ignore[union-attr]
         bag[frozenset((str(var), from_rdflib(value)) for var, value in values.items() if value is not None)] += 1
     return bag
