@@ -72,7 +72,7 @@ def test_open_edit_run_inspect_export(qtbot: Any, settings: Any, tmp_path: Path,
         timeline = results.timeline
         qtbot.waitUntil(lambda: timeline.lanes is not None and timeline.lanes.count == 5, timeout=20_000)
         qtbot.waitUntil(lambda: timeline.selected is not None, timeout=20_000)
-        assert timeline.binding_rows()  # expected vs actual bindings of the diverging window
+        qtbot.waitUntil(lambda: bool(timeline.binding_rows()), timeout=20_000)  # expected vs actual, diverging window
 
         results.tabs.setCurrentWidget(results.quality_view)
         qtbot.waitUntil(lambda: bool(results.quality_view.series), timeout=20_000)

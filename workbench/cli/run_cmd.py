@@ -74,6 +74,9 @@ def run_command(args: argparse.Namespace) -> int:
         cancel.set()
 
     previous = signal.signal(signal.SIGINT, interrupted) if threading.current_thread() is threading.main_thread() else None
+    from workbench.pipeline.spark import active_spark, stop_spark
+
+    session_before = active_spark()
     try:
         summary = run_experiment(
             experiment, args.out, size=args.size, assume_yes=args.yes, ask=_ask if sys.stdin.isatty() else None,
@@ -82,9 +85,8 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-        from workbench.pipeline.spark import stop_spark
-
-        stop_spark()  # a cluster (even local-cluster) must see the app end, not its executors die at exit
+        if session_before is None and active_spark() is not None:
+            stop_spark()  # a session this command started: a cluster must see the app end, not its executors die
     if args.json:
         print_json(summary.to_json())
     else:
