@@ -203,7 +203,7 @@ def main() -> int:
             window.grab().save(str(path))
             print(path)
 
-        window.library.select_path(str(samples / "full.yaml") if (samples / "full.yaml").exists() else "")
+        window.library.select_path(samples / "csrbench" / "csrbench.yaml")  # its description on the right
         window.tabs.setCurrentWidget(window.library)
         shot("gui-library.png")
 
