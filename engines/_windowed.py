@@ -35,8 +35,8 @@ class WindowState:
 
 
 class WindowedEngine(Engine):
-    """Input plumbing and scheduling; subclasses evaluate in :meth:`_run` and free memory in
-    :meth:`_trim` (and may hold output back in :meth:`_release_pending`)."""
+    """Input plumbing and scheduling; subclasses evaluate in :meth:`_run` (and may hold output
+    back in :meth:`_release_pending`, naming what it still needs in :meth:`_held_back_from`)."""
 
     def __init__(self, config: EngineConfig) -> None:
         super().__init__(config)
@@ -92,7 +92,22 @@ class WindowedEngine(Engine):
         raise NotImplementedError
 
     def _trim(self) -> None:
-        raise NotImplementedError
+        """Forget buffered elements no future evaluation can read."""
+        assert self.scheduler is not None
+        horizon = self.scheduler.horizon()
+        for window in self.windows:
+            horizon = min(horizon, self.scheduler.now - window.spec.size - 2 * window.spec.slide)
+            if window.hi > window.lo:
+                horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
+        held = self._held_back_from()
+        if held is not None:
+            horizon = min(horizon, held)
+        for buffer in self.buffers.values():
+            buffer.trim_before(horizon)
+
+    def _held_back_from(self) -> int | None:
+        """The earliest application time output held back still needs (None: nothing held)."""
+        return None
 
     def _release_pending(self, now: int, out: list[EngineResponse]) -> None:
         """Emit output held back until application time ``now`` (none by default)."""

@@ -106,17 +106,6 @@ class MaterialisingEngine(WindowedEngine):
             return Counter(dict.fromkeys(relation, 1))
         return relation
 
-    def _trim(self) -> None:
-        """Forget buffered elements no future evaluation can read."""
-        assert self.scheduler is not None
-        horizon = self.scheduler.horizon()
-        for window in self.windows:
-            horizon = min(horizon, self.scheduler.now - window.spec.size - 2 * window.spec.slide)
-            if window.hi > window.lo:
-                horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
-        for buffer in self.buffers.values():
-            buffer.trim_before(horizon)
-
 
 def engine_schema(tbox_path: str | None, static_default: Sequence[Triple]) -> Schema:
     """The TBox of a ρDF baseline: the ``tbox`` file (or univ-bench ρDF) plus schema triples of the static data.

@@ -234,18 +234,9 @@ class SecretEngine(WindowedEngine):
             result[frozenset((var, term) for var, term in mapping if var not in aggregate_vars)] += count  # type: ignore[attr-defined]
         return result
 
-    def _trim(self) -> None:
-        """Forget buffered elements no future evaluation can read."""
-        assert self.scheduler is not None
-        horizon = self.scheduler.horizon()
-        for window in self.windows:
-            horizon = min(horizon, self.scheduler.now - window.spec.size - 2 * window.spec.slide)
-            if window.hi > window.lo:
-                horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
-        if self.pending:
-            horizon = min(horizon, self.pending[0][1].window.open)
-        for buffer in self.buffers.values():
-            buffer.trim_before(horizon)
+    def _held_back_from(self) -> int | None:
+        """border_drift: a shifted evaluation still reads from its window's opening."""
+        return self.pending[0][1].window.open if self.pending else None
 
     # --- introspection (tests, benchmarks) --------------------------------------------
 
