@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import difflib
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
@@ -764,9 +764,14 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
+def raw_to_yaml(raw: Mapping[str, Any]) -> str:
+    """YAML text of a raw experiment mapping (key order kept, multi-line text as literal blocks)."""
+    return yaml.dump(dict(raw), Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
 def experiment_to_yaml(experiment: Experiment) -> str:
     """YAML text of the experiment as written (key order kept; comments are not kept)."""
-    return yaml.dump(dict(experiment.raw), Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return raw_to_yaml(experiment.raw)
 
 
 def dump_experiment(experiment: Experiment, path: str | Path) -> None:

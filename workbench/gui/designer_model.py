@@ -91,23 +91,11 @@ def parse_path(text: str) -> FieldPath:
     return tuple(keys)
 
 
-class _Dumper(yaml.SafeDumper):
-    """Writes multi-line text (query templates) as literal blocks, like the loader's writer."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
 def dump_yaml(raw: Any) -> str:
-    """YAML text of a raw experiment mapping (key order kept)."""
-    if not raw:
-        return ""
-    return yaml.dump(raw, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    """YAML text of a raw experiment mapping, as the loader writes it (empty for an empty mapping)."""
+    from workbench.experiment.loader import raw_to_yaml
+
+    return raw_to_yaml(raw) if raw else ""
 
 
 def parse_scalar(text: str) -> Any:
