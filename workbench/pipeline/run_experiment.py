@@ -50,6 +50,7 @@ from workbench.results.bundle import (
 )
 from workbench.errors import UserError
 from workbench.experiment.model import Experiment, RunSpec, RunStream
+from workbench.experiment.runs import expand_runs
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -781,7 +782,7 @@ def run_experiment(
     report = progress or (lambda event: None)
     if size is not None:
         experiment = apply_size(experiment, size)
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs),
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
