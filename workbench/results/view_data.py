@@ -82,6 +82,18 @@ class LoadedBundle:
         return self.manifest.get("format") == PUBLISHED_FORMAT
 
 
+def not_a_bundle(folder: str | Path) -> UserError | None:
+    """Why ``folder`` cannot be opened as a bundle at all (None if it can, even partly: a manifest,
+    run folders or a published YABench folder); opening it must not replace what is shown."""
+    root = Path(folder)
+    if not root.is_dir():
+        return UserError("not a result bundle folder (no such directory)", file=str(root))
+    if (root / MANIFEST).is_file() or (root / RUNS_DIR).is_dir() or is_published(root):
+        return None
+    return UserError(f"not a result bundle (no {MANIFEST}, no {RUNS_DIR}/) nor a YABench test folder "
+                     "(no config.json with a results/ folder)", file=str(root))
+
+
 def load_bundle(folder: str | Path) -> LoadedBundle:
     """Read a bundle tolerantly: every problem becomes a located :class:`UserError` in ``problems``.
 
@@ -698,7 +710,7 @@ __all__ = [
     "ApproachPoint", "BoxStats", "BundleData", "CorrectnessMatrix", "DominanceGrid", "LoadedBundle", "MatrixCell",
     "RecallCurve", "ResourceSeries", "WindowBoxplots", "WindowSeries", "box_stats", "correctness_matrix",
     "divergence_summary", "dominance_grid", "dominant", "engines_of", "eviction_curves", "grid_axes",
-    "heaven_points", "load_bundle", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
+    "heaven_points", "load_bundle", "not_a_bundle", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
     "read_resources", "read_runs", "read_window_series", "rows_in_group", "run_groups", "value_order",
     "window_positions",
 ]
