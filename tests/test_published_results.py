@@ -130,3 +130,51 @@ def test_an_answer_within_the_due_millisecond_has_delay_zero_not_minus_one() -> 
     late = window_quality([window, window], [(1000, Counter({"a": 1})), (1003, Counter({"a": 1}))],
                           due_at=lambda report_time: 1000.84)
     assert [w.delay for w in late] == [0, 3]
+
+
+def rspwb(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "workbench.cli.main", *args], capture_output=True, text=True)
+
+
+def test_import_yabench_config_validates_and_runs(two_engines: Path, tmp_path: Path) -> None:
+    """rspwb import yabench-config → rspwb validate → rspwb run --size smoke (CLI.md)."""
+    out = tmp_path / "imported" / "exp.yaml"
+    result = rspwb("import", "yabench-config", str(two_engines / "csparql"), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    query = (out.parent / "queries" / "csparql.rq").read_text(encoding="utf-8")
+    assert "[RANGE ${WSIZE} STEP ${WSLIDE}]" in query and "${TEMP}" in query  # placeholders kept …
+    import yaml
+
+    document = yaml.safe_load(text)  # … and defined as the experiment's variables
+    assert document["variables"]["WSIZE"] == "5s" and document["variables"]["TEMP"] == 50.0
+    assert document["cases"] == [{"TEST": "small", "STATIONS": 3}] and document["repetitions"] == 3
+    assert document["seed"] == 1430236906 and document["stream"]["params"]["stations"] == "${STATIONS}"
+    assert document["engines"] == [{"id": "csparql", "type": "secret", "preset": "csparql"}]
+    assert document["oracle"]["system"] == "yabench-window-close" and document["oracle"]["gracious"] is False
+    assert "# Not mapped:" in text and "oracle.query not needed" in text and "not mapped" in result.stderr
+    assert rspwb("validate", str(out)).returncode == 0
+    again = rspwb("import", "yabench-config", str(two_engines / "csparql"), "--out", str(out))
+    assert again.returncode == 2 and "--force" in again.stderr
+
+    cqels = tmp_path / "cqels.yaml"
+    assert rspwb("import", "yabench-config", str(two_engines / "cqels"), "--out", str(cqels)).returncode == 0
+    assert yaml.safe_load(cqels.read_text())["oracle"]["system"] == "yabench-content-change"
+
+    bundle = tmp_path / "bundle"
+    run = rspwb("run", str(out), "--size", "smoke", "--out", str(bundle), "--yes", "--quiet", "--json")
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)["runs"]
+    assert len(rows) == 1 and rows[0]["engine"] == "csparql" and rows[0]["verdict"] == "correct"
+    assert rows[0]["variables"]["TEST"] == "small"
+
+
+def test_import_names_what_cannot_be_imported(two_engines: Path, tmp_path: Path) -> None:
+    folder = two_engines / "cqels"
+    (folder / "engine.query").write_text("SELECT ?x WHERE { ?x ?p ${MISSING} }\n")
+    result = rspwb("import", "yabench-config", str(folder), "--out", str(tmp_path / "x.yaml"))
+    assert result.returncode == 2 and f"{folder / 'engine.query'}:1:" in result.stderr and "MISSING" in result.stderr
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "generator": "LUBM-X"}))
+    result = rspwb("import", "yabench-config", str(folder), "--out", str(tmp_path / "x.yaml"))
+    assert result.returncode == 2 and "generator" in result.stderr and "LUBM-X" in result.stderr

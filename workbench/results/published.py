@@ -21,13 +21,13 @@ in ``notes``, never filled in; unreadable files are located :class:`UserError` p
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from workbench.errors import UserError
+from workbench.experiment.yabench_config import CONFIG, YabenchTest, config_tests, read_config
 from workbench.results.bundle import MANIFEST, BundleSummary, read_bundle
 from workbench.results.yabench_files import (
     WindowBoxplots,
@@ -38,7 +38,6 @@ from workbench.results.yabench_files import (
     parse_performance,
 )
 
-CONFIG = "config.json"
 RESULTS = "results"
 ORACLE_DIR = "results/oracle"
 PERFORMANCE_DIR = "results/performance"
@@ -68,48 +67,6 @@ def is_published(path: str | Path) -> bool:
     """A published YABench folder (and not a workbench bundle)."""
     root = Path(path)
     return not (root / MANIFEST).is_file() and bool(test_folders(root))
-
-
-@dataclass(frozen=True)
-class PublishedTest:
-    """One entry of ``config.json`` ``tests``: its name, declared repetitions (``runs``) and settings."""
-
-    name: str
-    runs: int | None
-    settings: Mapping[str, Any]
-
-
-def read_config(folder: Path) -> dict[str, Any]:
-    """``config.json`` of a test folder (a located UserError if it is not a JSON object)."""
-    path = folder / CONFIG
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UserError(f"not valid JSON: {error.msg}", file=str(path), line=error.lineno, column=error.colno) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UserError(f"cannot read: {error}", file=str(path)) from None
-    if not isinstance(config, dict):
-        raise UserError("expected a JSON object", file=str(path))
-    return config
-
-
-def config_tests(config: Mapping[str, Any], file: str | None = None) -> list[PublishedTest]:
-    """The tests a config declares (``runs`` is None when it does not say how many)."""
-    tests = config.get("tests") or []
-    if not isinstance(tests, list):
-        raise UserError("expected a list of tests", file=file, field="tests")
-    found = []
-    for index, test in enumerate(tests):
-        if not isinstance(test, Mapping) or not str(test.get("name", "")).strip():
-            raise UserError("a test needs a name", file=file, field=f"tests[{index}].name")
-        runs = test.get("runs", config.get("runs"))
-        try:
-            count = None if runs is None else int(runs)
-        except (TypeError, ValueError):
-            raise UserError(f"runs is not a number: {runs!r}", file=file, field=f"tests[{index}].runs") from None
-        settings = {k: v for k, v in test.items() if k not in ("name", "runs")}
-        found.append(PublishedTest(str(test["name"]), count, settings))
-    return found
 
 
 def split_numbered(name: str, prefix: str, tests: Sequence[str]) -> tuple[str, int] | None:
@@ -148,7 +105,7 @@ class TestFolder:
     label: str
     engine: str
     config: Mapping[str, Any]
-    tests: tuple[PublishedTest, ...]
+    tests: tuple[YabenchTest, ...]
 
 
 @dataclass(frozen=True)
@@ -219,7 +176,7 @@ def read_published(path: str | Path) -> PublishedResults:
 
 
 def _folder_rows(root: Path, folder: Path, label: str, engine: str, config: Mapping[str, Any],
-                 tests: Sequence[PublishedTest], where: str, notes: list[str],
+                 tests: Sequence[YabenchTest], where: str, notes: list[str],
                  problems: list[UserError]) -> list[dict[str, Any]]:
     names = [t.name for t in tests]
     oracle_files: dict[str, dict[int, Path]] = {}
@@ -250,7 +207,7 @@ def _folder_rows(root: Path, folder: Path, label: str, engine: str, config: Mapp
     return rows
 
 
-def _note_missing(where: str, test: str, declared: PublishedTest | None, found: Mapping[int, Path], folder: Path,
+def _note_missing(where: str, test: str, declared: YabenchTest | None, found: Mapping[int, Path], folder: Path,
                   performance: Mapping[int, Path], notes: list[str]) -> None:
     expected = declared.runs if declared is not None and declared.runs is not None else max(found, default=0)
     missing = [n for n in range(1, expected + 1) if n not in found]
