@@ -10,31 +10,15 @@ import pytest
 pytest.importorskip("PySide6")
 
 from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
-from tests.yabench_folder import P_HEADER, build_test_folder  # noqa: E402
+from tests.test_gui_results import browser  # noqa: E402,F401  (the Results browser fixture)
+from tests.yabench_folder import P_HEADER, build_test_folder, build_two_engines  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
 def published(tmp_path: Path) -> Path:
-    build_test_folder(tmp_path / "experiment" / "cqels")
-    build_test_folder(tmp_path / "experiment" / "csparql", engine="CSPARQL", enginename="csparql",
-                      policy="onwindowclose", agg=True)
-    return tmp_path / "experiment"
-
-
-@pytest.fixture
-def browser(qtbot, settings, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.results import ResultsBrowser
-
-    widget = ResultsBrowser(settings=settings)
-    qtbot.addWidget(widget)
-    widget.resize(1280, 780)
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
-    widget.timeline.close()
-    widget.close()
+    return build_two_engines(tmp_path / "experiment")
 
 
 def test_a_published_folder_opens_in_every_view(browser, published: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.yabench_folder import build_test_folder
+from tests.yabench_folder import build_test_folder, build_two_engines
 from workbench.errors import UserError
 from workbench.results.published import is_published, read_results, split_numbered
 from workbench.results.view_data import (
@@ -28,11 +28,7 @@ from workbench.results.yabench_files import parse_oracle, parse_performance
 
 @pytest.fixture
 def two_engines(tmp_path: Path) -> Path:
-    """YABench-One's shape: Experiment/{cqels,csparql}; only csparql has P_small_agg."""
-    build_test_folder(tmp_path / "experiment" / "cqels")
-    build_test_folder(tmp_path / "experiment" / "csparql", engine="CSPARQL", enginename="csparql",
-                      policy="onwindowclose", agg=True)
-    return tmp_path / "experiment"
+    return build_two_engines(tmp_path / "experiment")
 
 
 def report_json(folder: Path) -> dict:

@@ -70,3 +70,10 @@ def build_test_folder(folder: Path, *, engine: str = "CQELS", enginename: str = 
     if agg:
         (performance / "P_small_agg").write_text(f"{engine}\n{P_HEADER}0.0,5.2,107.0,0.2,21\n")
     return folder
+
+
+def build_two_engines(root: Path) -> Path:
+    """YABench-One's shape: ``root/{cqels,csparql}``; only csparql has ``P_small_agg``."""
+    build_test_folder(root / "cqels")
+    build_test_folder(root / "csparql", engine="CSPARQL", enginename="csparql", policy="onwindowclose", agg=True)
+    return root
