@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
 
 from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
-from tests.test_gui_results import browser  # noqa: E402,F401  (the Results browser fixture)
+from tests.test_gui_results import browser, real_bundle  # noqa: E402,F401  (fixtures: the browser, a real bundle)
 from tests.yabench_folder import P_HEADER, build_test_folder, build_two_engines  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -120,3 +121,38 @@ def test_app_path_argument_opens_bundles_in_results_and_says_missing_files(qtbot
     assert window.tabs.currentWidget() is window.library
     window.results.timeline.close()
     window.close()
+
+
+def test_overlay_puts_runs_of_own_and_published_bundles_in_one_chart(browser, published: Path, real_bundle: Path,  # type: ignore[no-untyped-def]
+                                                                      tmp_path: Path) -> None:
+    """The published CQELS precision per window against the cqels preset's; then their memory."""
+    from workbench.results.view_data import read_resources, read_window_series
+
+    browser.open_bundle(published)
+    overlay = browser.overlay_view
+    assert [b.folder for b in overlay.bundles] == [published]
+    assert overlay.add_bundle(tmp_path) is None and "not added" in overlay.status.text()
+    own = overlay.add_bundle(real_bundle)
+    assert own is not None and [b.folder for b in overlay.bundles] == [published, real_bundle]
+    overlay.set_checked(published, "cqels-small-rep1")
+    overlay.set_checked(real_bundle, "case0-rep0-cqels-q1")
+    assert overlay.has_data and len(overlay.drawn) == 2
+    mine = read_window_series(own, own.row("case0-rep0-cqels-q1"))
+    x, y = overlay.items[1].getData()
+    assert np.allclose(x, mine.positions() / 1000.0) and np.allclose(y, mine.precision)
+    assert list(overlay.items[0].getData()[1]) == [1.0, 0.5, 1.0]  # ORACLE_small1's precisions
+    assert overlay.items[0].opts["pen"].style() != overlay.items[1].opts["pen"].style()  # one line style per bundle
+
+    overlay.metric_combo.setCurrentIndex(overlay.metric_combo.findData("rss_mb"))
+    samples = read_resources(own, own.row("case0-rep0-cqels-q1"))
+    assert np.allclose(overlay.items[1].getData()[1], samples.rss_mb)
+    assert list(overlay.items[0].getData()[1]) == [4.98, 79.16, 106.2]
+    overlay.export_csv(tmp_path / "overlay.csv")
+    lines = (tmp_path / "overlay.csv").read_text().splitlines()
+    assert lines[0] == "bundle,run_id,engine,metric,x_s,value" and len(lines) == 1 + 3 + len(samples.rss_mb)
+    overlay.export_png(tmp_path / "overlay.png")
+    assert (tmp_path / "overlay.png").stat().st_size > 1000
+
+    browser.open_bundle(real_bundle)  # the bundles and ticks stay when the browser opens another
+    assert [b.folder for b in overlay.bundles] == [published, real_bundle] and len(overlay.drawn) == 2
+    assert {r for _, r in overlay.checked_runs()} == {"cqels-small-rep1", "case0-rep0-cqels-q1"}

@@ -357,6 +357,49 @@ def read_runs(bundle: LoadedBundle, rows: Iterable[Mapping[str, Any]],
     return found, problems
 
 
+# ---------------------------------------------------------------------- overlay across bundles
+
+
+@dataclass(frozen=True)
+class OverlayMetric:
+    """A quantity that any run of any bundle (own or published) can be drawn as, over one axis."""
+
+    key: str
+    label: str
+    axis: str  # the x axis: "window" (application time of the window end, s) or "time" (s since engine start)
+    unit: str
+
+
+OVERLAY_METRICS: tuple[OverlayMetric, ...] = (
+    OverlayMetric("precision", "precision per window", "window", ""),
+    OverlayMetric("recall", "recall per window", "window", ""),
+    OverlayMetric("delay", "delay per window", "window", "ms"),
+    OverlayMetric("actual_size", "result size per window", "window", "bindings"),
+    OverlayMetric("rss_mb", "memory (RSS)", "time", "MB"),
+    OverlayMetric("cpu_percent", "CPU (% of one core)", "time", "%"),
+    OverlayMetric("threads", "threads", "time", ""),
+)
+
+
+def overlay_metric(key: str) -> OverlayMetric:
+    return next(m for m in OVERLAY_METRICS if m.key == key)
+
+
+def overlay_series(bundle: LoadedBundle, row: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """One run's ``key`` as (x in s, y): per window at the window's position (quality), or over
+    the time since engine start (resources); None when the run has no such data."""
+    metric = overlay_metric(key)
+    if metric.axis == "window":
+        series = read_window_series(bundle, row)
+        if series is None:
+            return None
+        return series.positions() / 1000.0, np.asarray(getattr(series, key), dtype=float)
+    samples = read_resources(bundle, row)
+    if samples is None or not len(samples.time_s):
+        return None
+    return samples.time_s, np.asarray(getattr(samples, key), dtype=float)
+
+
 # ---------------------------------------------------------------------- correctness matrix
 
 
@@ -710,7 +753,7 @@ __all__ = [
     "ApproachPoint", "BoxStats", "BundleData", "CorrectnessMatrix", "DominanceGrid", "LoadedBundle", "MatrixCell",
     "RecallCurve", "ResourceSeries", "WindowBoxplots", "WindowSeries", "box_stats", "correctness_matrix",
     "divergence_summary", "dominance_grid", "dominant", "engines_of", "eviction_curves", "grid_axes",
-    "heaven_points", "load_bundle", "not_a_bundle", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
+    "heaven_points", "load_bundle", "not_a_bundle", "OVERLAY_METRICS", "overlay_metric", "overlay_series", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
     "read_resources", "read_runs", "read_window_series", "rows_in_group", "run_groups", "value_order",
     "window_positions",
 ]

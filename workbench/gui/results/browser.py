@@ -2,7 +2,8 @@
 
 Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
 when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
-Latency × memory, Eviction and the window timeline. A bundle with more than
+Latency × memory, Eviction, Overlay (runs of several bundles, own and published, in one
+chart) and the window timeline. A bundle with more than
 ``inline_runs`` runs is read on a background task (workbench/gui/tasks.py), and so are the
 per-run files its views ask for; small bundles are read at once.
 """
@@ -31,6 +32,7 @@ from workbench.gui.results.common import ResultsView, escape
 from workbench.gui.results.eviction import EvictionView
 from workbench.gui.results.heaven import HeavenDashboardView
 from workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
+from workbench.gui.results.overlay import OverlayView
 from workbench.gui.results.quality import QualityView
 from workbench.gui.results.resources import ResourcesView
 from workbench.gui.results.summary import SummaryView
@@ -98,13 +100,15 @@ class ResultsBrowser(QWidget):
         self.matrix_view = CorrectnessMatrixView()
         self.heaven_view = HeavenDashboardView()
         self.eviction_view = EvictionView()
+        self.overlay_view = OverlayView()
         self.timeline_view = TimelineView(tasks)
         self.views: tuple[ResultsView, ...] = (self.summary_view, self.quality_view, self.resources_view,
-                                               self.matrix_view, self.heaven_view, self.eviction_view)
+                                               self.matrix_view, self.heaven_view, self.eviction_view,
+                                               self.overlay_view)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("resultsTabs")
         for view, name in zip(self.views, ("Summary", "Quality", "Resources", "Correctness", "Latency × memory",
-                                            "Eviction")):
+                                            "Eviction", "Overlay")):
             self.tabs.addTab(view, name)
             view.submit = self._submit
         self.tabs.addTab(self.timeline_view, "Timeline")
