@@ -156,3 +156,21 @@ def test_overlay_puts_runs_of_own_and_published_bundles_in_one_chart(browser, pu
     browser.open_bundle(real_bundle)  # the bundles and ticks stay when the browser opens another
     assert [b.folder for b in overlay.bundles] == [published, real_bundle] and len(overlay.drawn) == 2
     assert {r for _, r in overlay.checked_runs()} == {"cqels-small-rep1", "case0-rep0-cqels-q1"}
+
+
+def test_results_fit_a_1024_by_700_window(qtbot, settings, published: Path, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    """At 1024×700 the window stayed 1181 px wide: the timeline sub-tab's minimum width widened it."""
+    from workbench.gui.main_window import MainWindow
+
+    window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
+    qtbot.addWidget(window)
+    window.show()
+    window.open_path(published)
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: window.width() == 1024, timeout=2000)
+    results = window.results
+    for view in (results.quality_view, results.resources_view, results.overlay_view):
+        results.tabs.setCurrentWidget(view)
+        assert view.width() <= 1024 and all(button.isVisible() for button in view.export_buttons.values())
+    window.results.timeline.close()
+    window.close()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -111,6 +112,11 @@ class ResultsBrowser(QWidget):
                                             "Eviction", "Overlay")):
             self.tabs.addTab(view, name)
             view.submit = self._submit
+        # the timeline's own minimum width (its field rows) must not widen the window past 1024 px
+        # (issue 13 §2.4): its width is what the tab gives it
+        policy = self.timeline_view.sizePolicy()
+        policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+        self.timeline_view.setSizePolicy(policy)
         self.tabs.addTab(self.timeline_view, "Timeline")
         self.matrix_view.divergenceRequested.connect(self.show_divergence)
         self.summary_view.runRequested.connect(self.show_run)
