@@ -158,6 +158,7 @@ def published_shots(window: Any, shot: Callable[[str], None], bundles: Path) -> 
     overlay.set_checked(published, "cqels-smoke-rep1")
     overlay.set_checked(own, "case0-rep0-cqels-q1")
     overlay.set_checked(own, "case0-rep0-csparql-q1")
+    overlay.metric_combo.setCurrentIndex(overlay.metric_combo.findData("recall"))
     browser.tabs.setCurrentWidget(overlay)
     shot("gui-results-overlay.png")
     window.resize(size)

@@ -156,6 +156,10 @@ def test_overlay_puts_runs_of_own_and_published_bundles_in_one_chart(browser, pu
     browser.open_bundle(real_bundle)  # the bundles and ticks stay when the browser opens another
     assert [b.folder for b in overlay.bundles] == [published, real_bundle] and len(overlay.drawn) == 2
     assert {r for _, r in overlay.checked_runs()} == {"cqels-small-rep1", "case0-rep0-cqels-q1"}
+    overlay.set_checked(published, "cqels-small-rep1", False)
+    other = build_test_folder(tmp_path / "other")
+    browser.open_bundle(other)  # the browser's previous bundle (nothing ticked, not added here) leaves
+    assert [b.folder for b in overlay.bundles] == [real_bundle, other]
 
 
 def test_results_fit_a_1024_by_700_window(qtbot, settings, published: Path, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]

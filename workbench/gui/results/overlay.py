@@ -50,6 +50,7 @@ class OverlayView(ResultsView):
         super().__init__(parent)
         self.setObjectName("resultsOverlay")
         self.bundles: list[LoadedBundle] = []
+        self.pinned: set[Path] = set()  # added with "Add bundle…": they stay
         self.drawn: list[tuple[LoadedBundle, dict[str, Any], np.ndarray, np.ndarray]] = []
         self.add_button = QPushButton("Add bundle…")
         self.add_button.setObjectName("overlayAddBundle")
@@ -90,8 +91,12 @@ class OverlayView(ResultsView):
 
     # ------------------------------------------------------------------ bundles
     def set_data(self, data: Any) -> None:
-        """The browser's bundle joins the list (replacing an older read of the same folder)."""
-        self.add_loaded(data.bundle)
+        """The browser's bundle joins the list (replacing an older read of the same folder); bundles
+        the browser showed before leave it unless they were added here or have ticked runs."""
+        checked = self.checked_runs()
+        keep = {b.folder for b, _ in checked} | self.pinned
+        self.bundles = [b for b in self.bundles if b.folder in keep]
+        self.add_loaded(data.bundle, checked)
 
     def add_bundle(self, path: str | Path) -> LoadedBundle | None:
         """Add a bundle folder (own or published); a folder that is none is said in the status line."""
@@ -100,11 +105,13 @@ class OverlayView(ResultsView):
             self.status.setText(f"not added: {refused}")
             return None
         bundle = load_bundle(path)
+        self.pinned.add(bundle.folder)
         self.add_loaded(bundle)
         return bundle
 
-    def add_loaded(self, bundle: LoadedBundle) -> None:
-        checked = self.checked_runs()
+    def add_loaded(self, bundle: LoadedBundle, checked: list[tuple[LoadedBundle, str]] | None = None) -> None:
+        """Add (or refresh) a bundle; the ticked runs stay ticked (``checked``: as before a change of the list)."""
+        checked = self.checked_runs() if checked is None else checked
         self.bundles = [b for b in self.bundles if b.folder != bundle.folder] + [bundle]
         self._fill_tree({(b.folder, r) for b, r in checked})
         self.show_content()
@@ -176,6 +183,7 @@ class OverlayView(ResultsView):
             item = item.parent()
         index = self.tree.indexOfTopLevelItem(item)
         checked = {(b.folder, r) for b, r in self.checked_runs()}
+        self.pinned.discard(self.bundles[index].folder)
         del self.bundles[index]
         self._fill_tree(checked)
         self.redraw()
