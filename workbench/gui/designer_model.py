@@ -281,6 +281,17 @@ def window_stream_iri(template: str, window: WindowField) -> str | None:
     return prefixes[prefix] + local if prefix in prefixes else None
 
 
+def stream_summary(stream: Any) -> str:
+    """``generator sg1`` / ``file s.nq`` for a stream mapping as written (lists and tooltips)."""
+    if not isinstance(stream, dict):
+        return "not a stream description"
+    if stream.get("generator") is not None:
+        return f"generator {stream['generator']}"
+    if stream.get("file") is not None:
+        return f"file {stream['file']}"
+    return "needs a file or a generator"
+
+
 def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
     """``mapping`` with key ``old`` replaced by ``new`` (holding ``value``) at the same position."""
     return {(new if key == old else key): (value if key == old else item) for key, item in mapping.items()}
