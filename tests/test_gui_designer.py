@@ -151,9 +151,23 @@ def test_open_and_save(designer, tmp_path) -> None:  # type: ignore[no-untyped-d
     assert designer.queries.query_list.count() == 2 and designer.engines.engine_list.count() == 2
     copy = tmp_path / "copy.yaml"
     designer.ask_save_path = lambda: str(copy)
-    designer.model.base_dir = DATA  # relative paths in the copy still resolve for validation
     assert designer.save_as()
-    assert yaml.safe_load(copy.read_text()) == yaml.safe_load(source.read_text())
+    from workbench.experiment import load_experiment
+    from workbench.gui.designer_paths import path_fields
+
+    saved, original = yaml.safe_load(copy.read_text()), yaml.safe_load(source.read_text())
+    moved = [item.field for item in designer.model.moved_paths]
+    assert moved == list(path_fields(original))  # every relative path follows the file …
+    for field in moved:
+        for data in (saved, original):
+            node = data
+            for key in field[:-1]:
+                node = node[key]
+            node[field[-1]] = "(path)"
+    assert saved == original  # … and nothing else changed
+    before, after = load_experiment(source), load_experiment(copy)  # the same files from the new folder
+    assert [q.file.resolve() for q in after.queries if q.file] == [q.file.resolve() for q in before.queries if q.file]
+    assert [s.file.resolve() for s in after.static] == [s.file.resolve() for s in before.static]
 
 
 # ------------------------------------------------------------------ model helpers for the new forms
@@ -596,3 +610,140 @@ def test_library_describes_every_stream() -> None:
     assert "&lt;http://example.org/S_coupon&gt;: file s_coupon.nq (nquads)" in text
     valid, text = describe_experiment(DATA / "full.yaml")
     assert valid and "<b>Stream</b>: generator sg1" in text
+
+
+# ------------------------------------------------------------------ issue 13 §2: defects a new user hit
+
+def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """(old line, new line) pairs that differ, for two texts with the same number of lines."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    assert len(old) == len(new), f"{len(old)} lines became {len(new)}"
+    return [(a, b) for a, b in zip(old, new) if a != b]
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_a_form_edit_changes_only_its_own_line(designer, sample: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.2: comments, blank lines, flow style and folded text survive a form edit."""
+    text = sample.read_text(encoding="utf-8")
+    assert designer.open_file(sample) is None
+    name = designer.model.get(("name",))
+    _type_line(designer.general.name_edit, f"{name}-edited")
+    changed = _changed_lines(text, designer.yaml_edit.toPlainText())
+    assert changed == [(f"name: {name}\n", f"name: {name}-edited\n")]
+    last = len(designer.model.get(("engines",))) - 1
+    engine_id = designer.model.get(("engines", last, "id"))
+    designer.engines.select_engine(last)
+    designer.engines.findChild(type(designer.general.name_edit), "engine_id").setText("renamed")
+    designer.engines.findChild(type(designer.general.name_edit), "engine_id").editingFinished.emit()
+    changed = _changed_lines(text, designer.yaml_edit.toPlainText())
+    assert len(changed) == 2 and changed[1][1] == changed[1][0].replace(engine_id, "renamed", 1)
+    assert designer.model.validation.ok or "renamed" not in str(designer.model.validation.error)
+    designer.undo()
+    designer.undo()
+    assert designer.yaml_edit.toPlainText() == text and not designer.model.dirty
+
+
+ANNOTATED = """\
+# an experiment with everything a reformatting would lose
+name: annotated        # trailing comment
+description: >
+  Folded text that a dumper would turn
+  into one long quoted line.
+
+seed: 1   # the seed
+
+variables: {WSIZE: 10s, WSLIDE: 10s}   # flow style
+stream:
+  generator: sg1
+  params: {stations: 10, interval: 1s, duration: 60s}
+
+queries:
+  - id: q1
+    syntax: csparql
+    text: |
+      REGISTER QUERY q1 AS
+      SELECT ?obs ?v
+      FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]
+      WHERE { ?obs <http://ex.org/v> ?v }
+engines:
+  - {id: e1, type: secret, preset: csparql}
+"""
+
+
+@pytest.mark.gui
+def test_form_edits_keep_comments_flow_style_and_folded_text(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "annotated.yaml"
+    path.write_text(ANNOTATED, encoding="utf-8")
+    assert designer.open_file(path) is None and designer.model.validation.ok
+    _type_line(designer.general.seed_edit, "7")
+    assert _changed_lines(ANNOTATED, designer.yaml_edit.toPlainText()) == [
+        ("seed: 1   # the seed\n", "seed: 7   # the seed\n")]
+    designer.variables.variables_table.table.item(0, 1).setText("5s")
+    [(_, line)] = _changed_lines(ANNOTATED, designer.yaml_edit.toPlainText())[1:]
+    assert line.startswith("variables: {WSIZE: 5s, WSLIDE: 10s} ") and line.endswith("  # flow style\n")
+    designer.model.set(("engines", 0, "preset"), "cqels")
+    text = designer.yaml_edit.toPlainText()
+    assert "  - {id: e1, type: secret, preset: cqels}\n" in text
+    assert "description: >\n  Folded text that a dumper would turn\n  into one long quoted line.\n\n" in text
+    assert text.startswith("# an experiment with everything a reformatting would lose\nname: annotated        # trailing comment\n")
+    designer.model.set(("queries", 0, "text"), designer.model.get(("queries", 0, "text")).replace("?v\n", "?v ?obs\n", 1))
+    text = designer.yaml_edit.toPlainText()
+    assert "    text: |\n      REGISTER QUERY q1 AS\n      SELECT ?obs ?v ?obs\n" in text
+    saved = designer.model.save(tmp_path / "annotated.yaml")
+    assert saved.read_text(encoding="utf-8") == text
+
+
+def test_the_loader_still_refuses_python_tags_with_file_and_line(tmp_path: Path) -> None:
+    """The designer edits with a round-trip library, but loading stays yaml.safe_load-safe."""
+    model = DesignerModel()
+    path = tmp_path / "evil.yaml"
+    path.write_text("name: x\nseed: !!python/object/apply:os.system ['true']\n", encoding="utf-8")
+    error = model.load(path)
+    assert error is not None and error.file == str(path) and error.line == 2
+    assert model.raw == {}
+
+
+CSRBENCH = Path(__file__).parent.parent / "sample_experiments" / "csrbench" / "csrbench.yaml"
+
+
+@pytest.mark.gui
+def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.1: the saved experiment stays valid; the Windows table still finds the windows."""
+    import os
+
+    from workbench.experiment import load_experiment
+
+    (tmp_path / "a.ttl").write_text("")
+    source = tmp_path / "exp.yaml"
+    source.write_text(CSRBENCH.read_text(encoding="utf-8").replace("queries:\n", "static:\n  - a.ttl\n  - {file: a.ttl, graph: http://ex.org/g}\n\nqueries:\n", 1), encoding="utf-8")
+    for query in (CSRBENCH.parent / "queries").iterdir():
+        (tmp_path / "queries").mkdir(exist_ok=True)
+        (tmp_path / "queries" / query.name).write_text(query.read_text(encoding="utf-8"), encoding="utf-8")
+    assert designer.open_file(source) is None and designer.model.validation.ok
+    target = tmp_path / "elsewhere" / "deeper" / "copy.yaml"
+    target.parent.mkdir(parents=True)
+    designer.ask_save_path = lambda: str(target)
+    assert designer.save_as()
+    experiment = load_experiment(target)  # valid where it now lives
+    up = os.path.join("..", "..")
+    assert [query.file for query in experiment.queries][0] is not None
+    saved = yaml.safe_load(target.read_text(encoding="utf-8"))
+    assert saved["queries"][0]["file"] == os.path.join(up, "queries", "q1.rq")
+    assert saved["static"] == [os.path.join(up, "a.ttl"), {"file": os.path.join(up, "a.ttl"), "graph": "http://ex.org/g"}]
+    assert designer.model.validation.ok
+    assert designer.queries.window_table.item(0, 1).text() != "" and "no window" not in designer.queries.window_table.item(0, 0).text()
+    assert "rewrote 9 relative path(s)" in designer.save_message
+
+
+@pytest.mark.gui
+def test_a_yaml_syntax_error_clears_the_previous_run_count(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.10: the counts belong to the previous file, not to the broken one."""
+    assert designer.open_file(DATA / "full.yaml") is None
+    assert designer.general.runs_label.text() and designer.variables.combinations_label.text()
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\nengines: [oops\n", encoding="utf-8")
+    assert designer.open_file(broken) is not None
+    assert "invalid YAML" in designer.error_label.text() and "broken.yaml:" in designer.error_label.text()
+    assert designer.general.runs_label.text() == "— (the document is not valid)"
+    assert designer.variables.combinations_label.text() == ""

@@ -84,7 +84,9 @@ class EnginesSection(DesignerSection):
         right = QVBoxLayout()
         e = lambda *keys: (lambda: ("engines", self.engine_index, *keys))  # noqa: E731
         form = QFormLayout()
-        form.addRow("Id", self.line(e("id"), text=True))
+        self.engine_id_edit = self.line(e("id"), text=True)
+        self.engine_id_edit.setObjectName("engine_id")
+        form.addRow("Id", self.engine_id_edit)
         self.engine_type_combo = self.combo(e("type"), ENGINE_TYPES, on_commit=self._set_engine_type)
         self.engine_type_combo.setObjectName("engineType")
         form.addRow("Type", self.engine_type_combo)

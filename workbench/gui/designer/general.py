@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
 from workbench.gui.designer.fields import DesignerSection, cell_value, fit_rows, table_item, yaml_value
 from workbench.gui.designer_model import MISSING, DesignerModel
 
+NO_COUNT = "— (the document is not valid)"
+
 
 class GeneralSection(DesignerSection):
     """Name, description, seed, repetitions, the run count and the named sizes."""
@@ -65,7 +67,8 @@ class GeneralSection(DesignerSection):
         from workbench.experiment.runs import count_runs
 
         experiment = validation.experiment if validation.ok else None
-        if experiment is None:
+        if experiment is None:  # never the count of a previous document (issue 13 §2.10)
+            self.runs_label.setText(NO_COUNT)
             return
         runs = count_runs(experiment)
         self.runs_label.setText(f"{runs} = {len(experiment.combinations())} combination(s) × {experiment.repetitions} "
@@ -108,8 +111,8 @@ class VariablesSection(DesignerSection):
 
     def show_validation(self, validation: Any) -> None:
         experiment = validation.experiment if validation.ok else None
-        if experiment is not None:
-            self.combinations_label.setText(f"{len(experiment.combinations())} variable combination(s)")
+        self.combinations_label.setText(f"{len(experiment.combinations())} variable combination(s)"
+                                        if experiment is not None else "")
 
 
 class CasesTable(QWidget):

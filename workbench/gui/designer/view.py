@@ -72,6 +72,7 @@ class DesignerView(QWidget):
         # dialogs are attributes so that tests (and scripts) can replace them
         self.ask_open_path: Callable[[], str | None] = self._ask_open_path
         self.ask_save_path: Callable[[], str | None] = self._ask_save_path
+        self.save_message = ""  # the last save's report (also sent as statusMessage)
 
         self._build_actions()
         self.general = GeneralSection(self.model)
@@ -271,8 +272,7 @@ class DesignerView(QWidget):
         if self.model.file is None:
             return self.save_as()
         self.model.save()
-        self.statusMessage.emit(f"saved {self.model.file}")
-        self.fileChanged.emit(str(self.model.file))
+        self._saved(self.model.file)
         return True
 
     @Slot()
@@ -282,9 +282,19 @@ class DesignerView(QWidget):
         if not path:
             return False
         self.model.save(path)
-        self.statusMessage.emit(f"saved {path}")
-        self.fileChanged.emit(str(path))
+        self._saved(Path(path))
         return True
+
+    def _saved(self, path: Path | None) -> None:
+        """Say where the file went, and which relative paths were rewritten to follow it."""
+        moved = self.model.moved_paths
+        self.save_message = f"saved {path}"
+        if moved:
+            examples = ", ".join(f"{item.old} → {item.new}" for item in moved[:2])
+            self.save_message += (f"; rewrote {len(moved)} relative path(s) so that they still name the same files "
+                                  f"({examples}{', …' if len(moved) > 2 else ''}; Undo reverts)")
+        self.statusMessage.emit(self.save_message)
+        self.fileChanged.emit(str(path))
 
     def confirm_discard(self) -> bool:
         """Ask before throwing away unsaved changes (True: go ahead)."""
