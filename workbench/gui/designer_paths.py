@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from workbench.gui.designer_model import FieldPath
+FieldPath = tuple[str | int, ...]  # as in designer_model, which imports this module
 
 
 @dataclass(frozen=True)

@@ -64,14 +64,14 @@ class GeneralSection(DesignerSection):
         layout.addStretch(1)
 
     def show_validation(self, validation: Any) -> None:
-        from workbench.experiment.runs import count_runs
+        from workbench.experiment.runs import count_runs, variable_combinations
 
         experiment = validation.experiment if validation.ok else None
         if experiment is None:  # never the count of a previous document (issue 13 §2.10)
             self.runs_label.setText(NO_COUNT)
             return
         runs = count_runs(experiment)
-        self.runs_label.setText(f"{runs} = {len(experiment.combinations())} combination(s) × {experiment.repetitions} "
+        self.runs_label.setText(f"{runs} = {len(variable_combinations(experiment))} combination(s) × {experiment.repetitions} "
                                 f"repetition(s) × {len(experiment.engines)} engine(s) × {len(experiment.queries)} query(ies)")
 
 
@@ -110,8 +110,10 @@ class VariablesSection(DesignerSection):
         layout.addStretch(1)
 
     def show_validation(self, validation: Any) -> None:
+        from workbench.experiment.runs import variable_combinations
+
         experiment = validation.experiment if validation.ok else None
-        self.combinations_label.setText(f"{len(experiment.combinations())} variable combination(s)"
+        self.combinations_label.setText(f"{len(variable_combinations(experiment))} variable combination(s)"
                                         if experiment is not None else "")
 
 
