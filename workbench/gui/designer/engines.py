@@ -16,14 +16,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from workbench.core.semantics import PRESETS, EngineSemantics
 from workbench.experiment.model import ENGINE_TYPES, EVICTION_STRATEGIES, FAULTS
-from workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list
+from workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list, item_list
 from workbench.gui.designer.semantics import semantics_form
 from workbench.gui.designer_model import MISSING, DesignerModel, command_text, engine_with_type, parse_command
 
@@ -69,17 +68,8 @@ class EnginesSection(DesignerSection):
         self._built_type: Any = None
         self.engine_param_widgets: dict[str, QWidget] = {}
         layout = QHBoxLayout(self)
-        left = QVBoxLayout()
         self.engine_list = QListWidget()
-        self.engine_list.setMaximumWidth(150)
-        self.engine_list.currentRowChanged.connect(self.select_engine)
-        left.addWidget(self.engine_list)
-        add, remove = QPushButton("Add"), QPushButton("Remove")
-        add.clicked.connect(self._add_engine)
-        remove.clicked.connect(self._remove_engine)
-        left.addWidget(add)
-        left.addWidget(remove)
-        layout.addLayout(left)
+        layout.addLayout(item_list(self.engine_list, self.select_engine, self._add_engine, self._remove_engine))
 
         right = QVBoxLayout()
         e = lambda *keys: (lambda: ("engines", self.engine_index, *keys))  # noqa: E731

@@ -474,3 +474,17 @@ def fill_list(widget: QListWidget, items: Any, index: int) -> int:
     widget.setCurrentRow(index if labels else -1)
     widget.blockSignals(blocked)
     return index
+
+
+def item_list(widget: QListWidget, select: Callable[[int], None], add: Callable[[], None],
+              remove: Callable[[], None]) -> QVBoxLayout:
+    """A narrow list of ids (queries, engines) with Add and Remove under it."""
+    widget.setMaximumWidth(150)
+    widget.currentRowChanged.connect(select)
+    column = QVBoxLayout()
+    column.addWidget(widget)
+    for text, slot in (("Add", add), ("Remove", remove)):
+        button = QPushButton(text)
+        button.clicked.connect(slot)
+        column.addWidget(button)
+    return column

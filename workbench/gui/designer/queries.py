@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QListWidget,
-    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -32,6 +31,7 @@ from workbench.gui.designer.fields import (
     Shown,
     cell_value,
     fill_list,
+    item_list,
     table_height,
     table_item,
     yaml_value,
@@ -60,17 +60,8 @@ class QueriesSection(DesignerSection):
         self._query_timer.setInterval(300)
         self._query_timer.timeout.connect(self._apply_query_text)
         layout = QHBoxLayout(self)
-        left = QVBoxLayout()
         self.query_list = QListWidget()
-        self.query_list.setMaximumWidth(150)
-        self.query_list.currentRowChanged.connect(self.select_query)
-        left.addWidget(self.query_list)
-        add, remove = QPushButton("Add"), QPushButton("Remove")
-        add.clicked.connect(self._add_query)
-        remove.clicked.connect(self._remove_query)
-        left.addWidget(add)
-        left.addWidget(remove)
-        layout.addLayout(left)
+        layout.addLayout(item_list(self.query_list, self.select_query, self._add_query, self._remove_query))
         right = QVBoxLayout()
         form = QFormLayout()
         q = lambda *keys: (lambda: ("queries", self.query_index, *keys))  # noqa: E731
