@@ -747,3 +747,36 @@ def test_a_yaml_syntax_error_clears_the_previous_run_count(designer, tmp_path) -
     assert "invalid YAML" in designer.error_label.text() and "broken.yaml:" in designer.error_label.text()
     assert designer.general.runs_label.text() == "— (the document is not valid)"
     assert designer.variables.combinations_label.text() == ""
+
+
+HEAVEN = Path(__file__).parent.parent / "sample_experiments" / "heaven" / "heaven.yaml"
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize("sample", [DATA / "full.yaml", COUPON, HEAVEN], ids=["full", "coupon", "heaven"])
+def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.4 for the designer: at 1024×700 no form scrolls sideways and a long path
+    does not widen the window (the window's menu, tabs and status bar take ~60 px of the 700)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.designer import DesignerView
+
+    folder = tmp_path / ("a-folder-with-a-rather-long-name-" * 6)
+    folder.mkdir()
+    path = folder / "experiment.yaml"
+    path.write_text(sample.read_text(encoding="utf-8"), encoding="utf-8")
+    view = DesignerView()
+    qtbot.addWidget(view)
+    view.resize(1024, 640)
+    view.show()
+    qtbot.waitExposed(view)
+    view.open_file(path)
+    for index in range(view.sections.count()):
+        view.sections.setCurrentIndex(index)
+        QApplication.processEvents()
+        area = view.sections.widget(index)
+        assert area.horizontalScrollBar().maximum() == 0, f"{view.sections.tabText(index)} scrolls sideways"
+    assert view.width() == 1024 and view.minimumSizeHint().width() <= 1024
+    assert view.file_label.fontMetrics().horizontalAdvance(view.file_label.text()) < 480
+    assert view.file_label.toolTip() == str(path)
+    view.close()

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.semantics import PRESETS, EngineSemantics
 from workbench.experiment.model import ENGINE_TYPES, EVICTION_STRATEGIES, FAULTS
-from workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list, item_list
+from workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list, grid_of, item_list
 from workbench.gui.designer.semantics import semantics_form
 from workbench.gui.designer_model import MISSING, DesignerModel, command_text, engine_with_type, parse_command
 
@@ -90,12 +90,12 @@ class EnginesSection(DesignerSection):
         right.addWidget(semantics.box)
 
         self.faults_box = QGroupBox("Injected faults (built-in engines)")
-        faults_layout = QHBoxLayout(self.faults_box)
+        fault_boxes = []
         for fault in FAULTS:
             box = self.check(e("faults", fault), fault)
             box.setObjectName(f"fault_{fault}")
-            faults_layout.addWidget(box)
-        faults_layout.addStretch(1)
+            fault_boxes.append(box)
+        QVBoxLayout(self.faults_box).addLayout(grid_of(fault_boxes, 2))
         right.addWidget(self.faults_box)
         self.parameters_box = self.marker(QGroupBox("Parameters"), e("parameters"), "engineParameters")
         parameters_layout = QVBoxLayout(self.parameters_box)

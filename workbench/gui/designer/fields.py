@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLineEdit,
@@ -350,6 +351,9 @@ class DesignerSection(QWidget):
     def combo(self, path: Callable[[], FieldPath], choices: Sequence[Any], *, unset: Callable[[], str] | None = None,
                group: str = "", on_commit: Callable[[Any], None] | None = None) -> QComboBox:
         combo = QComboBox()
+        # sized by a short text, not the longest choice: forms fit a 1024 px window
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(8)
 
         def fill(current: Any) -> None:
             combo.clear()
@@ -479,7 +483,7 @@ def fill_list(widget: QListWidget, items: Any, index: int) -> int:
 def item_list(widget: QListWidget, select: Callable[[int], None], add: Callable[[], None],
               remove: Callable[[], None]) -> QVBoxLayout:
     """A narrow list of ids (queries, engines) with Add and Remove under it."""
-    widget.setMaximumWidth(150)
+    widget.setMaximumWidth(130)
     widget.currentRowChanged.connect(select)
     column = QVBoxLayout()
     column.addWidget(widget)
@@ -488,3 +492,13 @@ def item_list(widget: QListWidget, select: Callable[[int], None], add: Callable[
         button.clicked.connect(slot)
         column.addWidget(button)
     return column
+
+
+def grid_of(widgets: Sequence[QWidget], columns: int) -> QGridLayout:
+    """Widgets (check boxes) in rows of ``columns``: a row of many would widen the form."""
+    grid = QGridLayout()
+    grid.setContentsMargins(0, 0, 0, 0)
+    for index, widget in enumerate(widgets):
+        grid.addWidget(widget, index // columns, index % columns)
+    grid.setColumnStretch(columns, 1)
+    return grid

@@ -52,6 +52,7 @@ class GeneralSection(DesignerSection):
         form.addRow("Repetitions", self.repetitions_edit)
         self.runs_label = QLabel()
         self.runs_label.setObjectName("runsCount")
+        self.runs_label.setWordWrap(True)
         form.addRow("Runs", self.runs_label)
         note = QLabel("<b>Sizes</b> — named overrides of any top-level field (<tt>rspwb run FILE --size smoke</tt>); "
                       "YAML flow mappings such as <tt>{variables: {STATIONS: 5}, repetitions: 1}</tt>. "

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit, QVBoxLayout, QWidget
 
 from workbench.core.semantics import PRESETS, EngineSemantics
 from workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
-from workbench.gui.designer.fields import DesignerSection, yaml_value
+from workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
 from workbench.gui.designer.semantics import semantics_form
 from workbench.gui.designer_model import MISSING, DesignerModel, parse_scalar
 
@@ -27,17 +27,14 @@ class OracleSection(DesignerSection):
         kpis = QGroupBox("KPIs (Heaven's K)")
         kpis.setObjectName("kpisBox")
         kpi_layout = QVBoxLayout(kpis)
-        row = QHBoxLayout()
         self.kpi_boxes: dict[str, QCheckBox] = {}
         for name in KPI_NAMES:
             box = QCheckBox(name)
             box.setObjectName(f"kpi_{name}")
             box.clicked.connect(self._on_kpi_clicked)
             self.kpi_boxes[name] = box
-            row.addWidget(box)
-        row.addStretch(1)
         self.bind(kpis, lambda: ("kpis", "collect"), self._show_kpis)
-        kpi_layout.addLayout(row)
+        kpi_layout.addLayout(grid_of(list(self.kpi_boxes.values()), 4))
         sampling_form = QFormLayout()
         self.sampling_edit = QLineEdit()
         self.sampling_edit.setObjectName("kpiSampling")
@@ -59,7 +56,7 @@ class OracleSection(DesignerSection):
         match.setObjectName("oracle_match")
         match.setToolTip("strict: equal answers; csrbench: the engine's answers contained in the oracle's")
         oracle_form.addRow("Match", match)
-        gracious = self.check(lambda: ("oracle", "gracious"), "gracious mode (reconstruct the borders the engine used)")
+        gracious = self.check(lambda: ("oracle", "gracious"), "gracious (reconstruct the engine's borders)")
         gracious.setObjectName("oracle_gracious")
         oracle_form.addRow("", gracious)
         t0 = self.line(lambda: ("oracle", "t0"), placeholder="all (every admissible t0, RSP-QL Theorem 1)")

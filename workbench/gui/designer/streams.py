@@ -50,7 +50,7 @@ class StreamSection(DesignerSection):
         self.stream_iri: str | None = None  # the stream the form edits in a `streams:` document
         self._built: dict[str, Any] = {}
         layout = QVBoxLayout(self)
-        mode = QHBoxLayout()
+        mode = QVBoxLayout()  # one above the other: side by side they widen the form
         self.one_stream_radio = QRadioButton("One stream (every window reads it)")
         self.one_stream_radio.setObjectName("oneStream")
         self.several_streams_radio = QRadioButton("Several streams, by IRI (each window reads the stream it names)")
@@ -61,7 +61,6 @@ class StreamSection(DesignerSection):
         for radio in (self.one_stream_radio, self.several_streams_radio):
             self._stream_mode_group.addButton(radio)
             mode.addWidget(radio)
-        mode.addStretch(1)
         layout.addLayout(mode)
 
         self.streams_box = self.marker(QGroupBox("Streams (stream IRI → stream)"), lambda: ("streams",), "streamsBox")
@@ -223,7 +222,11 @@ class StreamSection(DesignerSection):
             if param.kind == "choice":
                 widget: QWidget = self.combo(path, param.choices, unset=lambda p=param: f"(default: {p.default})", group="generator")
             elif param.kind == "bool":
-                widget = self.check(path, param.doc, default=bool(param.default), group="generator")
+                widget = self.check(path, "", default=bool(param.default), group="generator")
+                self.generator_params_form.addRow(f"{param.name} ({param.kind})", _with_note(widget, param.doc))
+                widget.setObjectName(f"param_{param.name}")
+                widget.setToolTip(tip)
+                continue
             else:
                 if param.name == "seed":
                     default = "the run's seed (from the experiment seed)"
@@ -412,3 +415,15 @@ def _resolve_template(value: Any, variables: Any) -> Any:
     if isinstance(value, str) and value.startswith("${") and value.endswith("}") and isinstance(variables, dict):
         return variables.get(value[2:-1], value)
     return value
+
+
+def _with_note(box: QWidget, note: str) -> QWidget:
+    """A check box followed by its explanation, wrapped (a long check box text widens the form)."""
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(box)
+    label = QLabel(note)
+    label.setWordWrap(True)
+    layout.addWidget(label, 1)
+    return row

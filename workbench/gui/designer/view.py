@@ -49,6 +49,8 @@ from workbench.gui.designer.streams import StreamSection
 from workbench.gui.designer.yaml_pane import YamlPane
 from workbench.gui.designer_model import Change, DesignerModel, path_text
 
+FILE_LABEL_WIDTH = 420  # pixels of the file path in the toolbar
+
 
 class DesignerView(QWidget):
     """Forms + YAML pane over a :class:`DesignerModel`."""
@@ -105,7 +107,7 @@ class DesignerView(QWidget):
         self.splitter.addWidget(self.yaml_pane)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([780, 480])
+        self.splitter.setSizes([700, 320])  # scaled to the width: at 1024 px the forms fit without scrolling sideways
         layout = QVBoxLayout(self)
         layout.addWidget(self.toolbar)
         layout.addWidget(self.error_label)
@@ -166,7 +168,10 @@ class DesignerView(QWidget):
         self.undo_action.setToolTip(model.undo_text())
         self.redo_action.setToolTip(model.redo_text())
         name = str(model.file) if model.file else "unsaved experiment"
-        self.file_label.setText(f"  {name}{' •' if model.dirty else ''}")
+        # a long path is elided in the middle (full path in the tooltip): it must not widen the window
+        shown = self.file_label.fontMetrics().elidedText(name, Qt.TextElideMode.ElideMiddle, FILE_LABEL_WIDTH)
+        self.file_label.setText(f"  {shown}{' •' if model.dirty else ''}")
+        self.file_label.setToolTip(name)
 
     @Slot()
     def _show_validation(self) -> None:
