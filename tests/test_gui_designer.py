@@ -780,3 +780,30 @@ def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path)
     assert view.file_label.fontMetrics().horizontalAdvance(view.file_label.text()) < 480
     assert view.file_label.toolTip() == str(path)
     view.close()
+
+
+def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -> None:
+    """Which fields are paths (sizes and engine file/directory parameters included), and what is not moved."""
+    from workbench.gui.designer_paths import moved_paths
+
+    raw = {
+        "stream": {"file": "data/s.nq"},
+        "queries": [{"id": "a", "file": "q/a.rq"}, {"id": "b", "text": "SELECT"}],
+        "static": ["t.ttl", {"file": "/abs/u.ttl"}, {"file": "${DATA}/v.ttl"}],
+        "engines": [{"id": "x", "type": "external", "parameters": {"command": ["python3", "e.py"], "cwd": "bin"}},
+                    {"id": "y", "type": "naive", "parameters": {"tbox": "o.ttl"}}],
+        "sizes": {"smoke": {"streams": {"http://ex.org/s": {"file": "small.nq"}}}},
+    }
+    old, new = tmp_path / "a", tmp_path / "b" / "c"
+    moved, changes = moved_paths(raw, old, new)
+    assert [(".".join(map(str, c.field)), c.new) for c in changes] == [
+        ("stream.file", "../../a/data/s.nq"), ("queries.0.file", "../../a/q/a.rq"), ("static.0", "../../a/t.ttl"),
+        ("engines.0.parameters.cwd", "../../a/bin"), ("engines.1.parameters.tbox", "../../a/o.ttl"),
+        ("sizes.smoke.streams.http://ex.org/s.file", "../../a/small.nq")]
+    assert moved["static"][1:] == raw["static"][1:] and moved["engines"][0]["parameters"]["command"] == ["python3", "e.py"]
+    assert moved_paths(raw, old, old)[1] == []
+    model = DesignerModel()  # a new document: its paths are relative to the file it is first saved as
+    model.set(("static",), ["t.ttl"])
+    (tmp_path / "new").mkdir()
+    model.save(tmp_path / "new" / "e.yaml")
+    assert model.moved_paths == [] and model.get(("static",)) == ["t.ttl"]

@@ -724,8 +724,9 @@ class DesignerModel:
             raise UserError("choose a file name to save to")
         from workbench.gui.designer_paths import moved_paths
 
-        # paths are relative to the file: saved into another folder, they must follow it
-        raw, self.moved_paths = moved_paths(self.raw, self.base_dir or Path.cwd(), target.parent)
+        # paths are relative to the file: saved into another folder, they must follow it (a new
+        # document's paths are taken as written, relative to the file it is first saved as)
+        raw, self.moved_paths = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
         text = self._edited_text(raw) if self.moved_paths else self.yaml_text()
         target.write_text(text, encoding="utf-8")
         if self.moved_paths:
