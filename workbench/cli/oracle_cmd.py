@@ -101,6 +101,8 @@ class Prepared:
     t_s: int
     end: int
     inputs: "StreamInputs"
+    t0_option: str | int | None = None
+    registration: int = 0
 
 
 def _prepare(args: argparse.Namespace) -> Prepared:
@@ -129,7 +131,7 @@ def _prepare(args: argparse.Namespace) -> Prepared:
     vectors, t_s = t0_vectors(query, semantics, option, registration)
     inputs = StreamInputs(args, query, bindings)
     end = parse_duration(args.end, field="--end") if args.end is not None else inputs.default_end()
-    return Prepared(query, semantics, vectors, t_s, end, inputs)
+    return Prepared(query, semantics, vectors, t_s, end, inputs, option, registration)
 
 
 def _stream_bindings(values: list[str]) -> dict[str | None, str]:
@@ -380,36 +382,60 @@ def write_oracle_dir(out: str, args: argparse.Namespace, prepared: Prepared, ans
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from workbench.cli.main import print_json
-    from workbench.oracle.compare import Tolerance
-    from workbench.oracle.run import check_variables, engine_relations, expected_relations
-    from workbench.oracle.verdict import judge
+    from workbench.oracle.judge import JudgeOptions, RecordedRun, judge
+    from workbench.oracle.run import OracleMethod, check_variables
 
     prepared = _prepare(args)
     log = _read_output(args.engine_output, args.engine_output_format)
-    check_variables(log, prepared.query)
-    answers, used = expected(args, prepared)
-    candidates = {
-        (v if len(v) > 1 else v[0]): expected_relations(answer) for v, answer in answers.items()
-    }
-    verdict = judge(
-        engine_relations(log, regroup=args.regroup), candidates, mode=args.match,
-        comparison_start=prepared.t_s, tolerance=Tolerance(rel_tol=args.tolerance),
-    )
-    payload = verdict.to_json()
-    payload["semantics"] = prepared.semantics.describe()
+    check_variables(log, prepared.query)  # an output for another query is a user error here
+
+    def expected_here(query: Any, streams: Any, semantics: Any, vectors: Any, static: Any, end: int,
+                      report_window: int) -> tuple[Mapping[tuple[int, ...], Any], Any]:
+        """`expected` (the CLI's ``--method`` rule, Spark over the threshold) for the judge's t0 vectors."""
+        return expected(args, replace(prepared, vectors=list(vectors), end=end))
+
+    run = RecordedRun(query=prepared.query, streams=_LazyStreams(prepared.inputs), log=log,
+                      semantics=prepared.semantics, end=prepared.end)
+    options = JudgeOptions(t0=prepared.t0_option, registration=prepared.registration, match=args.match,
+                           regroup=args.regroup, rel_tol=args.tolerance, quality=False)
+    judgement = judge(run, options, expected_here)
+    payload = dict(judgement.payload)
+    used = OracleMethod(payload.pop("method"), payload.pop("method_engine"), payload.pop("method_reason"))
+    for key in ("admissible_t0", "quality_t0", "end"):
+        payload.pop(key, None)
     payload["admissible_t0"] = [list(v) if len(v) > 1 else v[0] for v in prepared.vectors]
     payload.update(_method_fields(used, args.json))
     if args.json:
         print_json(payload)
     else:
         print(f"{payload['verdict']} ({args.match} match)")
-        if verdict.correct:
+        if payload["verdict"] == "correct":
             print(f"  matching t0: {', '.join(map(str, payload['t0']))}")
-        elif verdict.first_divergence is not None:
-            d = verdict.first_divergence
-            print(f"  closest t0 {d.t0}: evaluation #{d.index} (expected at {d.expected_time}, engine at {d.actual_time}): {d.reason}")
-            for label, bag in (("missing", d.missing), ("extra", d.extra)):
-                for mapping, count in bag.items():
-                    print(f"    {label}: {dict(sorted(mapping))}" + (f" ×{count}" if count > 1 else ""))
+        elif payload.get("first_divergence") is not None:
+            d = payload["first_divergence"]
+            print(f"  closest t0 {d['t0']}: evaluation #{d['index']} (expected at {d['expected_time']}, "
+                  f"engine at {d['actual_time']}): {d['reason']}")
+            for label, rows in (("missing", d["missing"]), ("extra", d["extra"])):
+                for row in rows:
+                    count = row.get("count", 1)
+                    print(f"    {label}: {row['binding']}" + (f" ×{count}" if count > 1 else ""))
     return 0
+
+
+class _LazyStreams(Mapping[str, Any]):
+    """The query's streams by IRI, read only if the judge needs elements (the Spark path reads Parquet itself)."""
+
+    def __init__(self, inputs: StreamInputs) -> None:
+        self.inputs = inputs
+
+    def __getitem__(self, iri: str) -> Any:
+        return self.inputs.elements()[iri]
+
+    def __iter__(self) -> Any:
+        return iter(self.inputs.paths)
+
+    def __len__(self) -> int:
+        return len(self.inputs.paths)
