@@ -17,7 +17,7 @@ import yaml
 
 from workbench.core.semantics import PRESETS, SEMANTICS_FIELDS, EngineSemantics
 from workbench.core.time import parse_duration
-from workbench.errors import UserError
+from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
     ENGINE_TYPES,
     FAULTS,
@@ -55,16 +55,6 @@ _STATIC_SUFFIXES = {
     ".jsonld": "json-ld", ".json": "json-ld", ".trig": "trig", ".nq": "nquads",
 }
 _STREAM_SUFFIXES = {".stream": "yabench", ".nq": "nquads", ".nquads": "nquads", ".parquet": "parquet"}
-
-
-def unknown_key_message(key: str, allowed: Iterable[str], what: str = "field") -> str:
-    """``unknown field 'semantic'; did you mean 'semantics'? (expected one of …)``."""
-    allowed = list(allowed)
-    if not allowed:
-        return f"unknown {what} {key!r} (none are accepted here)"
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown {what} {key!r}{hint} (expected one of {', '.join(allowed)})"
 
 
 def _describe(value: Any) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.core.time import parse_duration
 from workbench.engine import MATCHERS
-from workbench.errors import UserError
+from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
     EVICTION_STRATEGIES,
     EngineSpec,
@@ -291,8 +291,6 @@ def resolve_engine_parameters(
     experiment: Experiment, index: int, engine: EngineSpec, variables: Mapping[str, Scalar]
 ) -> dict[str, Any]:
     """Typed engine parameters for one combination; errors name ``engines[i].parameters.KEY``."""
-    from workbench.experiment.loader import unknown_key_message
-
     base = f"engines[{index}].parameters"
     allowed = ENGINE_PARAMETERS[engine.type]
     resolved: dict[str, Any] = {}
@@ -467,16 +465,12 @@ def resolve_case(experiment: Experiment, variables: Mapping[str, Scalar]) -> Res
     )
 
 
-def expand_runs(experiment: Experiment, size: str | None = None) -> list[RunSpec]:
+def expand_runs(experiment: Experiment) -> list[RunSpec]:
     """Concrete runs in order combinations × repetitions × engines × queries.
 
-    ``size`` first applies that size's overrides (see ``apply_size``). Run ids are
+    For a named size, expand ``apply_size(experiment, size)`` (loader). Run ids are
     ``case{c}-rep{r}-{engine}-{query}`` (0-based), safe as folder names.
     """
-    if size is not None:
-        from workbench.experiment.loader import apply_size
-
-        experiment = apply_size(experiment, size)
     runs: list[RunSpec] = []
     for case_index, variables in enumerate(variable_combinations(experiment)):
         case = resolve_case(experiment, variables)

@@ -49,6 +49,7 @@ from workbench.bundle import (
 )
 from workbench.errors import UserError
 from workbench.experiment.model import Experiment, RunSpec, RunStream
+from workbench.experiment.runs import expand_runs
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -613,7 +614,7 @@ def run_experiment(
     report = progress or (lambda event: None)
     if size is not None:
         experiment = apply_size(experiment, size)
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs),
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
