@@ -19,10 +19,10 @@ from typing import Any, Mapping
 from workbench.core.semantics import PRESETS
 from workbench.core.time import parse_duration
 from workbench.errors import UserError
+from workbench.pipeline.oracle_paths import METHODS, SPARK_THRESHOLD
 
 
 MAX_LISTED_T0 = 20  # --json lists every t0's windows up to this many candidates (use --out for all)
-SPARK_THRESHOLD = 200_000  # elements: above this, --method auto runs the Spark job (a JVM start costs ~10 s)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +53,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registration", default="0", help="query registration time a (default 0)")
     parser.add_argument("--end", default=None, help="last instant to evaluate (default: last element + window size)")
     parser.add_argument(
-        "--method", choices=("auto", "fast", "spark", "reference"), default="auto",
+        "--method", choices=METHODS, default="auto",
         help="fast: mappings annotated once, windows derived from them (Python); spark: the same on Spark "
         "(joins as DataFrame jobs, all t0 vectorised; starts a JVM); reference: rdflib per evaluation; "
         f"auto (default): spark for streams over {SPARK_THRESHOLD:,} elements, else fast, and reference for "
@@ -240,55 +240,15 @@ def _read_output(path: str, fmt: str | None) -> Any:
 
 
 def expected(args: argparse.Namespace, prepared: Prepared) -> tuple[Mapping[tuple[int, ...], Any], Any]:
-    """The expected answers per t0 vector and the `OracleMethod` that computed them.
+    """The expected answers per t0 vector and the `OracleMethod` that computed them
+    (`workbench.pipeline.oracle_paths`: the ``--method`` rule shared with ``rspwb run``)."""
+    from workbench.pipeline.oracle_paths import expected_by_method
 
-    ``--method auto``: the Spark job (`workbench.pipeline.oracle_job`) for streams of more
-    than `SPARK_THRESHOLD` elements when the query is inside the fast fragment, else the
-    pure-Python fast path (no JVM start for small checks), or rdflib's reference path
-    for queries outside the fragment. ``spark``/``fast``/``reference`` force a path.
-    """
-    from workbench.oracle.annotated import FastPathUnsupported, compile_plan
-    from workbench.oracle.run import OracleMethod, expected_with_method
-
-    method = args.method
-    note = None
-    if method in ("auto", "spark"):
-        try:
-            compile_plan(prepared.query)
-            inside = True
-        except FastPathUnsupported:
-            inside = False
-        if method == "spark" or (inside and prepared.inputs.size() > SPARK_THRESHOLD):
-            from workbench.pipeline.spark import SparkUnavailable
-
-            try:
-                return _spark_expected(prepared)
-            except SparkUnavailable as error:
-                if method == "spark":
-                    raise
-                note = f"Spark is unavailable ({error.message}); the Python path ran"
-    answers, used = expected_with_method(
-        prepared.query, prepared.inputs.elements(), prepared.semantics, prepared.vectors, end=prepared.end,
-        method="auto" if method == "spark" else method,
+    return expected_by_method(
+        prepared.query, prepared.semantics, prepared.vectors, method=args.method, size=prepared.inputs.size,
+        elements=prepared.inputs.elements, parquet_sources=prepared.inputs.parquet_sources, end=prepared.end,
+        keep_results=len(prepared.vectors) <= MAX_LISTED_T0,
     )
-    if note:
-        used = OracleMethod(used.path, used.engine, note if used.reason is None else f"{note}; {used.reason}")
-    return answers, used
-
-
-def _spark_expected(prepared: Prepared) -> tuple[Mapping[tuple[int, ...], Any], Any]:
-    import tempfile
-
-    from workbench.oracle.run import OracleMethod
-    from workbench.pipeline.oracle_job import expected_answers
-    from workbench.pipeline.spark import get_spark
-
-    spark = get_spark()
-    with tempfile.TemporaryDirectory(prefix="rspwb-oracle-") as folder:
-        sources = prepared.inputs.parquet_sources(folder)
-        answers = expected_answers(spark, prepared.query, sources, prepared.semantics, prepared.vectors,
-                                   end=prepared.end, keep_results=len(prepared.vectors) <= MAX_LISTED_T0)
-    return answers, OracleMethod(answers.mode, "spark", answers.reason)
 
 
 def _method_fields(used: Any, json_mode: bool) -> dict[str, Any]:

@@ -152,7 +152,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         return judge_eviction(run.stimuli, run.query, run.log)
     from workbench.core.semantics import Strategy, Tick
     from workbench.oracle.compare import Tolerance
-    from workbench.oracle.run import check_variables, engine_relations, expected_relations, measure_quality
+    from workbench.oracle.run import check_variables, engine_relations, measure_quality
     from workbench.oracle.verdict import judge as verdict_of
 
     semantics = run.semantics
@@ -172,7 +172,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
                           "windows": []})
     vectors, answers, t_s, used = _expected(run, options, streams, static, expected)
     label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
-    candidates = {label[v]: expected_relations(answers[v]) for v in vectors}
+    candidates = _Candidates({label[v]: v for v in vectors}, answers)
     verdict = verdict_of(engine_relations(log, regroup=options.regroup), candidates, mode=options.match,
                          comparison_start=t_s, tolerance=Tolerance(rel_tol=options.rel_tol))
     if verdict.correct:
@@ -239,6 +239,24 @@ def _expected(run: RecordedRun, options: JudgeOptions, streams: Mapping[str, Seq
         _ANSWER_CACHE.clear()  # one case at a time: runs of a case are consecutive
         _ANSWER_CACHE[key] = result
     return result
+
+
+class _Candidates(Mapping[Any, Any]):
+    """The oracle's relations per t0, built when the verdict asks for them (one t0 at a time)."""
+
+    def __init__(self, vectors: Mapping[Any, tuple[int, ...]], answers: Mapping[tuple[int, ...], ExpectedAnswer]) -> None:
+        self.vectors, self.answers = vectors, answers
+
+    def __getitem__(self, t0: Any) -> Any:
+        from workbench.oracle.run import expected_relations
+
+        return expected_relations(self.answers[self.vectors[t0]])
+
+    def __iter__(self) -> Any:
+        return iter(self.vectors)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
 
 
 def _mean(values: Sequence[float]) -> float | None:

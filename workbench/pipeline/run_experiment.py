@@ -262,6 +262,8 @@ def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
         "gracious": oracle.gracious,
         # an explicit `t0: all` enumerates the admissible set; unset: the semantics' own t0 if it fixes one
         "t0": "all" if raw_t0 == "all" else oracle.t0,
+        "method": "auto",  # where the expected answers are computed (workbench.pipeline.oracle_paths)
+        "spark_master": experiment.spark_master,
     }
 
 
@@ -399,7 +401,7 @@ def prepare_streams(
 
 # --- one run ---------------------------------------------------------------------------
 
-_STREAM_CACHE: dict[tuple[str, str], list[Any]] = {}
+_STREAM_CACHE: dict[tuple[Any, ...], list[Any]] = {}
 _STREAM_CACHE_LOCK = threading.Lock()
 
 
@@ -408,8 +410,13 @@ def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -
     this one and those in ``keep`` (the other streams of the same run)."""
     from workbench.streams.readers import read_stream
 
-    def key_of(ref: StreamRef) -> tuple[str, str]:
-        return (ref.path if os.path.isabs(ref.path) else str(bundle / ref.path), ref.format)
+    def key_of(ref: StreamRef) -> tuple[Any, ...]:
+        path = ref.path if os.path.isabs(ref.path) else str(bundle / ref.path)
+        try:  # a stream regenerated into the same bundle is another stream
+            stat = os.stat(path)
+            return (path, ref.format, stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            return (path, ref.format)
 
     key = key_of(stream)
     with _STREAM_CACHE_LOCK:
@@ -445,12 +452,14 @@ def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[An
 
 
 def execute_run(task: RunTask, cancel: threading.Event | None = None,
-                progress: ProgressCallback | None = None, live_kpis: bool = False) -> dict[str, Any]:
+                progress: ProgressCallback | None = None, live_kpis: bool = False,
+                spark_oracle: bool = True) -> dict[str, Any]:
     """One engine run on the test stand, then the oracle; writes ``runs/<run_id>/``; returns its summary row.
 
     The run is written into ``runs/<run_id>.partial/`` and renamed when its files are
     complete. Engine misbehaviour and oracle errors are recorded, never raised.
     ``live_kpis`` reports the stand's probe samples as ``kpi`` events while the engine runs.
+    ``spark_oracle=False`` (a run that is itself a Spark task) judges without starting a Spark job.
     """
     from workbench.oracle.run import default_end
     from workbench.query.parser import parse_query
@@ -495,7 +504,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
-            oracle = judge_run(task, query, streams, stimuli, end, folder)
+            oracle = judge_run(task, query, streams, stimuli, end, folder, allow_spark=spark_oracle)
         except Exception as error:  # an oracle bug must not stop the other runs
             oracle = {"verdict": "error", "error": f"oracle failed: {type(error).__name__}: {error}"}
         write_json_atomic(folder / ORACLE_FILE, oracle)
@@ -518,10 +527,29 @@ def _run_meta(spec: RunSpec, stream: StreamRef, streams: Sequence[StreamRef] = (
     }
 
 
+def _streams_identity(task: RunTask) -> tuple[Any, ...]:
+    """What identifies the content of a run's streams across bundles: absolute path, size, mtime."""
+    bundle = Path(task.runs_dir).parent
+    identity = []
+    for ref in task.streams:
+        path = Path(ref.path) if os.path.isabs(ref.path) else bundle / ref.path
+        try:
+            stat = path.stat()
+            identity.append((ref.iri, str(path.resolve()), stat.st_size, stat.st_mtime_ns, ref.interval_ms))
+        except OSError:
+            identity.append((ref.iri, str(path), None, None, ref.interval_ms))
+    return tuple(identity)
+
+
 def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], stimuli: Sequence[Any], end: int,
-              folder: Path) -> dict[str, Any]:
-    """The oracle on one finished run (`workbench.oracle.judge`); writes ``ORACLE_<engine>``, returns ``oracle.json``."""
+              folder: Path, *, allow_spark: bool = True) -> dict[str, Any]:
+    """The oracle on one finished run (`workbench.oracle.judge`); writes ``ORACLE_<engine>``, returns ``oracle.json``.
+
+    The expected answers come from the path the ``auto`` rule picks (`workbench.pipeline.oracle_paths`:
+    the Spark job for big streams, as ``rspwb oracle``/``check`` do); ``oracle.json`` records it.
+    """
     from workbench.oracle.judge import JudgeOptions, RecordedRun, judge, oracle_semantics, report_due_at
+    from workbench.pipeline.oracle_paths import expected_function
     from workbench.responses.readers import read_response_log
 
     spec = task.spec
@@ -535,13 +563,21 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         query=query, streams=streams, log=log, semantics=oracle_semantics(settings, spec.engine.semantics), end=end,
         engine_type=spec.engine.type, engine_parameters=spec.engine_parameters, static=task.static, stimuli=stimuli,
         due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start),
-        streams_key=(tuple((ref.key, ref.path) for ref in task.streams), spec.query_text, spec.query.syntax),
+        streams_key=(_streams_identity(task), spec.query_text, spec.query.syntax),
     )
     options = JudgeOptions(
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
         report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
     )
-    judgement = judge(run, options)
+    bundle = Path(task.runs_dir).parent
+    parquet_files = {
+        iri: (ref.path if os.path.isabs(ref.path) else str(bundle / ref.path), streams[iri])
+        for iri in streams for ref in task.streams
+        if ref.format == "parquet" and (ref.iri == iri or ref.iri is None)
+    }
+    expected = expected_function(settings.get("method") or "auto", parquet_files=parquet_files,
+                                 spark_master=settings.get("spark_master"), allow_spark=allow_spark)
+    judgement = judge(run, options, expected)
     if judgement.quality is not None:
         write_text_atomic(folder / f"ORACLE_{spec.engine.id}", judgement.oracle_lines())
     return judgement.payload
@@ -549,7 +585,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
 
 def _execute_task_in_spark(item: tuple[int, RunTask]) -> tuple[int, dict[str, Any]]:
     index, task = item
-    return index, execute_run(task)
+    return index, execute_run(task, spark_oracle=False)
 
 
 # --- the experiment --------------------------------------------------------------------
