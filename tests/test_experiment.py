@@ -412,6 +412,35 @@ def test_fill_template_and_escapes() -> None:
         fill_template("${NOPE}", {})
 
 
+def test_one_template_rule_for_query_text_and_typed_values(tmp_path: Path) -> None:
+    """Query texts and YAML values share one filler: ${NAME} and CSRBench's %NAME%, typed when alone."""
+    text = """\
+name: templates
+variables: {STATIONS: 3, TEMP: 50.0}
+stream:
+  generator: sg1
+  params: {stations: "%STATIONS%", interval: 1s, duration: 5s}
+queries:
+  - id: q1
+    text: "SELECT * WHERE { ?s ?p ?o FILTER(?o > %TEMP% && ?o < ${TEMP}) } # $${KEEP} <http://ex.org/a%20b>"
+engines:
+  - id: e1
+    type: secret
+"""
+    experiment = _load_text(tmp_path, text)
+    assert experiment.queries[0].variables == ("TEMP",)
+    run = expand_runs(experiment)[0]
+    assert run.stream_params["stations"] == 3 and isinstance(run.stream_params["stations"], int)
+    assert run.query_text == "SELECT * WHERE { ?s ?p ?o FILTER(?o > 50.0 && ?o < 50.0) } # ${KEEP} <http://ex.org/a%20b>"
+
+
+def test_percent_placeholder_without_value_names_the_query(tmp_path: Path) -> None:
+    text = MINIMAL.replace("?s ?p ?o }", "?s ?p %MISSING% }")
+    with pytest.raises(UserError) as info:
+        _load_text(tmp_path, text)
+    assert info.value.field == "queries[0].text" and "%MISSING%" in info.value.message
+
+
 def test_sweep_expansion_counts_and_order() -> None:
     experiment = load_experiment(FULL)
     runs = expand_runs(experiment)

@@ -27,7 +27,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
+from workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
 from workbench.core.report import Evaluation
 from workbench.core.semantics import EngineSemantics
 from workbench.core.windows import WindowInstance, WindowSpec
