@@ -48,8 +48,9 @@ def check(capsys: pytest.CaptureFixture[str], folder: Path, system: str, answer:
         "--engine-output-format", "csrbench-json", *extra, "--json",
     ])
     captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)
+    payload = json.loads(captured.out)
+    assert code == (0 if payload["verdict"] == "correct" else 1), captured.err  # exit 1: incorrect
+    return payload
 
 
 CORRECT_ANSWERS = {

@@ -6,6 +6,8 @@ Contracts (CLI.md):
   rspwb check --stream DIR --stream-format csrbench-dir --interval 1000 --query Q.rq \
       --system csparql --engine-output answer.json --engine-output-format csrbench-json \
       --match csrbench --json
+`rspwb check` exits 0 when the answer is correct, 1 when it is incorrect (after printing the
+verdict, so scripts can branch on it) and 2 on a user error.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from workbench.pipeline.oracle_paths import METHODS, SPARK_THRESHOLD
 
 
 MAX_LISTED_T0 = 20  # --json lists every t0's windows up to this many candidates (use --out for all)
+#: `rspwb check` exit codes: 0 correct, 1 incorrect (the verdict is still printed), 2 user error
+CHECK_INCORRECT = 1
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +84,8 @@ def register(subparsers: Any) -> None:
 
     check = subparsers.add_parser(
         "check", help="judge a recorded engine output against the oracle (correct/incorrect, first divergence)",
-        description="Decide whether an engine's answer is correct for some admissible t0 (RSP-QL Def. 25/26).",
+        description="Decide whether an engine's answer is correct for some admissible t0 (RSP-QL Def. 25/26). "
+        "Exit codes: 0 correct, 1 incorrect, 2 user error.",
     )
     _common(check)
     check.add_argument("--engine-output", required=True, help="the engine's recorded answer")
@@ -382,7 +387,7 @@ def run_check(args: argparse.Namespace) -> int:
                 for row in rows:
                     count = row.get("count", 1)
                     print(f"    {label}: {row['binding']}" + (f" ×{count}" if count > 1 else ""))
-    return 0
+    return 0 if payload["verdict"] == "correct" else CHECK_INCORRECT
 
 
 class _LazyStreams(Mapping[str, Any]):

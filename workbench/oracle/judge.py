@@ -103,7 +103,9 @@ class RecordedRun:
     (``tbox`` for ρDF engines); ``static``: static data as N-Triples term rows
     (``{"default": [...], "named": {...}}``); ``due_at``: when each report became due on
     the stand (:func:`report_due_at`), for YABench's delay; ``streams_key``: a hashable
-    identity of the streams' content, which lets runs of one case share the expected answers.
+    identity of the streams' content, which lets runs of one case share the expected answers;
+    ``semantics_declared``: False when nobody said what the engine's semantics are (an
+    external program without ``preset``/``semantics``), so ``semantics`` are assumed defaults.
     """
 
     query: ContinuousQuery
@@ -117,6 +119,7 @@ class RecordedRun:
     stimuli: Sequence[Any] = ()
     due_at: Callable[[int], float] | None = None
     streams_key: Hashable | None = None
+    semantics_declared: bool = True
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,10 @@ class JudgeOptions:
 
     ``t0``: None (the semantics' own t0, else the admissible set), ``"all"``, one instant
     (ms) or one t0 per window; ``registration``: the query's registration time (RSP-QL
-    Theorem 1); ``quality``: measure per-window precision/recall (needs the streams' elements).
+    Theorem 1); ``regroup``: the engine emits one response per binding (or per part of an
+    evaluation), so consecutive responses with the same time and operation are one
+    evaluation's output, and the verdict compares both sides per instant; ``quality``:
+    measure per-window precision/recall (needs the streams' elements).
     """
 
     t0: str | int | tuple[int, ...] | None = None
@@ -152,7 +158,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         return judge_eviction(run.stimuli, run.query, run.log)
     from workbench.core.semantics import Strategy, Tick
     from workbench.oracle.compare import Tolerance
-    from workbench.oracle.run import check_variables, engine_relations, measure_quality
+    from workbench.oracle.run import check_variables, engine_relations, measure_quality, regroup_responses
     from workbench.oracle.verdict import judge as verdict_of
 
     semantics = run.semantics
@@ -164,7 +170,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
                               "error": "the ρDF oracle cannot judge content change under a tuple tick (derived "
                                        "triples would count as ticks); use a time tick or a window-close policy"})
         streams, static = rhodf_entailed(streams, static, run.engine_parameters.get("tbox"))
-    log = run.log
+    log = regroup_responses(run.log) if options.regroup else run.log
     try:
         check_variables(log, run.query)
     except UserError as error:
@@ -172,8 +178,9 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
                           "windows": []})
     vectors, answers, t_s, used = _expected(run, options, streams, static, expected)
     label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
-    candidates = _Candidates({label[v]: v for v in vectors}, answers)
-    verdict = verdict_of(engine_relations(log, regroup=options.regroup), candidates, mode=options.match,
+    candidates = _Candidates({label[v]: v for v in vectors}, answers, regroup=options.regroup)
+    judged = [r for r in engine_relations(log) if r.time is None or r.time <= run.end]  # end: the last instant judged
+    verdict = verdict_of(judged, candidates, mode=options.match,
                          comparison_start=t_s, tolerance=Tolerance(rel_tol=options.rel_tol))
     if verdict.correct:
         # several t0 can match (CSRBench matching ignores times): measure quality against the
@@ -190,8 +197,11 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         chosen = label[vectors[0]]
     vector = next(v for v in vectors if label[v] == chosen)
     payload = verdict.to_json()
+    if not run.semantics_declared:
+        payload["warning"] = assumed_semantics_warning(semantics)
     payload.update({
         "semantics": semantics.describe(),
+        "semantics_declared": run.semantics_declared,
         "admissible_t0": len(vectors),
         "quality_t0": list(vector) if len(vector) > 1 else vector[0],
         "end": run.end,
@@ -241,16 +251,26 @@ def _expected(run: RecordedRun, options: JudgeOptions, streams: Mapping[str, Seq
     return result
 
 
+def assumed_semantics_warning(semantics: EngineSemantics) -> str:
+    """What the oracle assumed for an engine that declares no semantics (shown with its verdict)."""
+    described = ", ".join(f"{k} {v}" for k, v in semantics.describe().items() if v is not None)
+    return ("the engine declares no preset or semantics, so the oracle assumed the defaults "
+            f"({described}); declare them with preset:/semantics: (docs/experiment-format.md)")
+
+
 class _Candidates(Mapping[Any, Any]):
     """The oracle's relations per t0, built when the verdict asks for them (one t0 at a time)."""
 
-    def __init__(self, vectors: Mapping[Any, tuple[int, ...]], answers: Mapping[tuple[int, ...], ExpectedAnswer]) -> None:
-        self.vectors, self.answers = vectors, answers
+    def __init__(self, vectors: Mapping[Any, tuple[int, ...]], answers: Mapping[tuple[int, ...], ExpectedAnswer],
+                 *, regroup: bool = False) -> None:
+        self.vectors, self.answers, self.regroup = vectors, answers, regroup
 
     def __getitem__(self, t0: Any) -> Any:
         from workbench.oracle.run import expected_relations
+        from workbench.oracle.verdict import regroup_by_time
 
-        return expected_relations(self.answers[self.vectors[t0]])
+        relations = expected_relations(self.answers[self.vectors[t0]])
+        return regroup_by_time(relations) if self.regroup else relations  # both sides compared per instant
 
     def __iter__(self) -> Any:
         return iter(self.vectors)

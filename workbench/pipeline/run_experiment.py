@@ -58,7 +58,7 @@ _STREAM_SUFFIX = {"parquet": ".parquet", "nquads": ".nq"}
 
 @dataclass(frozen=True)
 class ExperimentProgress:
-    """One progress event: ``stage`` is validate | stream | engine | kpi | oracle | run-done | done.
+    """One progress event: ``stage`` is validate | warning | stream | engine | kpi | oracle | run-done | done.
 
     ``data`` carries extras for live views: ``validate`` → ``{"streams": n}`` (streams to
     generate); ``engine`` → ``{"engine", "stimuli"}``; ``run-done`` → the run's summary
@@ -262,6 +262,8 @@ def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
         "gracious": oracle.gracious,
         # an explicit `t0: all` enumerates the admissible set; unset: the semantics' own t0 if it fixes one
         "t0": "all" if raw_t0 == "all" else oracle.t0,
+        "end": oracle.end,
+        "regroup": oracle.regroup,
         "method": "auto",  # where the expected answers are computed (workbench.pipeline.oracle_paths)
         "spark_master": experiment.spark_master,
     }
@@ -461,7 +463,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     ``live_kpis`` reports the stand's probe samples as ``kpi`` events while the engine runs.
     ``spark_oracle=False`` (a run that is itself a Spark task) judges without starting a Spark job.
     """
-    from workbench.oracle.run import default_end
+    from workbench.oracle.run import end_by_rule
     from workbench.query.parser import parse_query
     from workbench.stand.host import StandOptions, run_engine
 
@@ -477,7 +479,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     meta = _run_meta(spec, task.stream, task.streams)
     query = parse_query(spec.query_text, syntax=spec.query.syntax)
     streams, stimuli = run_inputs(task, query)
-    end = default_end(query, streams)
+    end = end_by_rule(task.oracle.get("end", "after-last-window"), query, streams)  # the oracle's and the stand's
     stand = dict(task.stand)
     startup = spec.engine_parameters.get("startup_timeout")
     options = StandOptions(
@@ -564,9 +566,11 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         engine_type=spec.engine.type, engine_parameters=spec.engine_parameters, static=task.static, stimuli=stimuli,
         due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start),
         streams_key=(_streams_identity(task), spec.query_text, spec.query.syntax),
+        semantics_declared=spec.engine.declares_semantics or (settings.get("system") or "engine") != "engine",
     )
     options = JudgeOptions(
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
+        regroup=bool(settings.get("regroup")),
         report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
     )
     bundle = Path(task.runs_dir).parent
@@ -655,6 +659,7 @@ def run_experiment(
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
     validate_runs(experiment, runs, static)
+    _warn_assumed_semantics(experiment, report)
     _confirm(experiment, runs, assume_yes, ask)
 
     out = Path(out_dir)
@@ -736,6 +741,18 @@ def run_experiment(
             _finish(out, manifest, runs, rows, status)
             raise
     return _finish(out, manifest, runs, rows, status)
+
+
+def _warn_assumed_semantics(experiment: Experiment, report: ProgressCallback) -> None:
+    """Say up front when the oracle will judge an engine under semantics nobody declared."""
+    from workbench.oracle.judge import assumed_semantics_warning
+
+    if experiment.oracle.system != "engine":
+        return
+    for engine in experiment.engines:
+        if not engine.declares_semantics:
+            report(ExperimentProgress("warning", f"warning: engine {engine.id}: "
+                                      + assumed_semantics_warning(engine.semantics)))
 
 
 def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: Mapping[int, dict[str, Any]],
