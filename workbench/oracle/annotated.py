@@ -684,6 +684,8 @@ class RowTable:
 class RelationEvaluator:
     """The instantaneous relation (a bag, as the reference returns it) per content key."""
 
+    CACHE_SIZE = 4096  # relations kept for t0 values that share window contents
+
     def __init__(self, plan: FastPlan, tables: list[RowTable]) -> None:
         self.plan = plan
         self.tables = tables
@@ -698,6 +700,8 @@ class RelationEvaluator:
             result = self.tables[0].bag(key, self._solutions)
         else:
             result = self._upper(key)
+        if len(self._cache) >= self.CACHE_SIZE:  # bounded: contents of one t0 at a time, roughly
+            self._cache.clear()
         self._cache[key] = result
         return result
 
@@ -843,8 +847,15 @@ def fast_expected_answers(
     end: int | None = None,
     report_window: int = 0,
     plan: FastPlan | None = None,
-) -> dict[tuple[int, ...], "ExpectedAnswer"]:
-    """The expected answer for every t0 vector; the mappings are annotated once for all."""
+) -> Mapping[tuple[int, ...], Any]:
+    """The expected answer for every t0 vector; the mappings are annotated once for all.
+
+    A lazy mapping (`workbench.oracle.deltas.LazyAnswers`): each t0's answer is computed
+    when asked for, one at a time. Single-window monotone plans give `DeltaAnswer`s
+    (presence runs, `workbench.oracle.deltas`); the others an `ExpectedAnswer` from the
+    relation of each distinct window content.
+    """
+    from workbench.oracle.deltas import DeltaOracle, LazyAnswers
     from workbench.oracle.reference import ExpectedAnswer, StaticData, window_specs
 
     static = static if static is not None else StaticData()
@@ -852,16 +863,30 @@ def fast_expected_answers(
         raise UserError("the query has no window over a stream", field="query")
     plan = plan or compile_plan(query)
     context = build_context(query, streams, static)
-    evaluator = RelationEvaluator(plan, annotate(plan, context))
+    tables = annotate(plan, context)
+    evaluator = RelationEvaluator(plan, tables)
     timelines = [Timeline.of(w.times) for w in context.windows]
     r2s = query.r2s or semantics.r2s
-    answers = {}
-    for t0 in t0_vectors:
+    deltas = (DeltaOracle(query, semantics, tables[0], timelines[report_window], end)
+              if DeltaOracle.applies(plan, query) else None)
+
+    def compute(t0: tuple[int, ...]) -> Any:
+        if deltas is not None:
+            answer = deltas.answer(t0)
+            if answer is not None:
+                return answer
         specs = window_specs(query, semantics, t0)
         evaluations = evaluations_for(timelines[report_window], specs[report_window], semantics, end=end)
         keys = content_keys(evaluations, timelines, specs, semantics.active_window, report_window)
         relations = [evaluator.relation(k) for k in keys]
         emissions = list(apply_r2s(r2s, ((e.time, e.sequence, rel) for e, rel in zip(evaluations, relations)),
                                    empty_notification=semantics.empty_notification))
-        answers[tuple(t0)] = ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
-    return answers
+        return ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
+
+    def times(t0: tuple[int, ...]) -> Any:
+        from workbench.oracle.deltas import evaluation_grid
+
+        spec = window_specs(query, semantics, t0)[report_window]
+        return evaluation_grid(timelines[report_window], spec, semantics, end).time
+
+    return LazyAnswers([tuple(v) for v in t0_vectors], compute, times)  # type: ignore[return-value]
