@@ -327,6 +327,20 @@ def _windows(answers: Any, vector: tuple[int, ...]) -> Iterator[dict[str, Any]]:
     return iter(windows_summary(answers[vector]))
 
 
+_ROW_KEYS = ("start", "end", "time", "triples", "expected", "relation_size", "emitted")
+
+
+def _row_json(row: dict[str, Any]) -> str:
+    """``json.dumps(row)`` for a window row of plain ints and bools (several times faster)."""
+    import json
+
+    if tuple(row) != _ROW_KEYS or not all(type(v) is int for v in list(row.values())[:6]):
+        return json.dumps(row)
+    return (f'{{"start": {row["start"]}, "end": {row["end"]}, "time": {row["time"]}, "triples": {row["triples"]}, '
+            f'"expected": {row["expected"]}, "relation_size": {row["relation_size"]}, '
+            f'"emitted": {"true" if row["emitted"] else "false"}}}')
+
+
 def _write_json(payload: dict[str, Any], out: Any = None) -> None:
     """`workbench.cli.main.print_json` for the oracle's payload, whose ``windows`` (and
     ``by_t0[].windows``) are iterators: rows are written as they come, never all held."""
@@ -336,9 +350,14 @@ def _write_json(payload: dict[str, Any], out: Any = None) -> None:
 
     def rows(items: Any, indent: str) -> None:
         out.write("[")
+        lead = f"\n{indent}  "
+        batch: list[str] = []
         for n, row in enumerate(items):
-            out.write(("," if n else "") + f"\n{indent}  " + json.dumps(row))
-        out.write(f"\n{indent}]")
+            batch.append(("," if n else "") + lead + _row_json(row))
+            if len(batch) >= 4096:
+                out.write("".join(batch))
+                batch.clear()
+        out.write("".join(batch) + f"\n{indent}]")
 
     out.write("{")
     for n, (key, value) in enumerate(payload.items()):

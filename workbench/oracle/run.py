@@ -164,7 +164,19 @@ def expected_with_method(
     return LazyAnswers(vectors, reference, times), OracleMethod("reference", reason=reason)
 
 
+MAX_HELD_BINDINGS = 20_000_000  # emitted bindings of one t0 held for comparison (~4 GB as Python objects)
+
+
 def expected_relations(answer: ExpectedAnswer) -> list[Relation]:
+    """The emitted relations of one t0, for `verdict.judge`; refused up front (estimated from
+    the presence runs) when they could not be held in memory."""
+    if hasattr(answer, "sizes"):
+        _, emitted = answer.sizes()
+        total = int(emitted[answer.emitted()].sum())
+        if total > MAX_HELD_BINDINGS:
+            raise UserError(f"the expected answer for t0 = {list(answer.t0)} emits {total:,} bindings, about "
+                            f"{total * 200 / 2**30:.0f} GB to compare in memory: ask for Istream (--r2s istream) or "
+                            "a window-close report (--report window-close)", field="--r2s")
     return [Relation(e.time, e.operation, Counter(e.bindings)) for e in answer.emissions]
 
 
