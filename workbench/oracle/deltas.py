@@ -19,6 +19,7 @@ per-content path of `workbench.oracle.annotated`.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
@@ -26,12 +27,77 @@ from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
 import numpy as np
 
 from workbench.core.r2s import OPERATION_SYMBOL, Emission
-from workbench.core.report import MAX_CLOSING_WINDOWS, Evaluation, skips_empty_prefix
+from workbench.core.report import MAX_CLOSING_WINDOWS, Evaluation, evaluation_instants, skips_empty_prefix
 from workbench.core.semantics import ActiveWindowChoice, BorderConvention, EngineSemantics, R2S, Strategy, Tick
 from workbench.core.windows import WindowInstance, WindowSpec
 from workbench.errors import UserError
 
 INT64_MAX = (1 << 63) - 1
+
+
+# --- evaluation instants on distinct timestamps ------------------------------------------------
+
+
+def compressible(semantics: EngineSemantics) -> bool:
+    """True if contents only ever start/end at timestamp boundaries (not tuple/batch ticks)."""
+    return semantics.tick is Tick.TIME or Strategy.CONTENT_CHANGE not in semantics.report.strategies or any(
+        s in semantics.report.strategies for s in (Strategy.WINDOW_CLOSE, Strategy.PERIODIC)
+    )
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A time-sorted stream's timestamps, also as distinct values with start positions."""
+
+    times: Sequence[int]
+    distinct: list[int]
+    starts: list[int]  # starts[i] = position of the first element at distinct[i]; starts[-1] = n
+
+    @classmethod
+    def of(cls, times: Sequence[int]) -> "Timeline":
+        array = np.asarray(times, dtype=np.int64)
+        if len(array) and np.any(array[1:] < array[:-1]):
+            raise ValueError("timestamps must be non-decreasing")
+        distinct, first = np.unique(array, return_index=True)
+        return cls(times, distinct.tolist(), first.tolist() + [len(array)])
+
+    @classmethod
+    def from_counts(cls, distinct: Sequence[int], counts: Sequence[int]) -> "Timeline":
+        starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).tolist()
+        return cls(_LazyTimes(list(distinct), starts), list(distinct), starts)
+
+
+class _LazyTimes(Sequence[int]):
+    """The full time column rebuilt from distinct timestamps and counts, on demand."""
+
+    def __init__(self, distinct: list[int], starts: list[int]) -> None:
+        self.distinct, self.starts = distinct, starts
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return self.distinct[bisect.bisect_right(self.starts, i) - 1]
+
+
+def evaluations_for(
+    timeline: Timeline, spec: WindowSpec, semantics: EngineSemantics, *, end: int | None
+) -> list[Evaluation]:
+    """`evaluation_instants` for one window, on distinct timestamps when that is exact."""
+    kwargs = dict(tick=semantics.tick, choice=semantics.active_window, batch_size=semantics.batch_size,
+                  start=spec.t0, end=end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0))
+    if not compressible(semantics):
+        return evaluation_instants(list(timeline.times), spec, semantics.report, **kwargs)  # type: ignore[arg-type]
+    starts = timeline.starts
+    return [
+        Evaluation(e.time, e.window, starts[e.lo], starts[e.hi], e.sequence)
+        for e in evaluation_instants(timeline.distinct, spec, semantics.report, **kwargs)  # type: ignore[arg-type]
+    ]
+
 
 
 # --- evaluations of one t0 as arrays ------------------------------------------------------------
@@ -71,6 +137,9 @@ def _grid_problem(semantics: EngineSemantics) -> str | None:
     strategies = semantics.report.strategies
     if Strategy.PERIODIC in strategies:
         return "the report policy is periodic"
+    others = set(strategies) - {Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY}
+    if others:  # a strategy the arrays do not model: the scalar definition decides
+        return f"the report policy has {sorted(s.value for s in others)[0]}"
     if Strategy.WINDOW_CLOSE in strategies:
         return None
     if semantics.tick is Tick.BATCH:
@@ -216,8 +285,6 @@ class EvaluationGrid:
 def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics, end: int | None) -> EvaluationGrid:
     """The evaluations of one window for one t0 (`workbench.oracle.annotated.evaluations_for`),
     vectorised when `evaluation_arrays` covers the semantics."""
-    from workbench.oracle.annotated import compressible, evaluations_for
-
     last = end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0)
     if _grid_problem(semantics) is not None or not timeline.distinct:
         return EvaluationGrid.of(evaluations_for(timeline, spec, semantics, end=end), spec.border)
