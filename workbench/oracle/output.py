@@ -177,16 +177,40 @@ def _write_runs(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], ve
                     mappings.write(json.dumps(dict(sorted(mapping))) + "\n")
                 local[r] = index
             name = f"t0_{'-'.join(str(v) for v in vector)}.npz"
+            columns = {"time": grid.time, "sequence": grid.sequence, "start": grid.open, "end": grid.close,
+                       "index": grid.index, "lo": grid.lo, "hi": grid.hi, "run_mapping": local,
+                       "run_first": runs[1], "run_last": runs[2], "run_count": runs[3]}
             with open(folder.partial / name, "wb") as handle:
-                np.savez_compressed(handle, time=grid.time, sequence=grid.sequence, start=grid.open, end=grid.close,
-                                    index=grid.index, lo=grid.lo, hi=grid.hi, run_mapping=local, run_first=runs[1],
-                                    run_last=runs[2], run_count=runs[3])
+                np.savez_compressed(handle, **{key: packed for name_, column in columns.items()
+                                               for key, packed in _packed(name_, column)})
             folder.files.append(name)
             if n == 0 and len(vectors) > 1:
                 _refuse_if_too_big(folder.partial, (folder.partial / name).stat().st_size * (len(vectors) - 1))
             if folder.after_file is not None:
                 folder.after_file(name)
     folder.files.insert(0, MAPPINGS)
+
+
+def _packed(name: str, column: Any) -> list[tuple[str, Any]]:
+    """A column as its first value (``NAME__first``) and first differences (``NAME``) in the
+    smallest integer type: grids move by small steps, so this is small and fast to compress."""
+    import numpy as np
+
+    column = np.asarray(column, dtype=np.int64)
+    steps = np.diff(column) if len(column) else column
+    kind = np.min_scalar_type(-max(abs(int(steps.min())), abs(int(steps.max())), 1)) if len(steps) else np.int8
+    first = np.asarray([column[0]] if len(column) else [], dtype=np.int64)
+    return [(name + "__first", first), (name, steps.astype(kind))]
+
+
+def _unpacked(data: Any, name: str) -> Any:
+    """`_packed` undone: the int64 column."""
+    import numpy as np
+
+    first = data[name + "__first"]
+    if not len(first):
+        return np.empty(0, dtype=np.int64)
+    return np.concatenate([first, first[0] + np.cumsum(data[name], dtype=np.int64)])
 
 
 def _refuse_if_too_big(where: Path, estimate: int) -> None:
@@ -275,7 +299,7 @@ class OracleOutput:
         if vector not in self.t0_values:
             raise KeyError(vector)
         with np.load(self.folder / f"t0_{'-'.join(str(v) for v in vector)}.npz") as data:
-            arrays = {name: data[name] for name in data.files}
+            arrays = {name: _unpacked(data, name) for name in data.files if not name.endswith("__first")}
         grid = EvaluationGrid(arrays["time"], arrays["sequence"], arrays["start"], arrays["end"], arrays["index"],
                               arrays["lo"], arrays["hi"], self.border)
         runs = PresenceRuns(grid, arrays["run_mapping"], arrays["run_first"], arrays["run_last"], arrays["run_count"])
