@@ -324,7 +324,10 @@ def _windows(answers: Any, vector: tuple[int, ...]) -> Iterator[dict[str, Any]]:
 
     if hasattr(answers, "summary_rows"):  # the Spark job's answers: no need to materialise bindings
         return answers.summary_rows(vector)
-    return iter(windows_summary(answers[vector]))
+    answer = answers[vector]
+    if hasattr(answer, "summary_rows"):  # a `DeltaAnswer`: rows straight from its arrays
+        return answer.summary_rows()
+    return iter(windows_summary(answer))
 
 
 _ROW_KEYS = ("start", "end", "time", "triples", "expected", "relation_size", "emitted")
