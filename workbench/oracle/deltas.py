@@ -525,12 +525,17 @@ class DeltaAnswer:
         """`workbench.oracle.run.windows_summary` rows, from the arrays."""
         relation, emitted_size = self.sizes()
         emitted = self.emitted()
+        expected = np.where(emitted, emitted_size, 0)
         g = self.grid
-        columns = zip(g.open.tolist(), g.close.tolist(), g.time.tolist(), (g.hi - g.lo).tolist(),
-                      np.where(emitted, emitted_size, 0).tolist(), relation.tolist(), emitted.tolist())
-        for start, end, time, triples, expected, size, flag in columns:
-            yield {"start": start, "end": end, "time": time, "triples": triples, "expected": expected,
-                   "relation_size": size, "emitted": flag}
+        step = 1 << 16  # Python objects for one chunk of rows at a time
+        for a in range(0, len(g), step):
+            b = a + step
+            columns = zip(g.open[a:b].tolist(), g.close[a:b].tolist(), g.time[a:b].tolist(),
+                          (g.hi[a:b] - g.lo[a:b]).tolist(), expected[a:b].tolist(), relation[a:b].tolist(),
+                          emitted[a:b].tolist())
+            for start, end, time, triples, size_expected, size, flag in columns:
+                yield {"start": start, "end": end, "time": time, "triples": triples, "expected": size_expected,
+                       "relation_size": size, "emitted": flag}
 
 
 class DeltaOracle:
