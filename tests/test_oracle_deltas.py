@@ -228,22 +228,20 @@ def test_check_prunes_t0_by_the_engine_times_and_stops_at_the_first_match(
     assert payload["verdict"] == "incorrect" and (divergence["expected_time"], divergence["actual_time"]) == (13_000, 13_500)
 
 
-def test_plausible_candidates_computes_no_relation_for_pruned_t0() -> None:
-    from workbench.oracle.run import plausible_candidates
+def test_plausible_order_computes_no_relation() -> None:
+    from collections import Counter
+
+    from workbench.oracle.run import plausible_order
     from workbench.oracle.verdict import Relation
 
     elements = [StreamElement(E.format("a"), E.format("p"), INT.format(2), t) for t in (1000, 3000, 7000)]
     query = csparql(BODIES["filter"], 5000, 5000)
-    sem = PRESETS["cqels"]
     vectors = [(t,) for t in range(0, 5000, 100)]
-    answers = fast_expected_answers(query, {S1: elements}, sem, vectors)
+    answers = fast_expected_answers(query, {S1: elements}, PRESETS["cqels"], vectors)
     computed: list[tuple[int, ...]] = []
     original = answers._compute
     answers._compute = lambda v: computed.append(v) or original(v)
-    from collections import Counter
-
-    engine = [Relation(1000, "+", Counter({frozenset({("x", E.format("a")), ("v", INT.format(2))}): 1}))]
-    candidates = plausible_candidates(answers, vectors, engine, 0)
-    assert computed == [] and 0 < len(candidates) < len(vectors)
-    next(iter(candidates.items()))
-    assert len(computed) == 1
+    binding = frozenset({("x", E.format("a")), ("v", INT.format(2))})
+    order = plausible_order(answers, vectors, [Relation(5000, "+", Counter({binding: 1}))], 0)
+    assert computed == [] and order == [(0,)]  # only t0 = 0 evaluates at 5 s (its second window opens)
+    assert len(plausible_order(answers, vectors, [Relation(5001, "+", Counter())], 0)) == 3  # none: the closest 3

@@ -137,6 +137,8 @@ def _grid_problem(semantics: EngineSemantics) -> str | None:
     strategies = semantics.report.strategies
     if Strategy.PERIODIC in strategies:
         return "the report policy is periodic"
+    if Strategy.NEXT_ELEMENT in strategies:
+        return "windows are reported at the next element after their close"
     others = set(strategies) - {Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY}
     if others:  # a strategy the arrays do not model: the scalar definition decides
         return f"the report policy has {sorted(s.value for s in others)[0]}"

@@ -73,7 +73,21 @@ def t0_vectors(
 def default_end(query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]]) -> int:
     """The last instant to evaluate when none is given: the last element plus the largest
     window, so every window that holds an element has closed."""
-    return end_after(query, max((elements[-1].t for elements in streams.values() if elements), default=0))
+    return end_by_rule("after-last-window", query, streams)
+
+
+def end_by_rule(rule: int | str, query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]]) -> int:
+    """The last instant judged, by an experiment's ``oracle.end``: ``after-last-window`` (the
+    default, `default_end`), ``last-element`` (the stream ends with its last element: no
+    window closing after it is expected) or an application time in ms."""
+    if isinstance(rule, int):
+        return rule
+    last = max((elements[-1].t for elements in streams.values() if elements), default=0)
+    if rule == "last-element":
+        return last
+    if rule == "after-last-window":
+        return end_after(query, last)
+    raise ValueError(f"unknown end rule {rule!r}")
 
 
 def end_after(query: ContinuousQuery, last: int) -> int:
@@ -191,51 +205,28 @@ def evaluation_times(answers: Mapping[tuple[int, ...], Any], vector: tuple[int, 
     return answer.evaluation_times() if hasattr(answer, "evaluation_times") else [e.time for e in answer.evaluations]
 
 
-def plausible_candidates(
+def plausible_order(
     answers: Mapping[tuple[int, ...], Any], vectors: Sequence[tuple[int, ...]], engine: Sequence[Relation],
-    t_s: int | None,
-) -> Mapping[Any, list[Relation]]:
-    """The oracle's relations per t0 label for `verdict.judge`, computed one t0 at a time.
+    t_s: int,
+) -> list[tuple[int, ...]]:
+    """The t0 vectors worth judging under strict matching, in order (no relation computed).
 
-    With ``t_s`` (strict matching) and application times on every engine relation, a t0
-    whose evaluation instants do not include every engine time from t_s on cannot match:
-    such candidates are dropped (the few with the most instants in common are kept, so that
-    an output matching none still gets a closest divergence). Others come first, in order.
+    With application times on every engine relation, a t0 whose evaluation instants do not
+    include every engine time from t_s on cannot match: it is dropped. If none is left, the
+    few with the most instants in common are kept, for a closest divergence.
     """
-    reported = {r.time for r in engine if r.time is not None and (t_s is None or r.time >= t_s)}
-    order = list(vectors)
-    if t_s is not None and engine and all(r.time is not None for r in engine) and reported:
-        import numpy as np
+    reported = {r.time for r in engine if r.time is not None and r.time >= t_s}
+    if not engine or not reported or any(r.time is None for r in engine):
+        return list(vectors)
+    import numpy as np
 
-        wanted = np.fromiter(sorted(reported), dtype=np.int64)
-        overlap = {}
-        for vector in vectors:  # the grid only: no relations are computed here
-            times = np.asarray(evaluation_times(answers, vector), dtype=np.int64)
-            overlap[vector] = int(np.isin(wanted, times).sum())
-        plausible = [v for v in vectors if overlap[v] == len(wanted)]
-        rest = sorted((v for v in vectors if overlap[v] < len(wanted)), key=lambda v: -overlap[v])
-        order = plausible + (rest[:IMPLAUSIBLE_TRIED] if not plausible else [])
-    from workbench.oracle.deltas import LazyAnswers
-
-    labels = {(v if len(v) > 1 else v[0]): v for v in order}
-    lazy = LazyAnswers(order, lambda v: expected_relations(answers[v]))
-    return _Relabelled(labels, lazy)
-
-
-class _Relabelled(Mapping[Any, Any]):
-    """``lazy`` keyed by t0 labels (a bare int for one window)."""
-
-    def __init__(self, labels: dict[Any, tuple[int, ...]], lazy: Mapping[tuple[int, ...], Any]) -> None:
-        self.labels, self.lazy = labels, lazy
-
-    def __getitem__(self, label: Any) -> Any:
-        return self.lazy[self.labels[label]]
-
-    def __iter__(self) -> Any:
-        return iter(self.labels)
-
-    def __len__(self) -> int:
-        return len(self.labels)
+    wanted = np.fromiter(sorted(reported), dtype=np.int64)
+    overlap = {}
+    for vector in vectors:  # the grid only: no relations are computed here
+        times = np.asarray(evaluation_times(answers, vector), dtype=np.int64)
+        overlap[vector] = int(np.isin(wanted, times).sum())
+    plausible = [v for v in vectors if overlap[v] == len(wanted)]
+    return plausible or sorted(vectors, key=lambda v: -overlap[v])[:IMPLAUSIBLE_TRIED]
 
 
 def windows_summary(answer: ExpectedAnswer) -> list[dict[str, Any]]:
@@ -266,6 +257,26 @@ def engine_relations(log: ResponseLog, *, regroup: bool = False) -> list[Relatio
         Relation(r.application_time, r.operation, Counter(r.bindings)) for r in log.responses
     ]
     return regroup_by_time(relations) if regroup else relations
+
+
+def regroup_responses(log: ResponseLog) -> ResponseLog:
+    """Consecutive responses with the same evaluation time and operation merged into one
+    (an engine that emits one response per binding: CQELS, rsp-js). The merged response was
+    complete when its last part arrived, so it keeps that part's system time."""
+    from dataclasses import replace as copy_with
+
+    from workbench.responses.model import EngineResponse
+
+    merged: list[EngineResponse] = []
+    for response in log.responses:
+        last = merged[-1] if merged else None
+        if (last is not None and response.application_time is not None
+                and last.application_time == response.application_time and last.operation == response.operation):
+            merged[-1] = EngineResponse(last.application_time, response.system_time or last.system_time,
+                                        last.operation, last.bindings + response.bindings)
+        else:
+            merged.append(response)
+    return copy_with(log, responses=tuple(merged))
 
 
 def check_variables(log: ResponseLog, query: ContinuousQuery) -> None:

@@ -56,7 +56,7 @@ from workbench.oracle.annotated import (
     evaluations_for,
     minimal_requirements,
 )
-from workbench.oracle.deltas import (  # noqa: F401 - evaluation_arrays/vectorisable: this module's API too
+from workbench.oracle.deltas import (  # noqa: F401 - vectorisable: this module's API too
     DeltaOracle,
     EvaluationArrays,
     evaluation_arrays,
