@@ -38,3 +38,19 @@ def test_open_results_shows_the_results_tab(window, qtbot, tmp_path: Path, monke
     window.runs.open_button.click()
     assert window.tabs.currentWidget() is window.results
     assert window.results.folder == bundle
+
+
+def test_teaching_coupon_defaults_show_rspql_example_10() -> None:
+    """The coupon example opens with the rspql preset first: evaluations at 8 s and 16 s (paper's rows)."""
+    from workbench.core.semantics import PRESETS
+    from workbench.gui.teaching_model import TeachingModel
+
+    assert "rspql" in PRESETS
+    model = TeachingModel("coupon")
+    assert model.columns[0].preset == "rspql"
+    rows = model.emissions(0)
+    assert [t for t, _, _ in rows] == [8000, 16_000]
+    assert [len(bindings) for _, _, bindings in rows] == [2, 1]
+    rooms = TeachingModel("rooms")
+    rooms.set_example("coupon")  # untouched default columns follow the example
+    assert [c.preset for c in rooms.columns][0] == "rspql"
