@@ -54,3 +54,73 @@ def test_teaching_coupon_defaults_show_rspql_example_10() -> None:
     rooms = TeachingModel("rooms")
     rooms.set_example("coupon")  # untouched default columns follow the example
     assert [c.preset for c in rooms.columns][0] == "rspql"
+
+
+# --------------------------------------------------------------------------- item 9: Runs tab
+
+
+def test_runs_cancel_keeps_oracle_total_and_drops_the_eta(tmp_path: Path) -> None:
+    """After Cancel the bars say "cancelled" (no stale ETA) and the oracle still counts /N, not /N−1."""
+    from tests.test_gui_runs import entry_for, event
+    from workbench.gui.runs_model import CANCELLED
+
+    entry = entry_for(tmp_path)
+    entry.start(0.0)
+    entry.apply(event("validate", total=3, data={"streams": 1}), 0.0)
+    entry.apply(event("stream", done=0, total=1), 0.0)
+    entry.apply(event("engine", run_id="r1", data={"engine": "csparql", "stimuli": 5}), 1.0)
+    entry.apply(event("oracle", run_id="r1"), 3.0)
+    entry.apply(event("run-done", run_id="r1", done=1, total=3, data={"run_id": "r1", "status": "ok"}), 4.0)
+    entry.apply(event("engine", run_id="r2", data={"engine": "csparql", "stimuli": 5}), 4.0)
+    assert entry.stage_text("engines", 5.0) == "1/3 · ETA 0:03"
+    entry.request_cancel(5.0)
+    assert "ETA" not in entry.stage_text("engines", 5.0)
+    entry.apply(event("run-done", run_id="r2", done=2, total=3, data={"run_id": "r2", "status": "cancelled"}), 6.0)
+    entry._end(6.0)
+    entry.status = CANCELLED
+    assert entry.stages["oracle"].expected == 3
+    assert entry.stage_text("oracle", 100.0) == "1/3 · cancelled"
+    assert entry.stage_text("engines", 100.0) == "1/3 · cancelled"
+
+
+def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    """The run count above the queue follows the Size combo (not always the full experiment)."""
+    from tests.test_gui_runs import rooms_experiment
+    from workbench.gui.runs import RunManagerView
+    from workbench.gui.tasks import TaskRegistry
+
+    path = rooms_experiment(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8").replace("sizes:\n  smoke: {}",
+                                                             "repetitions: 4\nsizes:\n  smoke: {repetitions: 1}"),
+                    encoding="utf-8")
+    view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
+    qtbot.addWidget(view)
+    view.file_edit.setText(str(path))
+    view.refresh_source()
+    assert view.size_combo.currentData() == "smoke"
+    assert "1 run " in view.source_label.text() + " "
+    view.size_combo.setCurrentIndex(view.size_combo.findData(None))
+    assert "4 runs" in view.source_label.text()
+
+
+def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    """A long stream message is elided to the bar's width on one line; the tooltip has all of it."""
+    from tests.test_gui_runs import entry_for, event
+    from workbench.gui.runs import RunManagerView
+    from workbench.gui.tasks import TaskRegistry
+
+    view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    entry = entry_for(tmp_path)
+    entry.start(0.0)
+    long = "generating stream " + "/very/long/path/" * 20 + "stations.trig\n(LSD, 50 stations)"
+    entry.apply(event("validate", total=1, data={"streams": 2}), 0.0)
+    entry.apply(event("stream", message=long, done=0, total=2), 0.0)
+    view._redraw_stages(entry)
+    bar = view.stage_bars["generate"]
+    assert "\n" not in bar.format()
+    assert bar.fontMetrics().horizontalAdvance(bar.format()) <= bar.contentsRect().width()
+    assert "stations.trig" in bar.toolTip()

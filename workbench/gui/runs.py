@@ -66,6 +66,7 @@ from workbench.gui.runs_model import (
     experiment_from_designer,
     external_commands_text,
     format_duration,
+    sized,
 )
 from workbench.gui.tasks import Task, TaskRegistry, TaskState
 
@@ -145,6 +146,7 @@ class RunManagerView(QWidget):
         self.source_label.setWordWrap(True)
         self.size_combo = QComboBox()
         self.size_combo.setObjectName("runSize")
+        self.size_combo.currentIndexChanged.connect(self._describe_source)
         self.scheduler_combo = QComboBox()
         for name in SCHEDULERS:
             self.scheduler_combo.addItem(name, name)
@@ -302,9 +304,6 @@ class RunManagerView(QWidget):
             sizes: tuple[str, ...] = ()
         else:
             self._source_experiment = experiment
-            runs = len(expand_runs(experiment))
-            self.source_label.setText(f"<b>{_esc(experiment.name)}</b> · {runs} run(s)"
-                                      + (f" · sizes: {_esc(', '.join(experiment.sizes))}" if experiment.sizes else ""))
             sizes = tuple(experiment.sizes)
         previous = self.size_combo.currentData()
         self.size_combo.blockSignals(True)
@@ -315,6 +314,23 @@ class RunManagerView(QWidget):
         chosen = default_size(sizes, previous)
         self.size_combo.setCurrentIndex(max(0, self.size_combo.findData(chosen)) if chosen else 0)
         self.size_combo.blockSignals(False)
+        self._describe_source()
+
+    @Slot()
+    def _describe_source(self) -> None:
+        """Name, run count *at the chosen size* and sizes of the chosen experiment."""
+        experiment = self._source_experiment
+        if experiment is None:
+            return
+        size = self.size_combo.currentData()
+        try:
+            runs = len(expand_runs(sized(experiment, size)))
+        except UserError as error:
+            self.source_label.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
+            return
+        at = f" at size {_esc(size)}" if size else ""
+        self.source_label.setText(f"<b>{_esc(experiment.name)}</b> · {plural(runs, 'run')}{at}"
+                                  + (f" · sizes: {_esc(', '.join(experiment.sizes))}" if experiment.sizes else ""))
 
     def source_experiment(self) -> Experiment:
         """The experiment of the chosen source (UserError naming file/line/field if it is not valid)."""
@@ -550,7 +566,7 @@ class RunManagerView(QWidget):
             return
         item = self.queue_list.item(row)
         status = entry.status
-        if status in (RUNNING, CANCELLING):
+        if status == RUNNING:  # cancelling: no ETA, the run stops
             eta = entry.eta_s(self.clock())
             status += f" · ETA {format_duration(eta)}" if eta is not None else ""
         size = f" [{entry.request.size}]" if entry.request.size else ""
@@ -630,8 +646,14 @@ class RunManagerView(QWidget):
             else:
                 bar.setRange(0, 1000)
                 bar.setValue(int(1000 * (fraction or (1.0 if stage.expected == 0 else 0.0))))
-            bar.setFormat(stage.text(now) + (f" · {stage.current}" if stage.current else ""))
-        eta = entry.eta_s(now)
+            text = entry.stage_text(name, now)
+            current = " ".join(stage.current.split())  # one line: a progress bar does not wrap
+            bar.setToolTip(f"{text} · {current}" if current else text)
+            if current:
+                room = bar.contentsRect().width() - bar.fontMetrics().horizontalAdvance(text + " · ") - 16
+                current = bar.fontMetrics().elidedText(current, Qt.TextElideMode.ElideMiddle, max(0, room))
+            bar.setFormat(f"{text} · {current}" if current else text)
+        eta = entry.eta_s(now) if entry.status == RUNNING else None
         if entry.status in (RUNNING, CANCELLING):
             elapsed = format_duration(now - (entry.started or now))
             self.current_label.setText(f"elapsed {elapsed}" + (f" · remaining ≈ {format_duration(eta)}" if eta is not None else ""))
