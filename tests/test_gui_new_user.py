@@ -124,3 +124,69 @@ def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_le
     assert "\n" not in bar.format()
     assert bar.fontMetrics().horizontalAdvance(bar.format()) <= bar.contentsRect().width()
     assert "stations.trig" in bar.toolTip()
+
+
+# --------------------------------------------------------------------------- item 13: Timeline
+
+
+def _graph_stream() -> object:
+    """Two lanes, one event every second, each event a graph of three triples (same lane, same instant)."""
+    from workbench.gui.timeline_data import StreamLanes
+    from workbench.streams.model import StreamElement
+
+    return StreamLanes.from_elements([
+        StreamElement(f"<http://ex.org/sensor{k}>", f"<http://ex.org/p{p}>", '"1"', i * 1000)
+        for i in range(20) for k in range(2) for p in range(3)])
+
+
+def test_timeline_fields_are_whole_at_1024_and_the_view_fits(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from workbench.gui.timeline import TimelineView
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    view.size_edit.setText("10000ms")
+    view.slide_edit.setText("10000ms")
+    view.t0_edit.setText("10000ms")
+    assert view.minimumSizeHint().width() <= 1024
+    assert view.width() <= 1024
+    for edit in (view.size_edit, view.slide_edit, view.t0_edit):
+        assert edit.width() >= edit.fontMetrics().horizontalAdvance(edit.text()) + 8
+
+
+def test_timeline_jump_starts_at_the_data_not_before_it(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    """A jump to an early divergence (5 s, windows of 5 s) shows from the stream's start, not from −15 s."""
+    from workbench.gui.timeline import TimelineView
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    view.size_edit.setText("5s")
+    view.slide_edit.setText("5s")
+    view.show_lanes(_graph_stream())  # type: ignore[arg-type]
+    view.jump_to(5000)
+    lo, hi = view.timeline.time_range()
+    assert -1000 < lo <= 0 and hi - lo == pytest.approx(40_000)
+
+
+def test_timeline_csv_counts_a_graphs_triples_in_one_row(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    import csv
+
+    from workbench.gui.timeline import TimelineView
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    view.show_lanes(_graph_stream())  # type: ignore[arg-type]
+    view.timeline.set_time_range(0, 4500)
+    view.timeline.refresh()
+    assert view.timeline._shown["mode"] == "points"
+    rows = [row for row in csv.reader(open(view.timeline.export_csv(tmp_path / "t.csv"), encoding="utf-8"))
+            if row[0] == "element"]
+    assert len(rows) == len({tuple(row) for row in rows})  # no identical rows
+    assert ["element", "sensor0", "1000", "1000", "3"] in rows
+    assert sum(int(row[4]) for row in rows) == 3 * 2 * 5  # 5 instants × 2 lanes × 3 triples in 0…4.5 s

@@ -361,13 +361,17 @@ class WindowTimeline(QWidget):
         self.item.setYRange(top, bottom, padding=0)
 
     # ------------------------------------------------------------------ view
-    def show_all(self) -> None:
-        """The whole stream, and the evaluations and emissions after its last element."""
+    def data_span(self) -> tuple[int, int, int]:
+        """(first, last, padding) in ms: the stream with its evaluations and emissions."""
         lo, hi = self.lanes.span
         for times in (self.evaluation_times, *self.engine_times.values()):
             if len(times):
                 lo, hi = min(lo, int(times[0])), max(hi, int(times[-1]))
-        pad = max(1, (hi - lo) // 50)
+        return lo, hi, max(1, (hi - lo) // 50)
+
+    def show_all(self) -> None:
+        """The whole stream, and the evaluations and emissions after its last element."""
+        lo, hi, pad = self.data_span()
         self._update_axis()
         self.item.setXRange((lo - pad) / 1000, (hi + pad) / 1000, padding=0)
         self.refresh()
@@ -391,7 +395,9 @@ class WindowTimeline(QWidget):
     def jump_to(self, t_ms: int) -> WindowInstance | None:
         """Centre the view on ``t_ms`` at a zoom showing a few windows; select the window at it."""
         span = 4 * (self.spec.size + self.spec.slide) if self.spec is not None else 10_000
-        self.set_time_range(t_ms - span / 2, t_ms + span / 2)
+        first, _, pad = self.data_span()
+        lo = max(t_ms - span / 2, first - pad)  # never a stretch of nothing before the data (e.g. −15 s)
+        self.set_time_range(lo, lo + span)
         self.refresh()
         window = self.window_at(t_ms)
         if window is not None:
@@ -639,10 +645,11 @@ class WindowTimeline(QWidget):
                 for lane, count in zip(self.lanes.names, counts):
                     for i in np.nonzero(count)[0]:
                         writer.writerow(["elements", lane, int(edges[i]), int(edges[i + 1]), int(count[i])])
-            elif shown.get("mode") == "points":
+            elif shown.get("mode") == "points":  # one row per lane and instant: a graph's triples are counted
                 xs, ys = shown["points"]
-                for x, y in zip(xs, ys):
-                    writer.writerow(["element", self.lanes.names[int(y)], int(round(x * 1000)), int(round(x * 1000)), 1])
+                at = Counter(zip(np.round(np.asarray(xs) * 1000).astype(np.int64).tolist(), np.asarray(ys).astype(int).tolist()))
+                for (t, lane), count in sorted(at.items(), key=lambda item: (item[0][1], item[0][0])):
+                    writer.writerow(["element", self.lanes.names[lane], t, t, count])
             for window in shown.get("windows", []):
                 left, right = window.border.brackets()
                 writer.writerow([f"window {left}{right}", window.index, window.open, window.close, ""])
@@ -775,7 +782,9 @@ class TimelineView(QWidget):
         self.slide_edit = QLineEdit("10s")
         self.t0_edit = QLineEdit("0s")
         for edit in (self.size_edit, self.slide_edit, self.t0_edit):
-            edit.setMaximumWidth(70)
+            # wide enough for "100000ms" whatever the window width (never cut to "0ms")
+            edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance("100000ms") + 14)
+            edit.setMaximumWidth(edit.minimumWidth() + 20)
             edit.editingFinished.connect(self.apply_spec)
         self.border_combo = QComboBox()
         self.border_combo.addItems([b.value for b in BorderConvention])
@@ -784,6 +793,8 @@ class TimelineView(QWidget):
         self.partial_box.clicked.connect(self._on_spec_control)
         self.policy_combo = QComboBox()
         self.policy_combo.setEditable(True)
+        self.policy_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.policy_combo.setMinimumContentsLength(22)
         self.policy_combo.addItems(["window-close", "window-close & non-empty", "periodic(5s)", "(none)"])
         self.policy_combo.activated.connect(self._on_spec_control)
         self.fit_button = QPushButton("Fit")
@@ -817,7 +828,6 @@ class TimelineView(QWidget):
         run_layout.addWidget(QLabel("bindings of"))
         run_layout.addWidget(self.bindings_combo, 1)
         run_layout.addWidget(self.divergence_button)
-        run_layout.addStretch(1)
         self.run_bar.setVisible(False)
         controls = QHBoxLayout()
         controls.addWidget(self.open_button)
@@ -829,11 +839,15 @@ class TimelineView(QWidget):
         controls.addWidget(QLabel("report"))
         controls.addWidget(self.policy_combo)
         controls.addStretch(1)
+        # second row: the bundle run's choices, then view and export (two rows fit 1024 px)
+        actions = QHBoxLayout()
+        actions.addWidget(self.run_bar, 1)
+        actions.addStretch(0)
         for button in (self.fit_button, export_png, export_svg, export_csv):
-            controls.addWidget(button)
+            actions.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
-        layout.addWidget(self.run_bar)
+        layout.addLayout(actions)
         layout.addWidget(self.status)
         layout.addWidget(self.timeline, 1)
         self.ask_save_path = self._ask_save_path
