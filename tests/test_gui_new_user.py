@@ -190,3 +190,52 @@ def test_timeline_csv_counts_a_graphs_triples_in_one_row(qtbot, tmp_path: Path, 
     assert len(rows) == len({tuple(row) for row in rows})  # no identical rows
     assert ["element", "sensor0", "1000", "1000", "3"] in rows
     assert sum(int(row[4]) for row in rows) == 3 * 2 * 5  # 5 instants × 2 lanes × 3 triples in 0…4.5 s
+
+
+# --------------------------------------------------------------------------- item 4: 1024×700
+
+
+def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long bundle path in Runs and Results never widens the window; the run table's verdict shows."""
+    from PySide6.QtWidgets import QListWidgetItem
+
+    from tests.test_gui_runs import rooms_experiment
+    from workbench.experiment import load_experiment
+    from workbench.gui.runs import ID_ROLE
+    from workbench.gui.runs_model import RunRequest
+    from workbench.results.bundle import read_bundle
+
+    deep = tmp_path / ("a_very_long_folder_name_for_the_results_of_experiments_" * 3) / "and_another_long_level_2026"
+    bundle = write_bundle(deep / "rooms-experiment-with-a-long-name-20261124-101010", "rooms",
+                          [{"case": 0, "repetition": r, "engine": "csparql-with-a-long-engine-name",
+                            "query": "rooms", "variables": {}} for r in range(3)])
+    window.resize(1024, 700)
+    entry = window.runs.model.enqueue(RunRequest(load_experiment(rooms_experiment(tmp_path)), bundle))
+    item = QListWidgetItem()
+    item.setData(ID_ROLE, entry.ident)
+    window.runs.queue_list.addItem(item)
+    entry.start(0.0)
+    entry.finish(read_bundle(bundle), 5.0)
+    window.runs.queue_list.setCurrentItem(item)
+    window.results.open_bundle(bundle)
+    qtbot.waitUntil(lambda: window.results.folder == bundle, timeout=10_000)
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        qtbot.wait(20)
+        assert window.width() <= 1024, window.tabs.tabText(index)
+        assert window.tabs.currentWidget().minimumSizeHint().width() <= 1024, window.tabs.tabText(index)
+    window.tabs.setCurrentWidget(window.runs)
+    qtbot.wait(20)
+    table = window.runs.run_table
+    assert table.rowCount() == 3 and table.isVisible()
+    from workbench.gui.runs import VERDICT_COLUMN
+
+    verdict_right = table.columnViewportPosition(VERDICT_COLUMN) + table.columnWidth(VERDICT_COLUMN)
+    assert 0 <= table.columnViewportPosition(VERDICT_COLUMN) and verdict_right <= table.viewport().width()
+    assert table.item(0, VERDICT_COLUMN).text() == "correct"
+    assert window.runs.header.isVisible() and bundle.name[-15:] in window.runs.header.text()
+    assert str(bundle) in window.runs.header.toolTip()
+    window.results.tabs.setCurrentWidget(window.results.timeline_view)
+    window.tabs.setCurrentWidget(window.results)
+    qtbot.wait(20)
+    assert window.width() <= 1024

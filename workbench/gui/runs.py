@@ -48,7 +48,7 @@ from workbench.errors import UserError
 from workbench.experiment.model import Experiment
 from workbench.experiment.runs import expand_runs
 from workbench.gui.qt import pg  # PySide6 first, then pyqtgraph
-from workbench.gui.results.common import fit_samples, plural
+from workbench.gui.results.common import fit_samples, plural, shown_path
 from workbench.gui.runs_model import (
     CANCELLING,
     FINISHED,
@@ -77,7 +77,9 @@ STATUS_COLOURS = {QUEUED: "#616161", RUNNING: "#1565c0", CANCELLING: "#ef6c00", 
 RSS_COLOUR, CPU_COLOUR = "#1565c0", "#d81b60"
 STAGE_LABELS = {"generate": "Generate streams", "engines": "Engine runs", "oracle": "Oracle"}
 ID_ROLE = Qt.ItemDataRole.UserRole
-RUN_COLUMNS = ("engine run", "engine", "status / verdict", "responses", "stimuli", "peak RSS MB")
+RUN_ID_WIDTH = 170  # px: the run table's widest run-id / engine column
+RUN_COLUMNS = ("engine run", "status / verdict", "engine", "responses", "stimuli", "peak RSS MB")  # verdict early: in view at 1024 px
+VERDICT_COLUMN = RUN_COLUMNS.index("status / verdict")
 
 
 class RunManagerView(QWidget):
@@ -217,6 +219,7 @@ class RunManagerView(QWidget):
         self.header = QLabel()
         self.header.setObjectName("runHeader")
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.header.setWordWrap(True)  # with the bundle path elided: never wider than the window
         layout.addWidget(self.header)
         stages = QGridLayout()
         self.stage_bars: dict[str, QProgressBar] = {}
@@ -246,8 +249,12 @@ class RunManagerView(QWidget):
         self.run_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.run_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.run_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.run_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # sized to the contents on each redraw, the run ids capped (elided in the middle) so that the
+        # verdict column stays in view at 1024 px
+        self.run_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.run_table.horizontalHeader().setStretchLastSection(True)
+        self.run_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.run_table.setWordWrap(False)
         self.run_table.itemSelectionChanged.connect(self._on_run_picked)
 
         chart_box = QWidget()
@@ -255,6 +262,7 @@ class RunManagerView(QWidget):
         chart_layout.setContentsMargins(0, 0, 0, 0)
         self.live_label = QLabel()
         self.live_label.setObjectName("liveCounters")
+        self.live_label.setWordWrap(True)
         chart_layout.addWidget(self.live_label)
         self.chart = pg.GraphicsLayoutWidget()
         self.chart.setObjectName("kpiChart")
@@ -614,7 +622,9 @@ class RunManagerView(QWidget):
             self.cpu_curve.setData([], [])
             return
         colour = STATUS_COLOURS.get(entry.status, "#000")
-        where = f" · bundle <code>{_esc(str(entry.bundle or entry.request.out_dir))}</code>"
+        folder = str(entry.bundle or entry.request.out_dir)
+        self.header.setToolTip(f"bundle {folder}")
+        where = f" · bundle <code>{shown_path(self.header, folder)}</code>"
         self.header.setText(f"<b>{_esc(entry.name)}</b>"
                             + (f" · size {_esc(entry.request.size)}" if entry.request.size else "")
                             + f" · scheduler {entry.request.scheduler}"
@@ -667,6 +677,10 @@ class RunManagerView(QWidget):
         self.run_table.setRowCount(len(traces))
         for row, trace in enumerate(traces):
             self._fill_row(row, trace)
+        self.run_table.resizeColumnsToContents()
+        for column in (0, RUN_COLUMNS.index("engine")):  # long run ids and engine names: elided
+            if self.run_table.columnWidth(column) > RUN_ID_WIDTH:
+                self.run_table.setColumnWidth(column, RUN_ID_WIDTH)
 
     def _redraw_row(self, entry: ExperimentRun, run_id: str) -> None:
         for row, key in enumerate(entry.engine_runs):
@@ -676,7 +690,7 @@ class RunManagerView(QWidget):
 
     def _fill_row(self, row: int, trace: Any) -> None:
         stimuli = f"{trace.stimuli_done}/{trace.stimuli}" if trace.stimuli is not None else str(trace.stimuli_done or "")
-        values = (trace.run_id, trace.engine, trace.verdict or trace.status, str(trace.responses), stimuli,
+        values = (trace.run_id, trace.verdict or trace.status, trace.engine, str(trace.responses), stimuli,
                   "" if trace.peak_rss_mb is None else f"{trace.peak_rss_mb:.1f}")
         for column, text in enumerate(values):
             item = self.run_table.item(row, column)
@@ -685,7 +699,7 @@ class RunManagerView(QWidget):
                 self.run_table.setItem(row, column, item)
             if item.text() != text:
                 item.setText(text)
-            if column == 2:
+            if column == VERDICT_COLUMN:
                 item.setForeground(QBrush(QColor(_verdict_colour(text))))
             if column == 0 and trace.error:
                 item.setToolTip(trace.error)
