@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -239,3 +240,77 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
     window.tabs.setCurrentWidget(window.results)
     qtbot.wait(20)
     assert window.width() <= 1024
+
+
+# --------------------------------------------------------------------------- item 6: Teaching
+
+
+@pytest.fixture
+def coupon_window(window, qtbot):  # type: ignore[no-untyped-def]
+    """The Teaching tab at 1280×820 on the coupon example at 8 s (its busiest instant)."""
+    window.resize(1280, 820)
+    window.tabs.setCurrentWidget(window.teaching)
+    window.teaching.model.set_example("coupon")
+    window.teaching.model.set_time(8000)
+    qtbot.wait(50)
+    return window
+
+
+def test_teaching_point_labels_are_whole_and_never_overlap(coupon_window) -> None:  # type: ignore[no-untyped-def]
+    from workbench.gui.teaching import label_levels
+
+    assert label_levels([2.0, 2.0, 5.0, 7.0], [1.0, 1.0, 1.0, 1.0], 0.1) == [0, 1, 0, 0]
+    labels = coupon_window.teaching.timeline._labels
+    texts = [label.textItem.toPlainText() for label in labels]
+    assert ':alice "10% discount on"' in texts and ":diana :a" in texts and ":eve :b" in texts
+    rects = [label.sceneBoundingRect() for label in labels]
+    for i, a in enumerate(rects):
+        for j in range(i + 1, len(rects)):
+            assert not a.intersects(rects[j]), (texts[i], texts[j])
+
+
+def test_teaching_panels_fit_1280x820_break_between_names_and_speak_seconds(coupon_window) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QTextDocument
+    from PySide6.QtWidgets import QScrollArea
+
+    teaching = coupon_window.teaching
+    scroll = next(area for area in teaching.findChildren(QScrollArea) if area.widget().findChild(type(teaching.column_widgets[0])))
+    assert scroll.verticalScrollBar().maximum() == 0 and scroll.horizontalScrollBar().maximum() == 0
+    for column in teaching.column_widgets:
+        readout = column.readout
+        plain = readout.text()
+        shown = plain.replace("\u2060", "").replace("&nbsp;", " ")
+        assert " ms" not in shown and re.search(r"[\[(]\d+ s, \d+ s[\])]", shown)  # e.g. [8 s, 10 s)
+        document = QTextDocument()
+        document.setDefaultFont(readout.font())
+        document.setHtml(plain)
+        document.setTextWidth(readout.contentsRect().width())
+        document.size()  # lays it out
+        block = document.begin()
+        while block.isValid():
+            layout, text = block.layout(), block.text()
+            for index in range(layout.lineCount() - 1):  # every line but a paragraph's last
+                line = layout.lineAt(index)
+                assert text[line.textStart() + line.textLength() - 1] in " \u2028", text  # at a space or <br> only
+            block = block.next()
+    assert teaching.t0_spins[0].suffix() == " s" and teaching.t0_spins[0].value() == 1.0
+    teaching.t0_spins[1].setValue(2)
+    assert teaching.model.t0 == (1000, 2000)
+
+
+def test_teaching_yabench_preset_says_the_t0_fields_override_its_t0(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from workbench.gui.teaching import TeachingView
+    from workbench.gui.teaching_model import TeachingModel
+
+    model = TeachingModel("rooms", ["yabench-window-close", "csparql"])
+    assert model.t0_note(0) is None  # t0 fields at 0: what the preset fixes
+    view = TeachingView(model)
+    qtbot.addWidget(view)
+    view.resize(1280, 760)
+    view.show()
+    view.t0_spins[0].setValue(2)
+    assert model.t0 == (2000,) and model.answer(0).evaluations[0].time == 12_000  # the fields are honoured
+    assert "fixes t0 = 0 s" in (model.t0_note(0) or "") and model.t0_note(1) is None
+    assert "fixes t0 = 0 s" in view.column_widgets[0].readout.text()
+    assert "fixes t0" not in view.column_widgets[1].readout.text()
+    view.close()
