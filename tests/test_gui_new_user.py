@@ -104,6 +104,28 @@ def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_le
     assert "4 runs" in view.source_label.text()
 
 
+def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QListWidgetItem
+
+    from tests.test_gui_runs import event, rooms_experiment
+    from workbench.experiment import load_experiment
+    from workbench.gui.runs import ID_ROLE, RunManagerView
+    from workbench.gui.runs_model import RunRequest
+    from workbench.gui.tasks import TaskRegistry
+
+    view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
+    qtbot.addWidget(view)
+    entry = view.model.enqueue(RunRequest(load_experiment(rooms_experiment(tmp_path)), tmp_path / "out", "smoke"))
+    item = QListWidgetItem()
+    item.setData(ID_ROLE, entry.ident)
+    view.queue_list.addItem(item)
+    view.queue_list.setCurrentItem(item)
+    entry.start(0.0)
+    entry.apply(event("validate", total=1, data={"streams": 1}), 0.0)  # run_experiment counts at the size
+    view._redraw(force=True)
+    assert "size smoke · 1 engine run ·" in view.header.text()
+
+
 def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """A long stream message is elided to the bar's width on one line; the tooltip has all of it."""
     from tests.test_gui_runs import entry_for, event

@@ -627,6 +627,7 @@ class RunManagerView(QWidget):
         where = f" · bundle <code>{shown_path(self.header, folder)}</code>"
         self.header.setText(f"<b>{_esc(entry.name)}</b>"
                             + (f" · size {_esc(entry.request.size)}" if entry.request.size else "")
+                            + (f" · {plural(total, 'engine run')}" if (total := entry.stages["engines"].total) else "")
                             + f" · scheduler {entry.request.scheduler}"
                             + f" · <span style='color:{colour}'><b>{entry.status}</b></span>{where}")
         self._redraw_stages(entry)
