@@ -209,6 +209,11 @@ def alignments(probes: Sequence[Probe], observations: Iterable[ProbeObservation]
 Outcome = Divergence | None  # None: the candidate explains the probe
 
 
+#: The oracle's answers to the battery do not depend on the engine probed: kept for the process
+#: (bounded: probes × 36 parameter combinations × a few alignments, each a handful of relations).
+_ORACLE_CACHE: dict[tuple[Any, ...], dict[tuple[int, ...], Any]] = {}
+
+
 class ProbeJudge:
     """Judges one probe's engine answer against candidates, with the oracle's answers cached.
 
@@ -243,8 +248,11 @@ class ProbeJudge:
         if key not in self._expected:
             if base_key not in self._answers:
                 base = replace(s, r2s=R2S.RSTREAM, empty_notification=True)
-                self._answers[base_key] = compute_expected(
-                    self.query, self.probe.streams, base, list(self.vectors.values()), end=self.probe.horizon)
+                cached = _ORACLE_CACHE.setdefault((self.probe.name, self.probe.elements, base_key), {})
+                missing = [v for v in self.vectors.values() if v not in cached]
+                if missing:
+                    cached.update(compute_expected(self.query, self.probe.streams, base, missing, end=self.probe.horizon))
+                self._answers[base_key] = cached
             answer = self._answers[base_key][self.vectors[candidate.alignment]]
             emissions = apply_r2s(s.r2s, ((ev.time, ev.sequence, rel) for ev, rel in zip(answer.evaluations, answer.relations)),
                                   empty_notification=s.empty_notification)
@@ -471,16 +479,15 @@ def infer(
     units = consistent_time_units(chosen, [by_name[p] for p in ran])
     preset_unit = presets[preset_name].time_unit.value
     parameters["time_unit"] = preset_unit if preset_unit in units else (units[-1] if units else None)
-    if parameters["time_unit"] not in (None, preset_unit):
-        changes["time_unit"] = parameters["time_unit"]
     undetermined: dict[str, list[Any]] = {}
     compatible = [c for c in chosen_set if c.alignment == chosen.alignment]
     for key, value in parameters.items():
         if key in ("time_unit", "alignment", "grouping"):
             continue  # grouping: regrouping one response per evaluation changes nothing
-        others = sorted({str(c.parameters()[key]) for c in compatible} - {str(value)})
         if key == "tick" and not _ticks_matter(chosen.semantics.report):
-            others = sorted({t.value for t in Tick if t is not Tick.BATCH} - {str(value)})
+            others = [t.value for t in (Tick.TUPLE, Tick.TIME) if t.value != value]
+        else:
+            others = list({repr(v): v for c in compatible if (v := c.parameters()[key]) != value}.values())
         if others:
             undetermined[key] = others
     if len(units) > 1:

@@ -41,6 +41,19 @@ class ProbeTarget:
     def external(self) -> bool:
         return self.config.type == EXTERNAL_TYPE
 
+    # what `workbench.stand.confirm.describe_command` shows before an external command runs
+    @property
+    def id(self) -> str:
+        return self.label
+
+    @property
+    def type(self) -> str:
+        return self.config.type
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        return self.config.parameters
+
 
 def builtin_target(name: str, *, faults: Mapping[str, bool] | None = None,
                    semantics: Mapping[str, Any] | None = None, parameters: Mapping[str, Any] | None = None) -> ProbeTarget:
@@ -62,6 +75,9 @@ def builtin_target(name: str, *, faults: Mapping[str, bool] | None = None,
                         field="ENGINE")
     config = EngineConfig(engine_type, base.with_overrides(dict(semantics or {})), dict(faults or {}),
                           dict(parameters or {}), name=name)
+    from workbench.engine import create_engine
+
+    create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe
     parts = [f"type {engine_type}"] + ([f"preset {preset}"] if preset else [])
     if semantics:
         parts.append("semantics " + ", ".join(f"{k}={v}" for k, v in semantics.items()))
