@@ -522,6 +522,19 @@ def infer(
     )
 
 
+def format_value(value: Any) -> str:
+    """A parameter value as an experiment file writes it (true/false, null)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
+def headline_verdict(inference: ProbeInference) -> str:
+    """"explains every probe", "… but those listed below", ", given the fault below"."""
+    verdict = "explains every probe" if inference.explained else "explains every probe but those listed below"
+    return verdict + (", given the fault below" if inference.faults else "")
+
+
 def format_inference(inference: ProbeInference) -> str:
     """The human-readable report `rspwb probe` prints."""
     lines = [f"engine: {inference.engine}"]
@@ -530,18 +543,15 @@ def format_inference(inference: ProbeInference) -> str:
     if inference.preset is None:
         lines.append("no probe ran: nothing to infer")
     else:
-        overrides = ", ".join(f"{key}: {value}" for key, value in inference.overrides.items())
-        verdict = "explains every probe" if inference.explained else "explains every probe but those listed below"
-        if inference.faults:
-            verdict += ", given the fault below"
+        overrides = ", ".join(f"{key}: {format_value(value)}" for key, value in inference.overrides.items())
+        verdict = headline_verdict(inference)
         lines.append(f"preset: {inference.preset}" + (f" + {{{overrides}}}" if overrides else " (no overrides)")
                      + f" — {verdict}")
         lines.append("parameters:")
         for key, value in inference.parameters.items():
-            shown = "null" if value is None else value
             alternatives = inference.undetermined.get(key)
-            note = f"   (probes cannot tell from: {', '.join(map(str, alternatives))})" if alternatives else ""
-            lines.append(f"  {key}: {shown}{note}")
+            note = f"   (probes cannot tell from: {', '.join(map(format_value, alternatives))})" if alternatives else ""
+            lines.append(f"  {key}: {format_value(value)}{note}")
         for finding in inference.faults:
             lines.append(f"fault: {finding.fault} — {FAULT_TEXT[finding.fault]}")
             lines.append(f"  evidence: {finding.evidence}")

@@ -88,39 +88,50 @@ def builtin_target(name: str, *, faults: Mapping[str, bool] | None = None,
 
 def experiment_target(path: str | os.PathLike[str], engine_id: str | None) -> ProbeTarget:
     """An engine of an experiment file (its type, preset, semantics, faults and parameters)."""
-    from workbench.engine import engine_config_from_spec
     from workbench.experiment import load_experiment
 
-    experiment = load_experiment(path)
+    return engine_of(load_experiment(path), engine_id, source=str(path))
+
+
+def engine_of(experiment: Any, engine_id: str | None, *, source: str | None = None) -> ProbeTarget:
+    """An engine of a loaded experiment (``engine_id`` None: its only engine)."""
+    from workbench.engine import engine_config_from_spec
+
     engines = list(experiment.engines)
     ids = [e.id for e in engines]
+    where = source or experiment.name
     if engine_id is None:
         if len(engines) != 1:
             raise UserError(f"the experiment has {len(engines)} engines ({', '.join(ids)}); name one: "
-                            f"{path}:ENGINE", file=str(path), field="engines")
+                            f"{where}:ENGINE", file=source, field="engines")
         spec = engines[0]
     else:
         matches = [e for e in engines if e.id == engine_id]
         if not matches:
             raise UserError(f"no engine {engine_id!r} in the experiment; it has {', '.join(ids) or 'none'}",
-                            file=str(path), field="engines")
+                            file=source, field="engines")
         spec = matches[0]
     parameters = _resolved_parameters(experiment, spec)
     config = engine_config_from_spec(spec, parameters)
     command = tuple(str(part) for part in parameters["command"]) if spec.type == EXTERNAL_TYPE and parameters.get("command") else None
     if spec.type == EXTERNAL_TYPE and command is None:
-        raise UserError("an external engine needs parameters.command", file=str(path), field=f"engines.{spec.id}.parameters.command")
-    return ProbeTarget(f"{Path(path).name}:{spec.id}", config, command, description=f"engine {spec.id} ({spec.type}) of {path}")
+        raise UserError("an external engine needs parameters.command", file=source,
+                        field=f"engines.{spec.id}.parameters.command")
+    label = f"{Path(source).name}:{spec.id}" if source else spec.id
+    return ProbeTarget(label, config, command, description=f"engine {spec.id} ({spec.type}) of {where}")
 
 
 def _resolved_parameters(experiment: Any, spec: Any) -> dict[str, Any]:
     """The engine's parameters with ``${NAME}`` filled in from its first run (as written otherwise)."""
+    from workbench.experiment.runs import expand_runs
+
     try:
-        for run in experiment.runs():
-            if run.engine.id == spec.id:
-                return dict(run.engine_parameters)
-    except Exception:  # noqa: BLE001 - an experiment whose runs cannot expand still names its engine
-        pass
+        runs = expand_runs(experiment)
+    except UserError:  # an experiment whose runs cannot expand still names its engine
+        runs = []
+    for run in runs:
+        if run.engine.id == spec.id:
+            return dict(run.engine_parameters)
     return dict(spec.parameters)
 
 
