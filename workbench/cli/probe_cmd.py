@@ -44,27 +44,17 @@ def register(subparsers: Any) -> None:
 
 
 def _settings(pairs: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options, values read as YAML (``false``, ``300``, ``open-closed``)."""
     import yaml
 
-    from workbench.errors import UserError
+    from workbench.cli.query_cmd import parse_variables
 
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"expected KEY=VALUE, got {pair!r}", field="--set")
-        values[key.strip()] = yaml.safe_load(value)
-    return values
-
-
-def _ask(prompt: str) -> bool:
-    sys.stderr.write(prompt + " [y/N] ")
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+    return {key: yaml.safe_load(value) for key, value in parse_variables(pairs, "--set").items()}
 
 
 def probe_command(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
+    from workbench.cli.run_cmd import ask_on_terminal
     from workbench.errors import UserError
     from workbench.probe.infer import format_inference
     from workbench.probe.runner import DEFAULT_TIMEOUT_S, ProbeRunOptions, builtin_target, probe_engine, resolve_target
@@ -86,7 +76,7 @@ def probe_command(args: argparse.Namespace) -> int:
         allowed = False
         if sys.stdin.isatty():
             try:
-                allowed = _ask(text + "\nRun this command?")
+                allowed = ask_on_terminal(text + "\nRun this command?")
             except (EOFError, KeyboardInterrupt):
                 allowed = False
         if not allowed:
