@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,11 +20,11 @@ import pytest
 from workbench.cli.main import main
 from workbench.core.semantics import PRESETS
 from workbench.engine import EngineConfig, create_engine
-from workbench.oracle.verdict import Relation
 from workbench.probe.battery import FILLER, MATCH, SLIDE_MS, battery
 from workbench.probe.infer import ProbeInference, ProbeObservation, infer
 from workbench.probe.runner import builtin_target
 from workbench.query.parser import parse_query
+from workbench.responses.model import ResponseLog
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "engines" / "examples" / "tumbling_bgp.py"
 
@@ -37,8 +36,8 @@ def observe(config: EngineConfig) -> list[ProbeObservation]:
         engine = create_engine(config)
         engine.register(parse_query(probe.query_text))
         responses = engine.run(probe.stimuli())
-        relations = tuple(Relation(r.application_time, r.operation, Counter(r.bindings)) for r in responses)
-        observations.append(ProbeObservation(probe.name, "ok", relations))
+        log = ResponseLog(parse_query(probe.query_text).variables, tuple(responses), engine=config.type)
+        observations.append(ProbeObservation(probe.name, "ok", log))
     return observations
 
 

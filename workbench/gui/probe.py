@@ -303,7 +303,7 @@ class ProbeDialog(QDialog):
         for row, observation in enumerate(inference.observations):
             explained = inference.explaining.get(observation.probe)
             cells = (observation.probe, observation.status,
-                     str(len(observation.relations)) if observation.ok else "",
+                     str(observation.responses) if observation.ok else "",
                      "" if explained is None else ("yes" if explained else "no"),
                      purposes.get(observation.probe, ""))
             for column, text in enumerate(cells):

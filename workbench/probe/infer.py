@@ -44,7 +44,8 @@ from workbench.core.t0 import admissible_t0
 from workbench.core.time import TimeUnit
 from workbench.core.windows import WindowSpec
 from workbench.oracle.compare import numeric_value
-from workbench.oracle.verdict import Divergence, Relation, judge, mappings_to_json, regroup_by_time
+from workbench.oracle.verdict import Divergence, Relation, mappings_to_json, regroup_by_time
+from workbench.responses.model import ResponseLog
 from workbench.probe.battery import MATCH, SLIDE_MS, Probe
 
 REPORTS: tuple[ReportPolicy, ...] = (
@@ -52,6 +53,9 @@ REPORTS: tuple[ReportPolicy, ...] = (
     ReportPolicy.of(Strategy.WINDOW_CLOSE),
     ReportPolicy.of(Strategy.CONTENT_CHANGE),
     ReportPolicy.of(Strategy.CONTENT_CHANGE, Strategy.NON_EMPTY),
+    # data-driven engines: a closed window is reported when the next element arrives
+    ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY),
+    ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT),
 )
 #: The fault signatures a divergence can be attributed to (names of `engines.secret` knobs,
 #: each a behaviour of a real engine: CSRBench Sect. 6, YABench Sect. 5).
@@ -93,17 +97,21 @@ class Candidate:
 
 @dataclass(frozen=True)
 class ProbeObservation:
-    """What the engine did on one probe: its responses as relations, or why it failed."""
+    """What the engine did on one probe: its response log, or why it failed."""
 
     probe: str
     status: str  # ok | failed | timeout | cancelled
-    relations: tuple[Relation, ...] = ()
+    log: ResponseLog = ResponseLog((), ())
     error: str | None = None
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def responses(self) -> int:
+        return len(self.log.responses)
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ class ProbeInference:
             ],
             "probes": [
                 {"name": o.probe, "purpose": by_name[o.probe].purpose if o.probe in by_name else "",
-                 "status": o.status, "responses": len(o.relations), "seconds": round(o.seconds, 3),
+                 "status": o.status, "responses": o.responses, "seconds": round(o.seconds, 3),
                  "explained": self.explaining.get(o.probe) if o.ok else None}
                 for o in self.observations
             ],
@@ -200,7 +208,8 @@ def alignments(probes: Sequence[Probe], observations: Iterable[ProbeObservation]
     seen: Counter[int] = Counter()
     for observation in observations:
         data = set(by_name[observation.probe].element_times.values())
-        seen.update({r.time % SLIDE_MS for r in observation.relations if r.time is not None and r.time not in data})
+        seen.update({r.application_time % SLIDE_MS for r in observation.log.responses
+                     if r.application_time is not None and r.application_time not in data})
     return [None, *sorted({0} | {residue for residue, probes in seen.items() if probes >= 2})]
 
 
@@ -210,70 +219,99 @@ Outcome = Divergence | None  # None: the candidate explains the probe
 
 
 #: The oracle's answers to the battery do not depend on the engine probed: kept for the process
-#: (bounded: probes × 36 parameter combinations × a few alignments, each a handful of relations).
+#: (bounded: probes × 48 parameter combinations × a few alignments, each a handful of relations).
 _ORACLE_CACHE: dict[tuple[Any, ...], dict[tuple[int, ...], Any]] = {}
 
 
 class ProbeJudge:
-    """Judges one probe's engine answer against candidates, with the oracle's answers cached.
+    """Judges one probe's engine answer against candidates with the oracle's judging entry
+    point (`workbench.oracle.judge.judge`), its expected answers served from a cache.
 
     The oracle runs once per (border, report, tick, leading partial) for all alignments at
     once; R2S and empty-relation notification are applied to its relations here
     (`workbench.core.r2s.apply_r2s`, the oracle's own operator), since they do not change
     what is evaluated. A candidate whose evaluation times differ from the engine's is
-    rejected without a full verdict.
+    rejected before a full verdict. The engine is judged from the registration instant R
+    to the horizon H: what it says outside is not part of the probe, and neither is what
+    the oracle expects before R for a t0 fixed earlier.
     """
 
     def __init__(self, probe: Probe, observation: ProbeObservation, aligns: Sequence[int | None]) -> None:
+        from workbench.oracle.run import engine_relations
         from workbench.query.parser import parse_query
 
         self.probe = probe
         self.query = parse_query(probe.query_text)
-        self.aligns = list(aligns)
-        self.vectors = {a: (probe.registration if a is None else a,) for a in self.aligns}
-        raw = [r for r in observation.relations if r.time is None or r.time <= probe.horizon]
-        self.engine = {False: raw, True: regroup_by_time(raw)}
+        self.t0 = {a: probe.registration if a is None else a for a in aligns}
+        log = observation.log
+        inside = tuple(r for r in log.responses if r.application_time is None
+                       or probe.registration <= r.application_time <= probe.horizon)
+        self.log = replace(log, responses=inside)
+        raw = engine_relations(self.log)
+        self.engine_times = {False: [r.time for r in raw], True: [r.time for r in regroup_by_time(raw)]}
         self.timed = all(r.time is not None for r in raw)
         self._answers: dict[tuple[Any, ...], Any] = {}
-        self._expected: dict[tuple[Any, ...], list[Relation]] = {}
         self._outcomes: dict[Candidate, Outcome] = {}
 
-    def expected(self, candidate: Candidate) -> list[Relation]:
-        """The oracle's relations for the candidate, from the registration instant on."""
+    def answer(self, semantics: EngineSemantics, t0: int) -> Any:
+        """The oracle's answer (an `ExpectedAnswer`) for these semantics with windows from ``t0``."""
+        from workbench.oracle.reference import ExpectedAnswer
         from workbench.oracle.run import compute_expected
 
-        s = candidate.semantics
-        base_key = (s.border, s.report, s.tick if _ticks_matter(s.report) else None, s.leading_partial)
-        key = (*base_key, s.r2s, s.empty_notification, candidate.alignment)
-        if key not in self._expected:
-            if base_key not in self._answers:
-                base = replace(s, r2s=R2S.RSTREAM, empty_notification=True)
-                cached = _ORACLE_CACHE.setdefault((self.probe.name, self.probe.elements, base_key), {})
-                missing = [v for v in self.vectors.values() if v not in cached]
-                if missing:
-                    cached.update(compute_expected(self.query, self.probe.streams, base, missing, end=self.probe.horizon))
-                self._answers[base_key] = cached
-            answer = self._answers[base_key][self.vectors[candidate.alignment]]
-            emissions = apply_r2s(s.r2s, ((ev.time, ev.sequence, rel) for ev, rel in zip(answer.evaluations, answer.relations)),
-                                  empty_notification=s.empty_notification)
-            self._expected[key] = [Relation(e.time, e.operation, Counter(e.bindings))
-                                   for e in emissions if e.time >= self.probe.registration]
-        return self._expected[key]
+        base_key = (semantics.border, semantics.report, semantics.tick if _ticks_matter(semantics.report) else None,
+                    semantics.leading_partial)
+        key = (*base_key, semantics.r2s, semantics.empty_notification, t0)
+        if key not in self._answers:
+            cached = _ORACLE_CACHE.setdefault((self.probe.name, self.probe.elements, base_key), {})
+            if (t0,) not in cached:
+                base = replace(semantics, r2s=R2S.RSTREAM, empty_notification=True)
+                vectors = [(v,) for v in sorted(set(self.t0.values()) | {t0}) if (v,) not in cached]
+                cached.update(compute_expected(self.query, self.probe.streams, base, vectors, end=self.probe.horizon))
+            plain = cached[(t0,)]
+            emissions = apply_r2s(semantics.r2s, ((e.time, e.sequence, r) for e, r in zip(plain.evaluations, plain.relations)),
+                                  empty_notification=semantics.empty_notification)
+            # the probe is judged from R on (the engine started there): a t0 fixed before R
+            # has windows closing before R, which no engine registered at R reports
+            start = self.probe.registration
+            kept = [i for i, e in enumerate(plain.evaluations) if e.time >= start]
+            self._answers[key] = ExpectedAnswer(
+                plain.t0, tuple(plain.evaluations[i] for i in kept), tuple(plain.relations[i] for i in kept),
+                tuple(e for e in emissions if e.time >= start))
+        return self._answers[key]
+
+    def _expected(self, query: Any, streams: Any, semantics: EngineSemantics, vectors: Sequence[tuple[int, ...]],
+                  static: Any, end: int, report_window: int) -> Any:
+        """An `ExpectedFunction` for the judging entry point: the cached answers."""
+        from workbench.oracle.run import OracleMethod
+
+        return {vector: self.answer(semantics, vector[0]) for vector in vectors}, OracleMethod("fast")
 
     def times_agree(self, candidate: Candidate) -> bool:
         """Cheap necessary condition: the engine evaluated when the candidate says (if it says when)."""
         if not self.timed:
             return True
-        expected = self.expected(candidate)
-        actual = [r.time for r in self.engine[candidate.regroup] if r.time is not None and r.time >= self.probe.registration]
-        return actual == [r.time for r in expected]
+        answer = self.answer(candidate.semantics, self.t0[candidate.alignment])
+        expected = [Relation(e.time, e.operation, Counter()) for e in answer.emissions]
+        if candidate.regroup:
+            expected = regroup_by_time(expected)
+        return self.engine_times[candidate.regroup] == [r.time for r in expected]
 
     def outcome(self, candidate: Candidate) -> Outcome:
-        """None when the candidate explains the probe; else the first divergence (RSP-QL Def. 26 judge)."""
+        """None when the candidate explains the probe; else the first divergence (RSP-QL Def. 26)."""
+        from workbench.oracle.judge import JudgeOptions, RecordedRun
+        from workbench.oracle.judge import judge as judge_run
+
         if candidate not in self._outcomes:
-            verdict = judge(self.engine[candidate.regroup], {self.vectors[candidate.alignment][0]: self.expected(candidate)},
-                            comparison_start=self.probe.registration)
-            self._outcomes[candidate] = None if verdict.correct else verdict.first_divergence
+            run = RecordedRun(self.query, self.probe.streams, self.log, candidate.semantics, self.probe.horizon)
+            options = JudgeOptions(t0=(self.t0[candidate.alignment],), regroup=candidate.regroup, quality=False)
+            payload = judge_run(run, options, expected=self._expected).payload
+            outcome: Outcome = None
+            if payload.get("verdict") != "correct":
+                divergence = payload.get("first_divergence")
+                outcome = Divergence.from_json(divergence) if divergence else Divergence(
+                    self.t0[candidate.alignment], 0, None, None, Counter(), Counter(),
+                    str(payload.get("error") or payload.get("verdict")), 0)
+            self._outcomes[candidate] = outcome
         return self._outcomes[candidate]
 
     def explains(self, candidate: Candidate) -> bool:

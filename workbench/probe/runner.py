@@ -163,7 +163,6 @@ class ProbeRunOptions:
 def run_probe(target: ProbeTarget, probe: Probe, folder: Path, timeout_s: float,
               cancel: threading.Event | None = None) -> ProbeObservation:
     """One probe on the stand; never raises for engine misbehaviour (the status says it)."""
-    from workbench.oracle.run import engine_relations
     from workbench.responses.readers import read_response_log
     from workbench.stand.host import StandOptions, run_engine
 
@@ -184,7 +183,7 @@ def run_probe(target: ProbeTarget, probe: Probe, folder: Path, timeout_s: float,
         log = read_response_log(folder / "responses.jsonl")
     except (OSError, UserError, ValueError) as error:
         return ProbeObservation(probe.name, "failed", error=f"unreadable responses: {error}", seconds=seconds)
-    return ProbeObservation(probe.name, "ok", tuple(engine_relations(log)), seconds=seconds)
+    return ProbeObservation(probe.name, "ok", log, seconds=seconds)
 
 
 def _first_lines(text: str | None, count: int = 6) -> str | None:
@@ -231,7 +230,7 @@ def probe_engine(
                 finished[probe.name] = observation
                 done = len(finished)
             report(done, total, f"{probe.name}: {observation.status}"
-                   + (f" ({len(observation.relations)} responses)" if observation.ok else f" — {observation.error}"))
+                   + (f" ({observation.responses} responses)" if observation.ok else f" — {observation.error}"))
             return observation
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.workers),
