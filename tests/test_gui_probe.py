@@ -40,10 +40,10 @@ def test_probe_dialog_names_the_engine_and_its_fault(window, qtbot, tmp_path) ->
     dialog = window.probe_dialog
     assert dialog is not None and dialog.isVisible()
     names = [dialog.engine_combo.itemText(i) for i in range(dialog.engine_combo.count())]
-    assert names[:2] == ["csparql", "cqels"] and "secret" in names
+    assert names[:2] == ["csparql (preset)", "cqels (preset)"] and "secret (engine)" in names
     assert any(": " in name for name in names)  # the designer's experiment's engines are offered too
     dialog.options = ProbeRunOptions(probes=FEW)
-    dialog.select_engine("builtin", "csparql")
+    dialog.select_engine("preset", "csparql")
     dialog.fault_combo.setCurrentIndex(dialog.fault_combo.findData("late_purge"))
     with qtbot.waitSignal(dialog.finishedProbe, timeout=60_000) as blocker:
         task = dialog.start()
@@ -63,7 +63,7 @@ def test_probe_dialog_cancel_stops_the_engines(window, qtbot) -> None:  # type: 
 
     dialog = window.open_probe_dialog()
     dialog.options = ProbeRunOptions(workers=1)
-    dialog.select_engine("builtin", "cqels")
+    dialog.select_engine("preset", "cqels")
     progressed: list[str] = []
     dialog.start()
     dialog.task.progress.connect(lambda fraction, message: progressed.append(message))

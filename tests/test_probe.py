@@ -41,9 +41,9 @@ def observe(config: EngineConfig) -> list[ProbeObservation]:
     return observations
 
 
-def probe_builtin(name: str, *, faults: Mapping[str, bool] | None = None,
+def probe_builtin(name: str, *, preset: str | None = None, faults: Mapping[str, bool] | None = None,
                   semantics: Mapping[str, Any] | None = None) -> ProbeInference:
-    target = builtin_target(name, faults=faults, semantics=semantics)
+    target = builtin_target(name, preset=preset, faults=faults, semantics=semantics)
     return infer(target.label, battery(), observe(target.config))
 
 
@@ -72,7 +72,7 @@ def test_probes_keep_matching_elements_away_from_borders_except_the_border_probe
 
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_every_preset_is_named_without_overrides(preset: str) -> None:
-    inference = probe_builtin(preset)
+    inference = probe_builtin("secret", preset=preset)  # the secret engine under the preset
     assert inference.explained and not inference.unexplained and not inference.faults
     assert (inference.preset, dict(inference.overrides)) == (preset, {})
     semantics = PRESETS[preset]
@@ -213,3 +213,7 @@ def test_bad_engine_names_are_one_line_errors(tmp_path: Path, capsys: pytest.Cap
     assert "--fault" in capsys.readouterr().err
     assert main(["probe", "secret", "--fault", "slow"]) == 2
     assert "unknown fault 'slow'" in capsys.readouterr().err
+    assert main(["probe", "cqels", "--preset", "csparql"]) == 2
+    assert "secret --preset csparql" in capsys.readouterr().err
+    assert main(["probe", "naive", "--fault", "late_purge"]) == 2
+    assert "belong to the secret engine" in capsys.readouterr().err

@@ -27,6 +27,8 @@ def register(subparsers: Any) -> None:
                        help="a preset (csparql, cqels, …), an engine type (secret, rspjs, …), FILE:ENGINE or FILE")
     probe.add_argument("--experiment", metavar="FILE", help="take the engine from this experiment file")
     probe.add_argument("--engine", dest="engine_id", metavar="ID", help="the engine's id in --experiment FILE")
+    probe.add_argument("--preset", metavar="NAME",
+                       help="run a built-in engine type under this preset (e.g. secret --preset rspjs)")
     probe.add_argument("--fault", action="append", default=[], metavar="NAME",
                        help="switch on a fault knob of the secret engine (repeatable): late_purge, border_drift, "
                             "null_aggregate, misaligned_first_window")
@@ -63,13 +65,14 @@ def probe_command(args: argparse.Namespace) -> int:
     if args.engine is None and args.experiment is None:
         raise UserError("name the engine to probe: a preset, an engine type, FILE:ENGINE or --experiment FILE",
                         field="ENGINE")
-    if args.experiment is None and (args.fault or args.settings) and args.engine and ":" not in args.engine:
-        target = builtin_target(args.engine, faults={name: True for name in args.fault},
+    configured = bool(args.fault or args.settings or args.preset)
+    if args.experiment is None and configured and args.engine and ":" not in args.engine:
+        target = builtin_target(args.engine, preset=args.preset, faults={name: True for name in args.fault},
                                 semantics=_settings(args.settings))
     else:
-        if args.fault or args.settings:
-            raise UserError("--fault and --set configure a built-in engine named on the command line; an "
-                            "experiment's engine is configured in its file", field="--fault")
+        if configured:
+            raise UserError("--preset, --fault and --set configure a built-in engine named on the command line; "
+                            "an experiment's engine is configured in its file", field="--fault")
         target = resolve_target(args.engine or "", experiment=args.experiment, engine=args.engine_id)
     if target.external and not args.yes:
         text = describe_command(target)

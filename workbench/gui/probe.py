@@ -43,12 +43,14 @@ PROBE_COLUMNS = ("probe", "status", "responses", "explained", "what it tells apa
 STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "timeout": "#c62828", "cancelled": "#ef6c00"}
 
 
-def builtin_engine_names() -> list[str]:
-    """Presets first (the ``secret`` engine under each), then the registered engine types."""
+def builtin_engines() -> list[tuple[str, str]]:
+    """(label, key) of the presets (the ``secret`` engine under each) and the engine types."""
+    import workbench.engine as registry
     from workbench.core.semantics import PRESETS
-    from workbench.engine import ENGINE_REGISTRY
 
-    return [*PRESETS, *sorted(ENGINE_REGISTRY)]
+    types = sorted({*registry.ENGINE_REGISTRY, *getattr(registry, "PROGRAM_ENGINES", {})})
+    return [*((f"{name} (preset)", f"preset:{name}") for name in PRESETS),
+            *((f"{name} (engine)", f"builtin:{name}") for name in types)]
 
 
 class ProbeDialog(QDialog):
@@ -149,8 +151,8 @@ class ProbeDialog(QDialog):
         current = self.engine_combo.currentData()
         self.engine_combo.blockSignals(True)
         self.engine_combo.clear()
-        for name in builtin_engine_names():
-            self.engine_combo.addItem(name, f"builtin:{name}")
+        for label, key in builtin_engines():
+            self.engine_combo.addItem(label, key)
         experiment = self._experiment()
         if experiment is not None:
             for spec in experiment.engines:
@@ -161,6 +163,7 @@ class ProbeDialog(QDialog):
         self._engine_changed()
 
     def select_engine(self, kind: str, name: str) -> None:
+        """``kind``: preset, builtin (an engine type) or experiment (an engine id of the designer's)."""
         index = self.engine_combo.findData(f"{kind}:{name}")
         if index < 0:
             raise ValueError(f"no {kind} engine {name!r} in the list")
@@ -176,18 +179,19 @@ class ProbeDialog(QDialog):
 
     @Slot()
     def _engine_changed(self) -> None:
-        from workbench.core.semantics import PRESETS
-
         kind, _, name = str(self.engine_combo.currentData() or "").partition(":")
-        self.fault_combo.setEnabled(kind == "builtin" and (name in PRESETS or name == "secret"))
+        self.fault_combo.setEnabled(kind == "preset" or (kind == "builtin" and name == "secret"))
         if not self.fault_combo.isEnabled():
             self.fault_combo.setCurrentIndex(0)
 
     def target(self) -> ProbeTarget:
         kind, _, name = str(self.engine_combo.currentData() or "").partition(":")
+        fault = self.fault_combo.currentData() if self.fault_combo.isEnabled() else None
+        faults = {fault: True} if fault else None
+        if kind == "preset":
+            return builtin_target("secret", preset=name, faults=faults)
         if kind == "builtin":
-            fault = self.fault_combo.currentData() if self.fault_combo.isEnabled() else None
-            return builtin_target(name, faults={fault: True} if fault else None)
+            return builtin_target(name, faults=faults)
         experiment = self._experiment()
         if experiment is None:
             raise UserError("the designer's experiment is not valid any more; fix it or choose a built-in engine")

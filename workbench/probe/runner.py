@@ -55,30 +55,46 @@ class ProbeTarget:
         return self.config.parameters
 
 
-def builtin_target(name: str, *, faults: Mapping[str, bool] | None = None,
+def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str, bool] | None = None,
                    semantics: Mapping[str, Any] | None = None, parameters: Mapping[str, Any] | None = None) -> ProbeTarget:
-    """``cqels`` (a preset: the ``secret`` engine under it) or an engine type (``secret``, ``rspjs`` …).
+    """An engine type (``secret``, ``rspjs`` …) or a preset (``cqels``: the ``secret`` engine under it).
 
-    ``semantics`` overrides (and ``faults``, ``parameters``) configure the engine as an
-    experiment file would; the probe is not told them.
+    A type wins over a preset of the same name: ``rspjs`` is the RSP-JS engine, not the
+    secret engine imitating its preset (that is ``secret`` with ``preset="rspjs"``).
+    ``preset`` and ``semantics`` overrides (and ``faults``, ``parameters``) configure the
+    engine as an experiment file would; the probe is not told them.
     """
+    import workbench.engine as registry
     from workbench.core.semantics import PRESETS, EngineSemantics
+    from workbench.core.semantics import preset as preset_semantics
 
-    if name in PRESETS:
-        engine_type, base, preset = "secret", PRESETS[name], name
-    elif name in ENGINE_REGISTRY:
-        engine_type, base, preset = name, EngineSemantics(), None
+    programs: Mapping[str, Any] = getattr(registry, "PROGRAM_ENGINES", {})  # shipped non-Python engines
+    if name in ENGINE_REGISTRY or name in programs:
+        engine_type = name
+        chosen = preset or (programs[name].preset if name in programs else None)
+    elif name in PRESETS:
+        if preset not in (None, name):
+            raise UserError(f"{name!r} is a preset (the secret engine under it); --preset goes with an engine type, "
+                            f"e.g. secret --preset {preset}", field="--preset")
+        engine_type, chosen = "secret", name
     else:
-        known = ", ".join([*PRESETS, *sorted(ENGINE_REGISTRY)])
+        known = ", ".join([*sorted({*ENGINE_REGISTRY, *programs}), *(p for p in PRESETS if p not in programs)])
         hint = "; an external engine is probed from an experiment file: FILE:ENGINE" if name == EXTERNAL_TYPE else ""
-        raise UserError(f"unknown engine {name!r}; expected a preset or engine type ({known}), or FILE:ENGINE{hint}",
-                        field="ENGINE")
+        raise UserError(f"unknown engine {name!r}; expected an engine type or a preset ({known}), or "
+                        f"FILE:ENGINE{hint}", field="ENGINE")
+    if faults and any(faults.values()) and engine_type != "secret":
+        raise UserError(f"fault knobs belong to the secret engine, not to {engine_type!r}", field="--fault")
+    base = preset_semantics(chosen) if chosen else EngineSemantics()
     config = EngineConfig(engine_type, base.with_overrides(dict(semantics or {})), dict(faults or {}),
                           dict(parameters or {}), name=name)
-    from workbench.engine import create_engine
+    if engine_type in programs:
+        from dataclasses import replace
 
-    create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe
-    parts = [f"type {engine_type}"] + ([f"preset {preset}"] if preset else [])
+        config = replace(config, dialect=programs[engine_type].dialect)  # type: ignore[call-arg]
+        registry.program_command(config)  # type: ignore[attr-defined]  # not installed: one line saying how
+    else:
+        registry.create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe
+    parts = [f"type {engine_type}"] + ([f"preset {chosen}"] if chosen else [])
     if semantics:
         parts.append("semantics " + ", ".join(f"{k}={v}" for k, v in semantics.items()))
     if faults:
