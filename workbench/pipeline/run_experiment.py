@@ -38,6 +38,7 @@ from workbench.bundle import (
     MANIFEST,
     ORACLE_FILE,
     PARTIAL,
+    RUN_FILE,
     RUNS_DIR,
     STREAMS_DIR,
     SUMMARY,
@@ -509,6 +510,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
         report(ExperimentProgress("kpi", spec.run_id, run_id=spec.run_id, data={
             "final": True, "status": result.status, "responses": result.responses,
             "stimuli_done": result.stimuli_done, "peak_rss_mb": result.peak_rss_mb}))
+    failure = None
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
@@ -516,15 +518,36 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
                 oracle = judge_eviction_run(stimuli, query, folder)
             else:
                 oracle = judge_run(task, query, streams, end, folder)
-        except Exception as error:  # an oracle bug must not stop the other runs
-            oracle = {"verdict": "error", "error": f"oracle failed: {type(error).__name__}: {error}"}
+        except UserError as error:  # e.g. a malformed term in the engine's answers: the run failed
+            failure = str(error).replace(str(folder), str(final))
+            oracle = {"verdict": "error", "error": failure}
+        except Exception as error:  # an oracle bug must not stop the other runs, nor pass for a result
+            failure = f"oracle failed: {type(error).__name__}: {error}".replace(str(folder), str(final))
+            oracle = {"verdict": "error", "error": failure}
         write_json_atomic(folder / ORACLE_FILE, oracle)
+    _record_outcome(folder / RUN_FILE, final, failure)
     write_json_atomic(folder / "run-spec.json", meta)
     if final.exists():
         shutil.rmtree(final)
     os.replace(folder, final)
-    meta["status"] = result.status
+    meta["status"] = "failed" if failure else result.status
     return run_row(final, meta)
+
+
+def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:
+    """``run.json`` names the run's final folder (not ``.partial``) and, if judging failed, says so.
+
+    A run whose answers cannot be judged is a failed run (status ``failed``, exit 1), not a
+    green one with a verdict nobody reads.
+    """
+    if not run_file.is_file():
+        return
+    record = json.loads(run_file.read_text(encoding="utf-8"))
+    record["folder"] = str(final)
+    if failure:
+        record["status"] = "failed"
+        record["error"] = failure
+    write_json_atomic(run_file, record)
 
 
 def _run_meta(spec: RunSpec, stream: StreamRef, streams: Sequence[StreamRef] = ()) -> dict[str, Any]:
@@ -879,6 +902,8 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
             row = run_row(out / RUNS_DIR / spec.run_id, {**meta, "status": "cancelled" if status == "cancelled" else "not-run"})
             if row["verdict"] is None:
                 row["verdict"] = row["status"]
+        if meta:
+            meta["status"] = row.get("status")
         ordered.append(row)
     _write_yabench_files(out, runs, ordered)
     write_json_atomic(out / SUMMARY, {"name": manifest["name"], "status": status, "runs": ordered})
