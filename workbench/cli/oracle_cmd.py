@@ -167,6 +167,10 @@ class StreamInputs:
                 raise UserError("no such file or directory", file=path, field="--stream")
             self.paths[stream_iri] = path
             self.formats[stream_iri] = args.stream_format or detect_format(path)
+            if self.formats[stream_iri] == "parquet":  # footer and schema now: a clear error before Spark starts
+                from workbench.streams.parquet import check_parquet_stream
+
+                check_parquet_stream(path)
         self._elements: dict[str, list[Any]] | None = None
 
     def elements(self) -> dict[str, list[Any]]:
@@ -194,9 +198,9 @@ class StreamInputs:
     def size(self) -> int:
         """Elements over all distinct stream files (Parquet: from the footer, nothing read)."""
         if self._parquet_only():
-            import pyarrow.parquet as pq
+            from workbench.streams.parquet import parquet_stream_extent
 
-            return sum(pq.ParquetFile(path).metadata.num_rows for path in set(self.paths.values()))
+            return sum(parquet_stream_extent(path)[0] for path in set(self.paths.values()))
         return sum(len(elements) for elements in {id(e): e for e in self.elements().values()}.values())
 
     def default_end(self) -> int:
@@ -204,10 +208,10 @@ class StreamInputs:
         from workbench.oracle.run import default_end, end_after
 
         if self._parquet_only() and self.args.method in ("auto", "spark"):
-            import pyarrow.parquet as pq
+            from workbench.streams.parquet import parquet_stream_extent
 
-            last = [pq.read_table(path, columns=["t"]).column("t") for path in set(self.paths.values())]
-            return end_after(self.query, max((int(c[len(c) - 1].as_py()) for c in last if len(c)), default=0))
+            last = [parquet_stream_extent(path)[1] for path in set(self.paths.values())]
+            return end_after(self.query, max((t for t in last if t is not None), default=0))
         return default_end(self.query, self.elements())
 
     def parquet_sources(self, folder: str) -> dict[str, str]:

@@ -257,7 +257,7 @@ class _Output:
             from workbench.streams.parquet import SCHEMA
 
             self._schema = SCHEMA
-            self._parquet = pq.ParquetWriter(str(self.partial), SCHEMA, compression="zstd")
+            self._parquet = pq.ParquetWriter(str(self.partial), SCHEMA, compression="zstd", write_page_checksum=True)
         else:
             self._handle = open(self.partial, "wb", buffering=1 << 20)
 
