@@ -185,9 +185,12 @@ class StreamInputs:
                     report = ReadReport(source=path)
                     cache[path] = list(read_stream(path, self.formats[stream_iri], interval_ms=self.interval,
                                                    on_disorder=self.args.on_disorder, report=report))
+                    if report.disorders:  # --on-disorder warn: windows are defined on application time
+                        cache[path].sort(key=lambda element: element.t)  # stable: ties keep file order
                     summary = report.summary()
                     if summary:
-                        sys.stderr.write(f"rspwb: warning: {summary}\n")
+                        sorted_note = "; the oracle sorts them by time" if report.disorders else ""
+                        sys.stderr.write(f"rspwb: warning: {summary}{sorted_note}\n")
                 loaded[stream_iri] = cache[path]
             self._elements = loaded
         return self._elements
