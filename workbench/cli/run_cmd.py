@@ -110,4 +110,9 @@ def report_command(args: argparse.Namespace) -> int:
         print_json(summary.to_json())
     else:
         print(format_table(summary))
+    damaged = [row for row in summary.runs if row.get("status") in ("missing", "unreadable")]
+    if damaged:  # what is there is shown; the exit code and one line say that something is not
+        sys.stderr.write(f"rspwb: {args.dir}: {len(damaged)} of {len(summary.runs)} runs missing or damaged; "
+                         f"{damaged[0].get('run_id')}: {damaged[0].get('error')}\n")
+        return 1
     return 0
