@@ -442,7 +442,7 @@ class _QueryScanner:
 
     def duration(self, index: int, keyword: Token, limit: int, what: str) -> tuple[int, int]:
         """Parse ``10s``, ``10 s``, ``500 MS`` or ``PT10S`` at ``index``: (ms, next index)."""
-        from workbench.core.time import parse_duration
+        from workbench.core.time import MAX_DURATION_MS, parse_duration
 
         token = self.token(index)
         if token is None or index >= limit:
@@ -465,6 +465,9 @@ class _QueryScanner:
             raise self.error(
                 f"unknown time unit {unit.text!r}; expected ms, s, m, h or d (or PT10S)", unit)
         total = float(token.text) * unit_ms
+        if not total <= MAX_DURATION_MS:
+            raise self.error(f"duration {token.text}{unit.text} is longer than the limit of {MAX_DURATION_MS:.0e} ms "
+                             "(about 31,700 years)", token)
         if abs(total - round(total)) > 1e-6:
             raise self.error(f"duration {token.text}{unit.text} is not a whole number of milliseconds", token)
         return int(round(total)), index + 2
