@@ -110,6 +110,9 @@ def _prepare(args: argparse.Namespace) -> Prepared:
     query = load_query(args.query, syntax=args.syntax, variables=parse_variables(args.var))
     size = parse_duration(args.window_size, field="--window-size") if args.window_size else None
     slide = parse_duration(args.window_slide, field="--window-slide") if args.window_slide else None
+    for value, option in ((size, "--window-size"), (slide, "--window-slide")):
+        if value == 0:  # blame the option given, not the slide the size defaults it to
+            raise UserError("must be greater than 0", field=option)
     bindings = _stream_bindings(args.stream)
     default_stream = next((iri for iri in bindings if iri), None)
     query = with_window(query, size, slide, default_stream)
