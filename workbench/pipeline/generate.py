@@ -61,7 +61,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from workbench.errors import UserError
+from workbench.errors import UserError, file_error
 from workbench.generators import GENERATOR_MODULES, generator_spec
 from workbench.streams.model import StreamElement
 from workbench.streams.writers import format_nquads_line, format_yabench_line
@@ -263,21 +263,27 @@ class _Output:
 
     def write_payload(self, payload: Any) -> None:
         """Write a payload made by :func:`render_chunk`."""
-        if self._parquet is not None:
-            import pyarrow as pa
+        try:
+            if self._parquet is not None:
+                import pyarrow as pa
 
-            self._parquet.write_table(pa.Table.from_pydict(dict(zip(self._schema.names, payload)), schema=self._schema))
-        else:
-            self._handle.write(payload)
+                self._parquet.write_table(pa.Table.from_pydict(dict(zip(self._schema.names, payload)), schema=self._schema))
+            else:
+                self._handle.write(payload)
+        except OSError as error:  # a full disk, pyarrow's own errors: name the file
+            raise file_error(error, self.path) from None
 
     def commit(self) -> None:
-        if self._parquet is not None:
-            self._parquet.close()
-            self._parquet = None
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-        os.replace(self.partial, self.path)
+        try:
+            if self._parquet is not None:
+                self._parquet.close()
+                self._parquet = None
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+            os.replace(self.partial, self.path)
+        except OSError as error:
+            raise file_error(error, self.path) from None
 
     def abort(self) -> None:
         try:
@@ -285,6 +291,8 @@ class _Output:
                 self._parquet.close()
             if self._handle is not None:
                 self._handle.close()
+        except OSError:
+            pass  # the file is being discarded (its buffer may not fit on a full disk): the first error is the one to show
         finally:
             self._parquet = self._handle = None
             self.partial.unlink(missing_ok=True)
