@@ -49,6 +49,7 @@ failed or cancelled run leaves nothing that looks complete.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import importlib
 import itertools
@@ -331,8 +332,10 @@ def _spark_payloads(
 
     group = f"rspwb-generate-{uuid.uuid4().hex[:12]}"
     state.job_group = group
+    if state.cancelled:  # cancelled while the JVM started
+        raise GenerationCancelled("generation cancelled before the Spark job started")
     try:
-        with job_group(spark, group, f"generate {module_name} ({len(keys)} partitions)"):
+        with job_group(spark, group, f"generate {module_name} ({len(keys)} partitions)"), _cancel_watch(state, group):
             context = spark.sparkContext
             rdd = context.parallelize(list(enumerate(keys)), slices)
             if ordered or not has_keys:
@@ -341,6 +344,32 @@ def _spark_payloads(
                 yield from _spark_sorted_payloads(spark, rdd, module_name, plan, fmt, sort_partitions)
     finally:
         state.job_group = None
+
+
+@contextlib.contextmanager
+def _cancel_watch(state: TaskState, group: str) -> Iterator[None]:
+    """While the block runs, cancel ``group``'s jobs whenever ``state`` is cancelled (polled every 0.2 s).
+
+    A cancel that lands between two jobs (the sort of unordered keys runs several) or just
+    before the first one is submitted still stops them; the JVM is called from this thread,
+    never from a signal handler.
+    """
+    from workbench.pipeline.spark import cancel_job_group
+
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.2):
+            if state.cancelled:
+                cancel_job_group(group)
+
+    watcher = threading.Thread(target=watch, name="rspwb-generate-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join(timeout=2)
 
 
 def _spark_sorted_payloads(
