@@ -140,6 +140,7 @@ def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
         "throughput_triples_per_s": None,
         "wall_s": None,
         "error": spec.get("error"),
+        "first_divergence": None,
         "folder": None,
     }
     if not folder.is_dir() and row["status"] not in ("not-run", "cancelled"):
@@ -172,9 +173,12 @@ def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
             "precision": oracle.get("precision"),
             "recall": oracle.get("recall"),
             "windows": len(oracle.get("windows") or ()),
+            "first_divergence": first_divergence_summary(oracle),
         })
         if oracle.get("error"):
             row["error"] = oracle["error"]
+        if oracle.get("warning"):
+            row["warning"] = oracle["warning"]
     return row
 
 
@@ -191,6 +195,28 @@ def tolerant_run_row(root: Path, spec: Mapping[str, Any], problems: list[UserErr
                 "status": "unreadable", "verdict": "unreadable", "error": str(error)}
 
 
+def first_divergence_summary(oracle: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where an incorrect run first departs from the oracle, for summaries (``rspwb report --json``).
+
+    ``t`` is the expected evaluation time in ms (the engine's time when the engine answered
+    an evaluation the oracle does not expect); null for a correct run or one without a verdict.
+    """
+    divergence = oracle.get("first_divergence")
+    if oracle.get("verdict") != "incorrect" or not isinstance(divergence, Mapping):
+        return None
+    expected, actual = divergence.get("expected_time"), divergence.get("actual_time")
+    return {
+        "t": expected if expected is not None else actual,
+        "t0": divergence.get("t0"),
+        "index": divergence.get("index"),
+        "expected_time": expected,
+        "actual_time": actual,
+        "reason": divergence.get("reason"),
+        "missing": sum(int(row.get("count", 1)) for row in divergence.get("missing") or ()),
+        "extra": sum(int(row.get("count", 1)) for row in divergence.get("extra") or ()),
+    }
+
+
 def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None = None) -> BundleSummary:
     """Read a bundle: ``summary.json`` if the run finished (and its run folders are there), else rebuilt
     from the run folders; a damaged run file gives an ``unreadable`` row and an entry in ``problems``."""
@@ -204,7 +230,8 @@ def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None
     summary_file = root / SUMMARY
     rows: tuple[Mapping[str, Any], ...] | None = None
     if summary_file.is_file():
-        rows = _objects(read_json(summary_file).get("runs"), summary_file, "runs")
+        rows = tuple(_with_divergence(root, row)
+                     for row in _objects(read_json(summary_file).get("runs"), summary_file, "runs"))
         if any(row.get("folder") and not (root / str(row["folder"])).is_dir() for row in rows):
             rows = None  # stale: run folders were deleted after the summary was written
     if rows is None:  # the writer stopped before the end (or the summary is stale): rebuild from what is there
@@ -219,6 +246,15 @@ def _objects(value: Any, file: Path, field: str) -> tuple[Mapping[str, Any], ...
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         raise UserError("expected a list of run objects", file=str(file), field=field)
     return tuple(value)
+
+
+def _with_divergence(root: Path, row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A summary row written before rows carried ``first_divergence``: read it from the run's oracle.json."""
+    if "first_divergence" in row:
+        return row
+    oracle_file = root / RUNS_DIR / str(row.get("run_id")) / ORACLE_FILE
+    oracle = read_json(oracle_file) if oracle_file.is_file() else {}
+    return {**row, "first_divergence": first_divergence_summary(oracle)}
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -261,4 +297,11 @@ def format_table(summary: BundleSummary) -> str:
     for row in errors:
         first = str(row["error"]).splitlines()[0] if row["error"] else ""
         lines.append(f"  {row.get('run_id')}: {row.get('status')}: {first}")
+    for row in summary.runs:
+        divergence = row.get("first_divergence")
+        if divergence:
+            lines.append(f"  {row.get('run_id')}: first divergence at t = {divergence.get('t')} ms "
+                         f"(t0 {divergence.get('t0')}): {divergence.get('reason')}")
+        if row.get("warning"):
+            lines.append(f"  {row.get('run_id')}: warning: {row['warning']}")
     return "\n".join(lines)
