@@ -44,6 +44,7 @@ from workbench.results.bundle import (
     SUMMARY,
     YABENCH_DIR,
     BundleSummary,
+    read_json,
     run_row,
     write_json_atomic,
     write_text_atomic,
@@ -533,7 +534,7 @@ def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:
     """
     if not run_file.is_file():
         return
-    record = json.loads(run_file.read_text(encoding="utf-8"))
+    record = read_json(run_file)
     record["folder"] = str(final)
     if failure:
         record["status"] = "failed"
