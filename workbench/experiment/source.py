@@ -26,9 +26,10 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # Expanding aliases can blow up exponentially ("billion laughs"); no real experiment is this big.
 MAX_NODES = 200_000
-# PyYAML's composer needs ~9 s and ~80 MB per MB of YAML: a bigger file is refused before parsing
-# (the largest sample experiment has 5 KB; docs/experiment-format.md, "Bounds").
-MAX_TEXT_CHARS = 512 * 1024
+# PyYAML's composer needs 10-70 s and ~80 MB per MB of YAML (dense flow lists are the slowest):
+# a bigger file is refused before parsing (the largest sample experiment has 5 KB;
+# docs/experiment-format.md, "Bounds").
+MAX_TEXT_CHARS = 128 * 1024
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -217,7 +218,7 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, SourceMap]:
     """
     if len(text) > MAX_TEXT_CHARS:
         raise UserError(f"the file has {len(text):,} characters; the limit for an experiment file is "
-                        f"{MAX_TEXT_CHARS:,} (512 KiB)", file=file, line=1)
+                        f"{MAX_TEXT_CHARS:,} (128 KiB)", file=file, line=1)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
