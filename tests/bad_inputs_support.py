@@ -76,3 +76,25 @@ def subprocess_env() -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def external_experiment(tmp_path: Path, stream: Path, mode: str, size: int = 1, timeout: str | None = "30s") -> Path:
+    """An experiment running ``faulty_engine.py MODE SIZE`` as an external engine over ``stream``."""
+    timeout = f", timeout: {timeout}" if timeout else ""
+    path = tmp_path / f"{mode}.yaml"
+    path.write_text(f"""\
+name: faulty-{mode}
+stream: {{file: {stream}, format: yabench}}
+queries:
+  - id: q
+    text: |
+      REGISTER QUERY q AS SELECT ?x FROM STREAM <http://s> [RANGE 10s STEP 10s]
+      WHERE {{ ?x <{EX}detectedAt> ?r }}
+engines:
+  - id: e
+    type: external
+    parameters:
+      command: ["{PYTHON}", "{FAULTY_ENGINE}", "{mode}", "{size}"]
+stand: {{mode: absolute-time{timeout}}}
+""", encoding="utf-8")
+    return path

@@ -19,11 +19,11 @@ import pytest
 
 from tests.bad_inputs_support import (
     EX,
-    FAULTY_ENGINE,
     PYTHON,
     ROOMS_QUERY,
     ROOMS_STREAM,
     assert_one_line,
+    external_experiment,
     leftovers,
     rspwb,
     subprocess_env,
@@ -611,26 +611,6 @@ def test_generate_into_a_full_disk_names_the_file(tmp_path: Path, fmt: str) -> N
 
 
 # --- engine runs: honest bundles and bounded engine output -----------------------------------
-
-
-def external_experiment(tmp_path: Path, stream: Path, mode: str, size: int = 1) -> Path:
-    path = tmp_path / f"{mode}.yaml"
-    path.write_text(f"""\
-name: faulty-{mode}
-stream: {{file: {stream}, format: yabench}}
-queries:
-  - id: q
-    text: |
-      REGISTER QUERY q AS SELECT ?x FROM STREAM <http://s> [RANGE 10s STEP 10s]
-      WHERE {{ ?x <{EX}detectedAt> ?r }}
-engines:
-  - id: e
-    type: external
-    parameters:
-      command: ["{PYTHON}", "{FAULTY_ENGINE}", "{mode}", "{size}"]
-stand: {{mode: absolute-time, timeout: 30s}}
-""", encoding="utf-8")
-    return path
 
 
 def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path, stream: Path) -> None:

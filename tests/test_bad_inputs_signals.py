@@ -9,7 +9,6 @@ nothing that looks complete: no output file, no ``.partial``, no bundle marked
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.bad_inputs_support import EX, FAULTY_ENGINE, PYTHON, ROOMS_STREAM, leftovers, subprocess_env
+from tests.bad_inputs_support import EX, PYTHON, ROOMS_STREAM, external_experiment, leftovers, subprocess_env
 
 
 def start(*argv: object, cwd: Path) -> subprocess.Popen[str]:
@@ -55,23 +54,7 @@ def test_generate_stopped_leaves_no_partial(tmp_path: Path, signum: int) -> None
 def _hanging_experiment(tmp_path: Path) -> Path:
     stream = tmp_path / "rooms.stream"
     stream.write_text(ROOMS_STREAM, encoding="utf-8")
-    path = tmp_path / "hang.yaml"
-    path.write_text(f"""\
-name: hang
-stream: {{file: {stream}, format: yabench}}
-queries:
-  - id: q
-    text: |
-      REGISTER QUERY q AS SELECT ?x FROM STREAM <http://s> [RANGE 10s STEP 10s]
-      WHERE {{ ?x <{EX}detectedAt> ?r }}
-engines:
-  - id: e
-    type: external
-    parameters:
-      command: ["{PYTHON}", "{FAULTY_ENGINE}", "hang"]
-stand: {{mode: absolute-time}}
-""", encoding="utf-8")
-    return path
+    return external_experiment(tmp_path, stream, "hang", timeout=None)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
