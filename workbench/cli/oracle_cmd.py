@@ -184,6 +184,7 @@ class StreamInputs:
         self._elements: dict[str, list[Any]] | None = None
         self._parquet: dict[str, str] = {}  # path -> temporary Parquet copy (`_converted`)
         self._folder: Any = None
+        self._warned: set[str] = set()  # stream files whose read summary was printed (read twice at most)
 
     def elements(self) -> dict[str, list[Any]]:
         """Every stream's elements (read once; disorder per ``--on-disorder``)."""
@@ -209,7 +210,8 @@ class StreamInputs:
             elements = sorted(elements, key=lambda element: element.t)
         yield from elements
         summary = report.summary()
-        if summary:
+        if summary and path not in self._warned:
+            self._warned.add(path)
             note = "; the oracle sorts them by time" if report.disorders else ""
             sys.stderr.write(f"rspwb: warning: {summary}{note}\n")
 
