@@ -248,6 +248,17 @@ PRESETS: dict[str, EngineSemantics] = {
         border=BorderConvention.CLOSED, report=ReportPolicy.of(Strategy.CONTENT_CHANGE), tick=Tick.TIME,
         r2s=R2S.ISTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
     ),
+    # RSP-JS 1.3.5 (npm rsp-js) as read from its code: engines/rspjs/README.md cites each
+    # line. Closed-open windows [iβ − ω, iβ) aligned on multiples of β from 0 (the leading
+    # ones shorter), evaluated only over non-empty content, every binding of the answer
+    # emitted (Rstream), nothing for an empty answer, timestamps taken as milliseconds.
+    # RSP-JS reports a window only when the first element of a later instant arrives, and
+    # then only the latest closed window: the workbench's window-close oracle expects the
+    # report at the close itself (see the README for what that does to verdicts).
+    "rspjs": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
+        empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+    ),
 }
 
 

@@ -208,8 +208,9 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
     (registered in-process, which builds its plan without any data); the external
     command's program exists; the oracle's preset exists and can compute the query.
     """
-    from workbench.engine import EXTERNAL_TYPE, create_engine
+    from workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, create_engine
     from workbench.query.parser import parse_query
+    from workbench.query.writer import write_query
     from workbench.stand.host import engine_command
 
     seen: set[tuple[str, str, str]] = set()
@@ -234,7 +235,15 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
             raise UserError(f"{where}: query text {inner}", file=_file(experiment),
                             field=f"queries.{spec.query.id}") from None
         _check_stream_bindings(experiment, spec, query)
-        if config.type == EXTERNAL_TYPE:
+        if config.dialect is not None:
+            try:
+                write_query(query, config.dialect)
+            except UserError as error:
+                raise UserError(f"{where}: {error.message}", file=_file(experiment),
+                                field=f"engines.{spec.engine.id}.dialect") from None
+        if config.type in PROGRAM_ENGINES:
+            pass  # a shipped program: engine_command above checked that it is installed
+        elif config.type == EXTERNAL_TYPE:
             program = argv[0]
             cwd = spec.engine_parameters.get("cwd") or experiment.base_dir
             if shutil.which(program) is None and not (Path(cwd) / program).is_file():
