@@ -76,7 +76,7 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     set RSPWB_SCREENSHOT_BUNDLES=DIR to keep them in DIR and reuse them next time)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.bundle import read_bundle
+    from workbench.results.bundle import read_bundle
     from workbench.experiment import load_experiment
     from workbench.pipeline.run_experiment import run_experiment
 
@@ -108,7 +108,7 @@ def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     2-million-element stream zoomed out (gui-timeline-overview.png)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.bundle import read_bundle
+    from workbench.results.bundle import read_bundle
     from workbench.experiment import load_experiment
     from workbench.gui.timeline import synthetic_lanes
     from workbench.pipeline.run_experiment import run_experiment

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.bundle import MANIFEST, SUMMARY, read_bundle
+from workbench.results.bundle import MANIFEST, SUMMARY, read_bundle
 from workbench.cli.main import main
 from workbench.errors import UserError
 from workbench.experiment import load_experiment

@@ -189,18 +189,6 @@ class Experiment:
         """True if any engine runs an external program (FORMATS.md: confirm before running)."""
         return any(engine.requires_confirmation for engine in self.engines)
 
-    def combinations(self) -> list[dict[str, Scalar]]:
-        """The variable assignments of all cases: cases × sweep product over ``variables``."""
-        from workbench.experiment.runs import variable_combinations
-
-        return variable_combinations(self)
-
-    def runs(self, size: str | None = None) -> list["RunSpec"]:
-        """Concrete runs: combinations × repetitions × engines × queries (see ``expand_runs``)."""
-        from workbench.experiment.runs import expand_runs
-
-        return expand_runs(self, size)
-
 
 @dataclass(frozen=True)
 class RunStream:

@@ -1529,11 +1529,11 @@ class DesignerView(QWidget):
             self.sections.tabBar().setTabTextColor(index, self.palette().text().color())
         self.yaml_edit.mark_line(None)
         if validation.ok:
-            from workbench.experiment.runs import count_runs
+            from workbench.experiment.runs import count_runs, variable_combinations
 
             experiment = validation.experiment
             runs = count_runs(experiment) if experiment is not None else 0
-            combinations = len(experiment.combinations()) if experiment is not None else 0
+            combinations = len(variable_combinations(experiment)) if experiment is not None else 0
             self.error_label.setText(f"<span style='color:#2e7d32'>✔ valid — {runs} run(s)</span>")
             self.runs_label.setText(f"{runs} = {combinations} combination(s) × {experiment.repetitions} repetition(s) × "
                                     f"{len(experiment.engines)} engine(s) × {len(experiment.queries)} query(ies)"

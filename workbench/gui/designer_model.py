@@ -719,10 +719,10 @@ class DesignerModel:
 
     def _check_queries(self, experiment: Any) -> UserError | None:
         """Parse each query filled with the first variable combination (the loader does not parse SPARQL)."""
-        from workbench.experiment.runs import fill_template
+        from workbench.experiment.runs import fill_template, variable_combinations
         from workbench.query.parser import parse_query
 
-        combinations = experiment.combinations() or [{}]
+        combinations = variable_combinations(experiment) or [{}]
         for index, query in enumerate(experiment.queries):
             try:
                 text = fill_template(query.template, combinations[0])

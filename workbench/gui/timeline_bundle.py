@@ -27,7 +27,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
+from workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
 from workbench.core.report import Evaluation
 from workbench.core.semantics import EngineSemantics
 from workbench.core.windows import WindowInstance, WindowSpec
@@ -229,6 +229,7 @@ def _semantics(oracle: Mapping[str, Any] | None, run_spec: Mapping[str, Any], fo
 def _experiment_run(bundle: Path, manifest: Mapping[str, Any], run_id: str) -> tuple[Any, Any]:
     """(experiment, RunSpec) from the bundle's experiment copy, paths resolved from the original folder."""
     from workbench.experiment.loader import loads_experiment
+    from workbench.experiment.runs import expand_runs
 
     copy = bundle / EXPERIMENT_COPY
     original = manifest.get("experiment_file")
@@ -238,7 +239,7 @@ def _experiment_run(bundle: Path, manifest: Mapping[str, Any], run_id: str) -> t
     except OSError as error:
         raise UserError(f"cannot read the experiment copy: {error.strerror or error}", file=str(copy)) from None
     experiment = loads_experiment(text, file=copy, base_dir=base)
-    for spec in experiment.runs():
+    for spec in expand_runs(experiment):
         if spec.run_id == run_id:
             return experiment, spec
     raise UserError(f"the experiment copy has no run {run_id!r}", file=str(copy))

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from workbench.bundle import (
+from workbench.results.bundle import (
     EXPERIMENT_COPY,
     MANIFEST,
     ORACLE_FILE,
@@ -50,6 +50,7 @@ from workbench.bundle import (
 )
 from workbench.errors import UserError
 from workbench.experiment.model import Experiment, RunSpec, RunStream
+from workbench.experiment.runs import expand_runs
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -62,7 +63,7 @@ class ExperimentProgress:
 
     ``data`` carries extras for live views: ``validate`` → ``{"streams": n}`` (streams to
     generate); ``engine`` → ``{"engine", "stimuli"}``; ``run-done`` → the run's summary
-    row (``workbench.bundle.run_row``); ``kpi`` (only with ``live_kpis``) →
+    row (``workbench.results.bundle.run_row``); ``kpi`` (only with ``live_kpis``) →
     one probe sample ``{"time", "rss_mb", "cpu_percent", "threads", "responses",
     "stimuli_done"}`` while the engine runs, and a last one with ``"final": True``.
     """
@@ -790,7 +791,7 @@ def run_experiment(
     report = progress or (lambda event: None)
     if size is not None:
         experiment = apply_size(experiment, size)
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs),
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
@@ -900,7 +901,7 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
 def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapping[str, Any]]) -> None:
     """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout)."""
     from workbench.oracle.quality import WindowQuality, boxplots_text
-    from workbench.bundle import read_json
+    from workbench.results.bundle import read_json
 
     groups: dict[tuple[int, str, str], list[list[WindowQuality]]] = {}
     for spec, row in zip(runs, rows):
