@@ -16,6 +16,8 @@ import pytest
 from workbench.cli.main import main
 from workbench.errors import UserError
 from workbench.experiment import load_experiment
+from workbench.experiment.loader import apply_size
+from workbench.experiment.runs import expand_runs
 from workbench.query.model import ContinuousQuery, DatasetMode, QuerySyntax
 from workbench.query.parser import parse_query
 from workbench.query.template import fill_template
@@ -33,7 +35,7 @@ def sample_queries() -> list[Any]:
     found: dict[str, Any] = {}
     for path in sorted((ROOT / "sample_experiments").glob("*/*.yaml")):
         experiment = load_experiment(path)
-        for run in experiment.runs("smoke"):
+        for run in expand_runs(apply_size(experiment, "smoke")):
             key = f"{path.parent.name}/{path.stem}:{run.query.id}"
             found.setdefault(run.query_text, pytest.param(run.query_text, run.query.syntax, id=key))
     for path in sorted((ROOT / "tests" / "data" / "queries").glob("*.rq")):
