@@ -27,10 +27,7 @@ def register(subparsers: Any) -> None:
         description="Parse a continuous query (syntax auto-detected) and show the model the "
         "workbench evaluates. Template placeholders ${NAME} / %NAME% are filled from --var.",
     )
-    explain.add_argument("file", metavar="FILE", help="query file (.rq)")
-    explain.add_argument("--syntax", choices=SYNTAX_CHOICES, default="auto", help="query syntax (default: auto-detect)")
-    explain.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
-                         help="template variable value (repeatable)")
+    _query_file_arguments(explain)
     explain.add_argument("--json", action="store_true", help="print exactly one JSON object")
     explain.set_defaults(func=run_explain)
     translate = actions.add_parser(
@@ -39,13 +36,18 @@ def register(subparsers: Any) -> None:
         description="Parse a continuous query (syntax auto-detected) and print it in the dialect an "
         "engine reads: RSP-QL, C-SPARQL, CQELS-QL or RSP-JS's RSP-QL (ON STREAM, sizes in ms).",
     )
-    translate.add_argument("file", metavar="FILE", help="query file (.rq)")
+    _query_file_arguments(translate)
     translate.add_argument("--to", required=True, choices=DIALECTS, help="the dialect to write")
-    translate.add_argument("--syntax", choices=SYNTAX_CHOICES, default="auto", help="syntax of FILE (default: auto-detect)")
-    translate.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
-                           help="template variable value (repeatable)")
     translate.set_defaults(func=run_translate)
     query.set_defaults(func=lambda args: _missing_action(query))
+
+
+def _query_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILE, --syntax and --var: how every query action reads its query."""
+    parser.add_argument("file", metavar="FILE", help="query file (.rq)")
+    parser.add_argument("--syntax", choices=SYNTAX_CHOICES, default="auto", help="query syntax (default: auto-detect)")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="template variable value (repeatable)")
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
@@ -80,14 +82,15 @@ def load_query(path: str, *, syntax: str | None = None, variables: dict[str, str
     return parse_query(text, syntax=syntax, source=path)
 
 
+def _load_query_arguments(args: argparse.Namespace) -> Any:
+    return load_query(args.file, syntax=None if args.syntax == "auto" else args.syntax,
+                      variables=parse_variables(args.var))
+
+
 def run_explain(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
 
-    query = load_query(
-        args.file,
-        syntax=None if args.syntax == "auto" else args.syntax,
-        variables=parse_variables(args.var),
-    )
+    query = _load_query_arguments(args)
     if args.json:
         print_json(query.describe())
     else:
@@ -98,12 +101,7 @@ def run_explain(args: argparse.Namespace) -> int:
 def run_translate(args: argparse.Namespace) -> int:
     from workbench.query.writer import write_query
 
-    query = load_query(
-        args.file,
-        syntax=None if args.syntax == "auto" else args.syntax,
-        variables=parse_variables(args.var),
-    )
-    print(write_query(query, args.to), end="")
+    print(write_query(_load_query_arguments(args), args.to), end="")
     return 0
 
 
