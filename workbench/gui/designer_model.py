@@ -281,6 +281,17 @@ def window_stream_iri(template: str, window: WindowField) -> str | None:
     return prefixes[prefix] + local if prefix in prefixes else None
 
 
+def stream_summary(stream: Any) -> str:
+    """``generator sg1`` / ``file s.nq`` for a stream mapping as written (lists and tooltips)."""
+    if not isinstance(stream, dict):
+        return "not a stream description"
+    if stream.get("generator") is not None:
+        return f"generator {stream['generator']}"
+    if stream.get("file") is not None:
+        return f"file {stream['file']}"
+    return "needs a file or a generator"
+
+
 def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
     """``mapping`` with key ``old`` replaced by ``new`` (holding ``value``) at the same position."""
     return {(new if key == old else key): (value if key == old else item) for key, item in mapping.items()}
@@ -291,13 +302,16 @@ def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dic
 
 @dataclass
 class Command:
-    """One undoable edit: a new document (``after``) replacing ``before`` at ``path``."""
+    """One undoable edit: a new document (``after``) replacing ``before`` at ``path``; the texts
+    are kept too, so that undo gives back the text exactly as it was (comments and all)."""
 
     description: str
     path: FieldPath
     before: Any
     after: Any
     mergeable: bool = False
+    before_text: str = ""
+    after_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -337,12 +351,15 @@ class DesignerModel:
     _listeners: list[Callable[[Change], None]] = field(default_factory=list)
     _saved_raw: Any = None
     yaml_error: UserError | None = None  # the YAML pane's text does not parse (doc unchanged)
-    # the text the document came from (file or YAML pane) until a form edit re-dumps it:
-    # validation runs on it so that error lines match what the user sees
+    # the document's text as the user sees it: the file or the YAML pane, with form edits
+    # carried into it in place (designer_text); validation runs on it so that error lines match
     source_text: str | None = None
     validation: Validation = field(default_factory=Validation)
+    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (designer_paths.MovedPath)
 
     def __post_init__(self) -> None:
+        if self.source_text is None:
+            self.source_text = dump_yaml(self.raw)
         self._saved_raw = copy.deepcopy(self.raw)
         self.validation = self.validate()
 
@@ -390,11 +407,18 @@ class DesignerModel:
         return self._redo[-1].description if self._redo else ""
 
     def yaml_text(self) -> str:
-        return dump_yaml(self.raw)
+        """The document's text: as loaded or typed, with form edits made in place."""
+        return self.source_text if self.source_text is not None else dump_yaml(self.raw)
 
     def shown_text(self) -> str:
-        """The YAML the pane shows: the source text (comments kept) until a form edit re-dumps it."""
-        return self.source_text if self.source_text is not None and self.yaml_error is None else self.yaml_text()
+        """The YAML the pane shows (the document's text)."""
+        return self.yaml_text()
+
+    def _edited_text(self, raw: dict[str, Any]) -> str:
+        """The text changed to read as ``raw``, every line not edited kept byte for byte."""
+        from workbench.gui.designer_text import edit_text
+
+        return edit_text(self.yaml_text(), raw, dump_yaml)
 
     # ------------------------------------------------------------------ editing
     def set(self, path: Sequence[PathKey], value: Any, *, merge: bool = False, origin: str = "form") -> bool:
@@ -412,9 +436,10 @@ class DesignerModel:
         if after == before:
             return False
         verb = "Remove" if value is MISSING else "Set"
-        self._push(Command(f"{verb} {path_text(path)}", path, before, after, merge))
+        text = self._edited_text(after)
+        self._push(Command(f"{verb} {path_text(path)}", path, before, after, merge, self.yaml_text(), text))
         self.raw = after
-        self.source_text = None
+        self.source_text = text
         self._emit(Change(path, origin))
         return True
 
@@ -434,15 +459,18 @@ class DesignerModel:
             del items[index]
             self.set(path, items if items else MISSING)
 
-    def replace(self, raw: Any, *, description: str = "Edit YAML", origin: str = "yaml") -> bool:
-        """Replace the whole document (the YAML pane)."""
+    def replace(self, raw: Any, *, description: str = "Edit YAML", origin: str = "yaml", text: str | None = None) -> bool:
+        """Replace the whole document: typed in the YAML pane (``text``), or a structural form edit
+        (several streams ↔ one) carried into the text in place."""
         if not isinstance(raw, dict):
             raw = {} if raw is None else raw
         if raw == self.raw:
             return False
-        self._push(Command(description, (), copy.deepcopy(self.raw), copy.deepcopy(raw), origin == "yaml"))
+        after_text = text if text is not None else self._edited_text(raw)
+        self._push(Command(description, (), copy.deepcopy(self.raw), copy.deepcopy(raw), origin == "yaml",
+                           self.yaml_text(), after_text))
         self.raw = copy.deepcopy(raw)
-        self.source_text = None
+        self.source_text = after_text
         self._emit(Change((), origin))
         return True
 
@@ -466,7 +494,7 @@ class DesignerModel:
             for callback in list(self._listeners):
                 callback(Change((), "yaml-error"))
             return False
-        changed = self.replace(raw, origin="yaml")
+        changed = self.replace(raw, origin="yaml", text=text)
         self.source_text = text
         self.validation = self.validate()
         if changed:
@@ -481,6 +509,7 @@ class DesignerModel:
         top = self._undo[-1] if self._undo else None
         if command.mergeable and top is not None and top.mergeable and top.path == command.path:
             top.after = command.after
+            top.after_text = command.after_text
         else:
             self._undo.append(command)
         self._redo.clear()
@@ -492,7 +521,7 @@ class DesignerModel:
         self._redo.append(command)
         self.raw = copy.deepcopy(command.before)
         self.yaml_error = None
-        self.source_text = None
+        self.source_text = command.before_text
         self._emit(Change(command.path, "undo"))
         return True
 
@@ -503,7 +532,7 @@ class DesignerModel:
         self._undo.append(command)
         self.raw = copy.deepcopy(command.after)
         self.yaml_error = None
-        self.source_text = None
+        self.source_text = command.after_text
         self._emit(Change(command.path, "redo"))
         return True
 
@@ -693,7 +722,17 @@ class DesignerModel:
         target = Path(path) if path else self.file
         if target is None:
             raise UserError("choose a file name to save to")
-        target.write_text(self.shown_text(), encoding="utf-8")
+        from workbench.gui.designer_paths import moved_paths
+
+        # paths are relative to the file: saved into another folder, they must follow it (a new
+        # document's paths are taken as written, relative to the file it is first saved as)
+        raw, self.moved_paths = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
+        text = self._edited_text(raw) if self.moved_paths else self.yaml_text()
+        target.write_text(text, encoding="utf-8")
+        if self.moved_paths:
+            self._push(Command(f"Rewrite {len(self.moved_paths)} path(s) for {target.parent}", (),
+                               copy.deepcopy(self.raw), copy.deepcopy(raw), False, self.yaml_text(), text))
+            self.raw, self.source_text = raw, text
         self.file = target
         self.base_dir = target.parent
         self._saved_raw = copy.deepcopy(self.raw)
