@@ -60,6 +60,9 @@ class Strategy(Enum):
     WINDOW_CLOSE = "window-close"
     NON_EMPTY = "non-empty"
     PERIODIC = "periodic"
+    #: with window-close: a closed window is reported when the next element after its close
+    #: arrives (data-driven engines: rsp-js, C-SPARQL in practice), not at the close itself
+    NEXT_ELEMENT = "next-element"
 
 
 class Tick(Enum):
@@ -104,6 +107,11 @@ class ReportPolicy:
             raise UserError("periodic(period) needs exactly one period", field="report")
         if self.period_ms is not None and self.period_ms <= 0:
             raise UserError("the period must be positive", field="report")
+        if Strategy.NEXT_ELEMENT in self.strategies and Strategy.WINDOW_CLOSE not in self.strategies:
+            raise UserError(
+                "next-element delays a window-close report to the next element; combine it with window-close",
+                field="report",
+            )
         if not self.strategies & {Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.PERIODIC}:
             raise UserError(
                 "non-empty alone never triggers an evaluation; combine it with "
@@ -137,7 +145,8 @@ class ReportPolicy:
         return cls(frozenset(strategies), period)
 
     def __str__(self) -> str:
-        order = [Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY, Strategy.PERIODIC]
+        order = [Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY,
+                 Strategy.PERIODIC]
         parts = []
         for strategy in order:
             if strategy in self.strategies:
@@ -250,13 +259,14 @@ PRESETS: dict[str, EngineSemantics] = {
     ),
     # RSP-JS 1.3.5 (npm rsp-js) as read from its code: engines/rspjs/README.md cites each
     # line. Closed-open windows [iβ − ω, iβ) aligned on multiples of β from 0 (the leading
-    # ones shorter), evaluated only over non-empty content, every binding of the answer
-    # emitted (Rstream), nothing for an empty answer, timestamps taken as milliseconds.
-    # RSP-JS reports a window only when the first element of a later instant arrives, and
-    # then only the latest closed window: the workbench's window-close oracle expects the
-    # report at the close itself (see the README for what that does to verdicts).
+    # ones shorter), a closed window evaluated when the first element after its close
+    # arrives and only over non-empty content, every binding of the answer emitted
+    # (Rstream), nothing for an empty answer, timestamps taken as milliseconds. What no
+    # parameter says (one window per element, the drifting window start) is in the README.
     "rspjs": EngineSemantics(
-        border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
+        border=BorderConvention.CLOSED_OPEN,
+        report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY),
+        tick=Tick.TIME, r2s=R2S.RSTREAM,
         empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
     ),
 }

@@ -20,6 +20,7 @@ from workbench.core.time import parse_duration
 from workbench.engine import PROGRAM_ENGINES
 from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
+    END_RULES,
     ENGINE_TYPES,
     FAULTS,
     FLOW_SHAPES,
@@ -514,7 +515,7 @@ def _kpis(c: _Checker, value: Any) -> KpiSpec:
 def _oracle(c: _Checker, value: Any) -> OracleSpec:
     if value is None:
         return OracleSpec()
-    oracle = c.mapping(value, "oracle", ("system", "semantics", "match", "gracious", "t0"))
+    oracle = c.mapping(value, "oracle", ("system", "semantics", "match", "gracious", "t0", "end", "regroup"))
     system = c.choice(oracle.get("system", "engine"), "oracle.system", ("engine", *PRESETS))
     base = PRESETS.get(system, EngineSemantics())
     _, overrides = c.semantics(oracle.get("semantics"), "oracle.semantics", base)
@@ -522,7 +523,11 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
     gracious = c.boolean(oracle.get("gracious", False), "oracle.gracious")
     t0_raw = oracle.get("t0", "all")
     t0 = None if t0_raw == "all" else c.duration(t0_raw, "oracle.t0")
-    return OracleSpec(system=system, semantics_overrides=overrides, match=match, gracious=gracious, t0=t0)
+    end_raw = oracle.get("end", "after-last-window")
+    end: int | str = end_raw if end_raw in END_RULES else c.duration(end_raw, "oracle.end")
+    regroup = c.boolean(oracle.get("regroup", False), "oracle.regroup")
+    return OracleSpec(system=system, semantics_overrides=overrides, match=match, gracious=gracious, t0=t0, end=end,
+                      regroup=regroup)
 
 
 def _stand(c: _Checker, value: Any) -> StandSpec:

@@ -70,6 +70,10 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "cwd": ("directory", False),
         "env": ("env", False),
         "startup_timeout": ("duration", False),
+        # declarations for the oracle (the program may read them from `register` too):
+        # the t0 the engine uses and the window its report policy is tied to
+        "t0": ("t0", False),
+        "report_window": ("index", False),
     },
 }
 
