@@ -143,3 +143,20 @@ engines:
   - {{id: rspjs, type: rspjs, {field}: {value}}}
 """, file="x.yaml")
     assert message in str(error.value) and f"engines[0].{field}" in str(error.value)
+
+
+def test_sample_rooms_experiment_judges_rspjs_correct_under_its_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    needs_rspjs()
+    import json
+
+    from workbench.cli.main import main
+
+    sample = Path(__file__).resolve().parents[1] / "sample_experiments" / "real-engines" / "rooms.yaml"
+    out = tmp_path / "bundle"
+    assert main(["run", str(sample), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) == 0
+    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["runs"]}
+    assert rows["rspjs"]["status"] == "ok" and rows["rspjs"]["verdict"] == "correct"
+    assert rows["rspjs"]["responses"] == 2 and rows["rspjs"]["first_divergence"] is None
+    assert {row["verdict"] for row in rows.values()} == {"correct"}
