@@ -807,3 +807,34 @@ def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -
     (tmp_path / "new").mkdir()
     model.save(tmp_path / "new" / "e.yaml")
     assert model.moved_paths == [] and model.get(("static",)) == ["t.ttl"]
+
+
+@pytest.mark.gui
+def test_report_boxes_offer_next_element(designer) -> None:  # type: ignore[no-untyped-def]
+    """`window-close & next-element` (data-driven engines) round-trips through the report check boxes."""
+    from PySide6.QtWidgets import QCheckBox
+
+    def box(short: str) -> QCheckBox:
+        return designer.findChild(QCheckBox, f"semantics_report_{short}")
+
+    for short in ("override", "WC", "NE"):
+        if not box(short).isChecked():
+            box(short).click()
+    for short in ("CC", "NC", "P"):
+        if box(short).isChecked():
+            box(short).click()
+    assert _yaml(designer)["engines"][0]["semantics"]["report"] == "window-close & next-element"
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace(
+        "report: window-close & next-element", "report: next-element & wc & nc"))
+    assert [short for short in ("CC", "WC", "NE", "NC", "P") if box(short).isChecked()] == ["WC", "NE", "NC"]
+
+
+@pytest.mark.gui
+def test_oracle_end_and_regroup_fields(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QCheckBox, QLineEdit
+
+    end = designer.findChild(QLineEdit, "oracle_end")
+    _type_line(end, "last-element")
+    designer.findChild(QCheckBox, "oracle_regroup").click()
+    oracle = _yaml(designer)["oracle"]
+    assert oracle["end"] == "last-element" and oracle["regroup"] is True
