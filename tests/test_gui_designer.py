@@ -176,7 +176,7 @@ SAMPLES = sorted((Path(__file__).parent.parent / "sample_experiments").glob("*/*
 
 
 def test_query_windows_are_located_in_every_syntax() -> None:
-    from workbench.gui.designer_model import query_windows, set_window_value
+    from workbench.gui.designer_windows import query_windows, set_window_value
 
     text = (
         "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
@@ -807,6 +807,19 @@ def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -
     (tmp_path / "new").mkdir()
     model.save(tmp_path / "new" / "e.yaml")
     assert model.moved_paths == [] and model.get(("static",)) == ["t.ttl"]
+
+
+@pytest.mark.gui
+def test_an_unreadable_query_file_is_named_not_blamed_on_the_query(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.1: a query file that is not where the experiment says is reported as such
+    in the Windows table, not as "no window clause found"."""
+    path = tmp_path / "exp.yaml"
+    path.write_text(CSRBENCH.read_text(encoding="utf-8"), encoding="utf-8")  # without its queries/ folder
+    designer.open_file(path)
+    cell = designer.queries.window_table.item(0, 0)
+    assert "no window clause" not in cell.text()
+    assert cell.text() == "cannot read queries/q1.rq (paths are relative to the experiment file)"
+    assert "queries[0].file" in designer.error_label.text()
 
 
 @pytest.mark.gui

@@ -3,7 +3,7 @@ window clauses of the selected query as a table (size ω, slide β, the stream e
 reads) and the ``${VAR}`` values it uses.
 
 A window size or slide that comes from a variable edits the variable; a literal one edits
-the query text in place (:func:`~workbench.gui.designer_model.set_window_value`).
+the query text in place (:func:`~workbench.gui.designer_windows.set_window_value`).
 """
 
 from __future__ import annotations
@@ -36,15 +36,8 @@ from workbench.gui.designer.fields import (
     table_item,
     yaml_value,
 )
-from workbench.gui.designer_model import (
-    MISSING,
-    DesignerModel,
-    WindowField,
-    query_windows,
-    set_window_value,
-    stream_summary,
-    window_stream_iri,
-)
+from workbench.gui.designer_model import MISSING, DesignerModel, stream_summary
+from workbench.gui.designer_windows import WindowField, query_windows, set_window_value, window_stream_iri
 from workbench.gui.highlight import CodeEditor
 
 
@@ -201,8 +194,11 @@ class QueriesSection(DesignerSection):
                 self.window_table.setItem(row, column, item)
             self.window_table.setItem(row, 3, self._window_binding_item(window_stream_iri(template, window)))
         if not windows:
+            unreadable = self.model.unreadable_query_file(self.query_index)
             self.window_table.insertRow(0)
-            self.window_table.setItem(0, 0, table_item("no window clause found (plain SPARQL: the whole stream)", editable=False))
+            self.window_table.setItem(0, 0, table_item(
+                f"cannot read {unreadable} (paths are relative to the experiment file)" if unreadable is not None
+                else "no window clause found (plain SPARQL: the whole stream)", editable=False))
         self.window_table.blockSignals(blocked)
 
     def _window_binding_item(self, iri: str | None) -> QTableWidgetItem:
