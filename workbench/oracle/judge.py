@@ -296,7 +296,8 @@ class _Candidates(Mapping[Any, Any]):
 
 
 def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    """The mean over windows as oracle.json has always stored it (6 decimals)."""
+    return round(sum(values) / len(values), 6) if values else None
 
 
 def judge_eviction(stimuli: Sequence[Any], query: ContinuousQuery, log: ResponseLog) -> Judgement:
