@@ -61,6 +61,10 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "training": ("file", False),  # likelihood: a stream to estimate them from
         "training_format": ("string", False),
     },
+    "rspjs": {
+        "log": ("string", False),  # `stderr`: keep RSP-JS's console output in stderr.log (default: dropped)
+        "startup_timeout": ("duration", False),
+    },
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),
