@@ -17,6 +17,7 @@ import yaml
 
 from workbench.core.semantics import PRESETS, SEMANTICS_FIELDS, EngineSemantics
 from workbench.core.time import parse_duration
+from workbench.engine import PROGRAM_ENGINES
 from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
     END_RULES,
@@ -43,6 +44,7 @@ from workbench.experiment.model import (
 from workbench.experiment.runs import VARIABLE_NAME, resolve_case, variable_combinations
 from workbench.experiment.source import SourceMap, is_identifier, join_path, load_yaml
 from workbench.query.template import find_placeholders
+from workbench.query.writer import check_dialect
 
 TOP_LEVEL_FIELDS = (
     "name", "description", "seed", "repetitions", "variables", "sweep", "cases", "sizes",
@@ -449,7 +451,8 @@ def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
     ids: dict[str, int] = {}
     for index, item in enumerate(c.sequence(value, "engines", nonempty=True)):
         path = f"engines[{index}]"
-        c.mapping(item, path, ("id", "type", "preset", "semantics", "faults", "parameters"), ("id", "type"), what="engine field")
+        c.mapping(item, path, ("id", "type", "preset", "semantics", "faults", "parameters", "dialect"), ("id", "type"),
+                  what="engine field")
         engine_id = c.identifier(item["id"], join_path(path, "id"))
         if engine_id in ids:
             raise c.error(join_path(path, "id"), f"duplicate engine id {engine_id!r} (also engines[{ids[engine_id]}])")
@@ -457,21 +460,32 @@ def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
         engine_type = c.choice(item["type"], join_path(path, "type"), ENGINE_TYPES)
         preset_name = None
         base = EngineSemantics()
+        program = PROGRAM_ENGINES.get(engine_type)
         if item.get("preset") is not None:
             preset_name = c.choice(item["preset"], join_path(path, "preset"), tuple(PRESETS))
             base = PRESETS[preset_name]
+        elif program is not None:  # a shipped program engine runs under its declared preset
+            preset_name = program.preset
+            base = PRESETS[preset_name]
+        dialect = program.dialect if program is not None else None
+        if item.get("dialect") is not None:
+            try:
+                dialect = check_dialect(c.string(item["dialect"], join_path(path, "dialect")))
+            except UserError as error:
+                raise c.error(join_path(path, "dialect"), error.message) from None
         semantics, overrides = c.semantics(item.get("semantics"), join_path(path, "semantics"), base)
         faults: dict[str, bool] = {}
         if item.get("faults"):
-            if engine_type == "external":
-                raise c.error(join_path(path, "faults"), "faults can only be injected into built-in engines, not external ones", key=True)
+            if engine_type == "external" or program is not None:
+                raise c.error(join_path(path, "faults"),
+                              f"faults can only be injected into built-in engines, not {engine_type} ones", key=True)
             for key, flag in c.mapping(item["faults"], join_path(path, "faults"), FAULTS, what="fault").items():
                 faults[key] = c.boolean(flag, join_path(path, f"faults.{key}"))
         parameters = dict(c.names(item.get("parameters"), join_path(path, "parameters")))
         engines.append(
             EngineSpec(
                 id=engine_id, type=engine_type, semantics=semantics, preset=preset_name,
-                semantics_overrides=overrides, faults=faults, parameters=parameters,
+                semantics_overrides=overrides, faults=faults, parameters=parameters, dialect=dialect,
             )
         )
     return tuple(engines)
@@ -589,30 +603,56 @@ def build_experiment(
         raw=raw,
         source=source,
     )
-    query_texts: dict[tuple[int, str], None] = {}
+    query_texts: dict[tuple[int, str], Mapping[str, Scalar]] = {}
     for combination in variable_combinations(experiment):
         case = resolve_case(experiment, combination)
-        query_texts.update(dict.fromkeys(enumerate(case.query_texts)))
+        for key in enumerate(case.query_texts):
+            query_texts.setdefault(key, combination)
+    parsed = {key: _parse_filled_query(experiment, key[0], key[1], combination)
+              for key, combination in query_texts.items()}
     if experiment.named_streams:
-        _check_stream_bindings(experiment, query_texts)
+        _check_stream_bindings(experiment, parsed.items())
     if check_sizes:
         for size in experiment.sizes:
             apply_size(experiment, size)
     return experiment
 
 
-def _check_stream_bindings(experiment: Experiment, query_texts: Iterable[tuple[int, str]]) -> None:
-    """Every window of a ``streams:`` experiment must read a declared stream (checked per filled query text).
+def _parse_filled_query(experiment: Experiment, index: int, text: str, variables: Mapping[str, Scalar]) -> Any:
+    """Parse query ``index`` as one variable combination fills it: a window size of ``-2s``, ``0s``
+    or beyond the duration limit is an error at validation, at the file line of the query line.
 
-    A query that does not parse is left to the query checks (``rspwb run``, the designer):
-    this check is about bindings only.
+    The error names the variables the query uses (their values are what broke it); for a
+    query file the position is in that file, as ``rspwb run`` reports it.
     """
     from workbench.query.parser import parse_query
 
-    for index, text in query_texts:
-        try:
-            query = parse_query(text, experiment.queries[index].syntax)
-        except UserError:
+    spec = experiment.queries[index]
+    try:
+        return parse_query(text, spec.syntax)
+    except UserError as error:
+        if spec.syntax is None and error.message.startswith("no stream window found"):
+            return None  # a window-less text: its syntax (one-time SPARQL or not) is the engine's business
+        used = [name for name in spec.variables if name in variables]
+        context = f" (with {', '.join(f'{name}={variables[name]!r}' for name in used)})" if used else ""
+        path = f"queries[{index}].{'file' if spec.file is not None else 'text'}"
+        source = experiment.source or SourceMap()
+        if spec.file is not None:
+            raise UserError(f"query {spec.id}{context}: {error.message}", file=str(spec.file), line=error.line,
+                            column=error.column, field=source.origin(path)) from None
+        where = f" (query line {error.line})" if error.line is not None else ""
+        raise UserError(
+            f"query {spec.id}{context}{where}: {error.message}",
+            file=str(experiment.file) if experiment.file is not None else None,
+            line=_template_line(source, path, spec.template, error.line) if error.line else source.line(path),
+            field=source.origin(path),
+        ) from None
+
+
+def _check_stream_bindings(experiment: Experiment, parsed: Iterable[tuple[tuple[int, str], Any]]) -> None:
+    """Every window of a ``streams:`` experiment must read a declared stream (checked per filled query text)."""
+    for (index, _text), query in parsed:
+        if query is None:
             continue
         error = undeclared_stream_error(experiment, index, query)
         if error is not None:

@@ -46,7 +46,7 @@ from typing import IO, Any, Callable, Iterable, Sequence
 
 import psutil
 
-from workbench.engine import EXTERNAL_TYPE, EngineConfig, StaticGraphs, Stimulus
+from workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, EngineConfig, StaticGraphs, Stimulus, program_command
 from workbench.errors import UserError
 from workbench.responses.model import EngineResponse, ResponseLog
 from workbench.stand.protocol import (
@@ -62,6 +62,11 @@ from workbench.stand.streamer import MODES, RealTimeSchedule
 STATUSES = ("ok", "failed", "timeout", "cancelled")
 P_HEADER = "time,rss_mem,cpu_percent,mem_percent,threads"
 MIB = 1024 * 1024
+# Bounds on what an engine can make the stand hold (docs/engine-protocol.md, "Limits"):
+MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the run
+STDERR_LOG_BYTES = 16 * MIB  # stderr.log keeps the first 16 MiB; the rest is read and dropped
+STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
+_STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,9 @@ class _Stop(Exception):
 
 
 def engine_command(config: EngineConfig) -> list[str]:
-    """The program to start: the built-in worker, or the external engine's ``command``."""
+    """The program to start: the built-in worker, a shipped program engine, or the external ``command``."""
+    if config.type in PROGRAM_ENGINES:
+        return program_command(config)
     if config.type == EXTERNAL_TYPE:
         command = config.parameters.get("command")
         if not command:
@@ -140,6 +147,19 @@ def engine_command(config: EngineConfig) -> list[str]:
 
     engine_class(config.type)  # unknown types fail here, before a process starts
     return [sys.executable, "-m", "workbench.stand.worker"]
+
+
+def query_for_engine(engine: EngineConfig, query_text: str, syntax: str | None) -> tuple[str, str | None]:
+    """The query text (and the syntax that parses it) the engine is sent: its ``dialect``'s.
+
+    UserError if the query cannot be written in that dialect.
+    """
+    if engine.dialect is None:
+        return query_text, syntax
+    from workbench.query.parser import parse_query
+    from workbench.query.writer import parse_syntax_of, write_query
+
+    return write_query(parse_query(query_text, syntax=syntax), engine.dialect), parse_syntax_of(engine.dialect)
 
 
 class _ProcessTree:
@@ -213,6 +233,7 @@ class _Run:
         self.ready: dict[str, Any] | None = None
         self.closed = False
         self.advanced: set[int] = set()
+        self.last_sent: int | None = None  # id of the last stimulus sent (ids increase)
         self.pending: collections.OrderedDict[int, _Pending] = collections.OrderedDict()
         self.responses: list[EngineResponse] = []
         self.bindings = 0
@@ -223,6 +244,7 @@ class _Run:
         self.last_done_ms: float | None = None
         self.first_sent_ms: float | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=options.stderr_tail_lines)
+        self.stderr_dropped = 0  # bytes of stderr beyond STDERR_LOG_BYTES, read and not kept
         self.thread_cpu: dict[str, float] = {}
         self.samples = 0
         self.peak_rss_mb = 0.0  # over every measurement: the sampler and the per-stimulus KPIs
@@ -277,6 +299,7 @@ def run_engine(
     argv = list(command) if command is not None else engine_command(engine)
     run = _Run(name, out, options, cancel, on_sample)
     run.variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
+    sent_text, sent_syntax = query_for_engine(engine, query_text, syntax)
     result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
                        mode=options.mode, time_scale=options.time_scale)
     main_cpu_start = time.thread_time()
@@ -298,6 +321,8 @@ def run_engine(
             # the experiment's `cwd` and `env` for external programs (FORMATS.md: shown and confirmed first)
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
+        elif engine.type in PROGRAM_ENGINES:
+            cwd = str(out)  # whatever the program writes to its working directory stays in the run folder
         try:
             process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -315,7 +340,7 @@ def run_engine(
         ]
         for thread in threads:
             thread.start()
-        inbox.put(dumps(register_message(engine, query_text, syntax=syntax, static=static, query_id=query_id)))
+        inbox.put(dumps(register_message(engine, sent_text, syntax=sent_syntax, static=static, query_id=query_id)))
         _wait(run, lambda: run.ready is not None, options.start_timeout_s, "the engine did not become ready")
         timings["register_s"] = time.monotonic() - started
         feed_start = time.monotonic()
@@ -412,6 +437,7 @@ def _feed(
         entry.sent_ms = time.time() * 1000.0
         with run.condition:
             run.pending[stimulus.id] = entry
+            run.last_sent = stimulus.id
         if run.first_sent_ms is None:
             run.first_sent_ms = entry.sent_ms
         inbox.put(message)
@@ -489,8 +515,12 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
     stdout = process.stdout
     assert stdout is not None
     try:
-        for line in stdout:
+        for line in iter(lambda: stdout.readline(MAX_MESSAGE_BYTES + 1), b""):
             received = time.time() * 1000.0
+            if len(line) > MAX_MESSAGE_BYTES:
+                run.fail("failed", f"protocol error: the engine wrote a line of more than {MAX_MESSAGE_BYTES // MIB} MiB "
+                                   "on stdout (the limit for one message, docs/engine-protocol.md); stopped reading")
+                break
             if not line.strip():
                 continue
             try:
@@ -524,10 +554,13 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
         if kind == "ready":
             run.ready = message
         elif kind == "response":
+            ident = message.get("stimulus")
+            if ident is not None and ident not in run.pending:
+                _fail_unknown(run, "a response", ident)
+                return
             response = response_from_message(message, int(received))
             run.responses.append(response)
             run.bindings += len(response.bindings)
-            ident = message.get("stimulus")
             entry = run.pending.get(ident) if ident is not None else next(iter(run.pending.values()), None)
             if entry is not None:
                 entry.responses.append({
@@ -541,7 +574,10 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
         elif kind == "done":
             if "stimulus" in message:
                 entry = run.pending.pop(message["stimulus"], None)
-                if entry is not None:
+                if entry is None:
+                    _fail_unknown(run, "done", message["stimulus"])
+                    return
+                else:
                     run.stimuli_done += 1
                     run.elements_done += entry.elements
                     run.latencies.append(received - entry.sent_ms)
@@ -561,6 +597,17 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
             else:
                 run.stderr_tail.append(f"[engine error] {text}")
         run.condition.notify_all()
+
+
+def _fail_unknown(run: _Run, what: str, ident: Any) -> None:
+    """An answer for a stimulus that is not waiting for one fails the run (caller holds the lock)."""
+    sent = isinstance(ident, int) and not isinstance(ident, bool) and run.last_sent is not None and ident <= run.last_sent
+    reason = (f"{what} for stimulus {ident!r}, which is already done" if sent
+              else f"{what} for stimulus {ident!r}, which the stand never sent")
+    if run.failure is None:
+        run.failure = _Stop("failed", f"protocol error: {reason}")
+    run.condition.notify_all()
+    run.stopped.set()
 
 
 def _note_rss(run: _Run, kpis: dict[str, float] | None) -> None:
@@ -594,10 +641,20 @@ def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], log: IO[bytes]) -
     start = time.thread_time()
     stderr = process.stderr
     assert stderr is not None
+    kept = 0
     try:
-        for line in stderr:
-            log.write(line)
-            run.stderr_tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+        for piece in iter(lambda: stderr.readline(_STDERR_PIECE), b""):
+            if kept < STDERR_LOG_BYTES:
+                log.write(piece[: STDERR_LOG_BYTES - kept])
+            kept += len(piece)
+            text = piece.decode("utf-8", "replace").rstrip("\n")
+            if len(text) > STDERR_TAIL_LINE_CHARS:
+                text = text[:STDERR_TAIL_LINE_CHARS] + f"… [{len(text) - STDERR_TAIL_LINE_CHARS} more characters]"
+            run.stderr_tail.append(text)
+        if kept > STDERR_LOG_BYTES:
+            run.stderr_dropped = kept - STDERR_LOG_BYTES
+            log.write(f"\n[rspwb: stderr.log keeps the first {STDERR_LOG_BYTES // MIB} MiB; "
+                      f"{run.stderr_dropped} more bytes were read and dropped]\n".encode())
         log.flush()
     except (OSError, ValueError):
         pass
@@ -694,7 +751,12 @@ def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: f
     result.stand_overhead["cpu_percent_of_one_core"] = round(100.0 * total / wall, 3)
     result.stderr_tail = "\n".join(run.stderr_tail)
     if result.status != "ok" and result.error and result.stderr_tail and "stderr:" not in result.error:
-        result.error += "; stderr:\n" + result.stderr_tail
+        result.error += f"; stderr (last {run.options.stderr_tail_lines} lines, each cut at {STDERR_TAIL_LINE_CHARS} " \
+                        f"characters):\n" + result.stderr_tail
+    if run.stderr_dropped:
+        note = (f"stderr was {STDERR_LOG_BYTES + run.stderr_dropped} bytes; stderr.log keeps the first "
+                f"{STDERR_LOG_BYTES // MIB} MiB")
+        result.error = f"{result.error}; {note}" if result.error else note
 
 
 def _summary(values: list[float]) -> dict[str, float]:
