@@ -79,6 +79,11 @@ class ParquetStreamWriter(AtomicStreamWriter):
         return True
 
 
+#: What reading a damaged file can raise: Arrow's errors, I/O errors, and text that is not
+#: UTF-8 (a flipped bit in a string page or in the footer's column names).
+_READ_ERRORS = (pa.ArrowException, OSError, UnicodeDecodeError)
+
+
 def check_parquet_stream(path: str | os.PathLike[str]) -> pa.Schema:
     """The file's schema, checked to be a stream's (columns and types), from the footer only.
 
@@ -89,9 +94,9 @@ def check_parquet_stream(path: str | os.PathLike[str]) -> pa.Schema:
     try:
         metadata = pq.read_metadata(path)
         schema = metadata.schema.to_arrow_schema()
-    except (pa.ArrowException, OSError) as error:
+        names = set(schema.names)
+    except _READ_ERRORS as error:
         raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
-    names = set(schema.names)
     for column in ("subject", "predicate", "object", "t"):
         if column not in names:
             raise UserError(
@@ -120,7 +125,7 @@ def parquet_stream_extent(path: str | os.PathLike[str]) -> tuple[int, int | None
     check_parquet_stream(path)
     try:
         times = pq.read_table(path, columns=["t"]).column("t")
-    except (pa.ArrowException, OSError) as error:
+    except _READ_ERRORS as error:
         raise UserError(f"cannot read Parquet data ({_arrow_message(error)})", file=str(path), field="t") from None
     return len(times), (int(times[len(times) - 1].as_py()) if len(times) and times[len(times) - 1].is_valid else None)
 
@@ -146,7 +151,7 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
     strings = [column for column in wanted if column != "t"]
     try:  # dictionary decoding: each distinct term becomes one Python string per batch
         parquet = pq.ParquetFile(path, read_dictionary=strings, page_checksum_verification=True)
-    except (pa.ArrowException, OSError) as error:
+    except _READ_ERRORS as error:
         raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
     with parquet:
         first_row = 1
@@ -170,7 +175,7 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
                     backwards,
                 )
                 first_row += len(times)
-        except (pa.ArrowException, OSError) as error:  # a corrupt page, a ZSTD frame that does not decode
+        except _READ_ERRORS as error:  # a corrupt page, a ZSTD frame that does not decode
             raise UserError(f"cannot read Parquet data near row {first_row} ({_arrow_message(error)})",
                             file=name) from None
 
