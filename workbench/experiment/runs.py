@@ -63,6 +63,7 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "training": ("file", False),  # likelihood: a stream to estimate them from
         "training_format": ("string", False),
     },
+    "null": {},  # answers `done` only: the test stand's own ceiling (engines/null.py)
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),

@@ -8,13 +8,12 @@ error (reported as an ``error`` message first), 1 on an unexpected failure.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from typing import Any, BinaryIO
 
-from workbench.stand.protocol import dumps, parse_static, parse_stimulus, response_message
+from workbench.stand.protocol import dumps, loads, parse_static, parse_stimulus, response_message
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
@@ -34,7 +33,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     for raw in stdin:
         if not raw.strip():
             continue
-        message = json.loads(raw)
+        message = loads(raw)
         kind = message.get("type")
         try:
             if kind == "register":
