@@ -98,9 +98,11 @@ def main() -> int:
             config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0}, name=f"secret-{preset}")
             engine = create_engine(config)
             engine.register(parse_query(text))
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             responses = engine.run(stimuli)
             in_process = len(elements) / (time.perf_counter() - started)
+            # CPU time, not wall time: what the engine absorbs on one free core (others load the machine)
+            in_process_cpu = len(elements) / max(1e-9, time.process_time() - cpu_started)
             with tempfile.TemporaryDirectory() as folder:
                 result = run_engine(config, text, stimuli, folder,
                                     options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms))
@@ -108,6 +110,8 @@ def main() -> int:
                 "query": query_name, "preset": preset, "status": result.status,
                 "stand_triples_per_s": result.throughput_triples_per_s,
                 "in_process_triples_per_s": round(in_process, 1),
+                "in_process_cpu_triples_per_s": round(in_process_cpu, 1),
+                "keeps_up_on_a_free_core": in_process_cpu >= load,
                 "keeps_up_with_load": bool(result.throughput_triples_per_s and result.throughput_triples_per_s >= load),
                 "responses": result.responses, "in_process_responses": len(responses),
                 "latency_ms_p50": result.latency_ms.get("p50"), "latency_ms_p95": result.latency_ms.get("p95"),
@@ -119,7 +123,8 @@ def main() -> int:
             }
             rows.append(row)
             print(f"{query_name:22} {preset:13} {row['status']:6} stand {row['stand_triples_per_s'] or 0:>10,.0f} t/s"
-                  f"  in-process {row['in_process_triples_per_s']:>10,.0f} t/s  keeps up: {row['keeps_up_with_load']}"
+                  f"  in-process {row['in_process_triples_per_s']:>10,.0f} t/s ({row['in_process_cpu_triples_per_s']:,.0f} per"
+                  f" CPU second)  keeps up: {row['keeps_up_with_load']} (on a free core: {row['keeps_up_on_a_free_core']})"
                   f"  p95 latency {row['latency_ms_p95']} ms  stand CPU {row['stand_cpu_s']} s"
                   f" ({row['stand_cpu_percent']} % of a core)  peak RSS {row['peak_rss_mb']} MiB")
     if args.json:
