@@ -1,26 +1,41 @@
 #!/usr/bin/env bash
-# Install RSP Workbench and what it needs: Java 17+ for Spark (via apt-get when missing
-# and possible), the Qt runtime libraries, and the Python package with its test extras.
+# Install RSP Workbench and everything it needs, on a stock Debian/Ubuntu or in your own
+# Python environment:
+#   - Java 17+ for Spark (apt-get, when missing and possible);
+#   - the Python package with its test extras, into
+#       * the active virtual environment or conda environment, if one is active, else
+#       * a project virtual environment .venv/ made from the first Python >= 3.11 found
+#         ($PYTHON, python3, python3.13, python3.12, python3.11). This works with the
+#         "externally managed" system Python of Debian 12 / Ubuntu 24.04 (PEP 668); a Python
+#         that is not externally managed (pyenv, python.org) lends the venv its installed
+#         packages (--system-site-packages), so nothing is downloaded twice;
+#   - the system libraries Qt's xcb platform plugin needs (asked of the dynamic linker);
+# The interpreter used is recorded in .rspwb-python; ./rspwb, ./rsp-workbench and ./run-tests
+# run with it, wherever they are called from.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-need_java=1
-if command -v java >/dev/null 2>&1; then
-  major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
-  if [ -n "$major" ] && [ "$major" -ge 17 ]; then need_java=0; fi
-fi
+say() { echo "install: $*"; }
 
+apt_updated=0
 apt_install() {
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else return 1; fi
   fi
   command -v apt-get >/dev/null 2>&1 || return 1
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+  if [ "$apt_updated" -eq 0 ]; then $sudo apt-get update -qq && apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
 }
 
+# --- Java for Spark -------------------------------------------------------------------------
+need_java=1
+if command -v java >/dev/null 2>&1; then
+  major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
+  if [ -n "$major" ] && [ "$major" -ge 17 ]; then need_java=0; fi
+fi
 if [ "$need_java" -eq 1 ]; then
-  echo "install: Java 17+ not found; installing openjdk-17-jre-headless (needed by Spark)"
+  say "Java 17+ not found; installing openjdk-17-jre-headless (needed by Spark)"
   apt_install openjdk-17-jre-headless || {
     echo "install: could not install Java automatically. Install Java 17 or newer" \
          "(e.g. 'sudo apt-get install openjdk-17-jre-headless') or set JAVA_HOME, then rerun." >&2
@@ -28,11 +43,62 @@ if [ "$need_java" -eq 1 ]; then
   }
 fi
 
-# Qt needs a few system libraries to open windows; only try when one is missing.
-if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q libxkbcommon.so.0; then
-  apt_install libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libegl1 libgl1 libfontconfig1 libdbus-1-3 \
-    || echo "install: note: could not install Qt system libraries; the GUI may not start" >&2
+# --- the Python environment -----------------------------------------------------------------
+python_ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1; }
+
+if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
+  python="$VIRTUAL_ENV/bin/python"
+  say "using the active virtual environment $VIRTUAL_ENV"
+elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ]; then
+  python="$CONDA_PREFIX/bin/python"
+  say "using the active conda environment $CONDA_PREFIX"
+else
+  base=""
+  for candidate in "${PYTHON:-}" python3 python3.13 python3.12 python3.11; do
+    [ -n "$candidate" ] && command -v "$candidate" >/dev/null 2>&1 || continue
+    if python_ok "$candidate"; then base=$(command -v "$candidate"); break; fi
+  done
+  if [ -z "$base" ]; then
+    echo "install: no Python 3.11 or newer found; install one (e.g. 'sudo apt-get install python3')" \
+         "or name it with PYTHON=/path/to/python3 ./install.sh" >&2
+    exit 1
+  fi
+  python="$PWD/.venv/bin/python"
+  if [ ! -x "$python" ] || ! python_ok "$python"; then
+    share=""
+    if ! "$base" -c 'import sys, sysconfig, pathlib; sys.exit(0 if (pathlib.Path(sysconfig.get_path("stdlib")) / "EXTERNALLY-MANAGED").exists() else 1)'; then
+      share="--system-site-packages"
+    fi
+    say "creating the project virtual environment .venv with $base ${share:+($share)}"
+    rm -rf .venv
+    if ! "$base" -m venv $share .venv >/dev/null 2>&1; then
+      version=$("$base" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+      say "Python's venv module is missing; installing python3-venv"
+      apt_install "python$version-venv" || apt_install python3-venv || {
+        echo "install: cannot create a virtual environment; install python3-venv" \
+             "('sudo apt-get install python3-venv') and rerun ./install.sh" >&2
+        exit 1
+      }
+      rm -rf .venv
+      "$base" -m venv $share .venv
+    fi
+  fi
 fi
 
-python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
-echo "install: done. Start the app with: rsp-workbench"
+"$python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+echo "$python" > .rspwb-python
+
+# --- Qt's system libraries: exactly those the xcb platform plugin cannot find --------------
+missing=$("$python" -m workbench.gui.platform_check 2>/dev/null || true)
+if [ -n "$missing" ]; then
+  say "installing the system libraries Qt needs to open windows: $(echo $missing)"
+  # shellcheck disable=SC2086
+  apt_install $missing || for package in $missing; do apt_install "$package" || apt_install "${package}t64" || true; done
+  still=$("$python" -m workbench.gui.platform_check 2>/dev/null || true)
+  if [ -n "$still" ]; then
+    echo "install: note: Qt still lacks $(echo $still); the desktop app will not open until they are installed" \
+         "(sudo apt-get install $(echo $still)); the command line (./rspwb) works without them" >&2
+  fi
+fi
+
+say "done ($python). Start the app with ./rsp-workbench; the CLI is ./rspwb; tests: ./run-tests"

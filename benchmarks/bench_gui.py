@@ -185,7 +185,7 @@ def _wait(app: Any, task: Any, timeout_s: float) -> None:
 def measure_run_stalls(app: Any, experiment_file: Path, size: str | None) -> dict[str, Any]:
     """GUI-thread stalls while ``run_experiment`` runs in a TaskRegistry worker, then while the
     timeline loads the bundle's first run."""
-    from workbench.bundle import read_bundle
+    from workbench.results.bundle import read_bundle
     from workbench.gui.tasks import TaskRegistry
     from workbench.gui.timeline import TimelineView
 

@@ -140,7 +140,7 @@ def dominance(incremental: float, naive: float, floor: float = 0.0) -> str:
 
     ``floor``: absolute differences up to this are even (used for memory, see MEMORY_NOISE_MB).
     """
-    from workbench.results_data import dominant  # the same rule as the Results browser's tables
+    from workbench.results.view_data import dominant  # the same rule as the Results browser's tables
 
     if abs(incremental - naive) <= floor:
         return "≃"

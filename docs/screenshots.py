@@ -1,7 +1,9 @@
-"""Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py``.
+"""Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py``
+(``python docs/screenshots.py designer``: the library and designer ones only).
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-variables.png,
+gui-designer-1024.png,
 gui-teaching.png, gui-teaching-coupon.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples). No Spark is started.
@@ -44,20 +46,40 @@ def designer_shots(window: Any, shot: Callable[[str], None]) -> None:
     designer.show_section("stream")
     shot("gui-designer-streams.png")
     window.open_experiment(str(SAMPLE))
-    designer._select_query(1)
+    designer.queries.select_query(1)
     designer.show_section("queries")
     shot("gui-designer-queries.png")
     window.open_experiment(str(ROOT / "sample_experiments" / "heaven" / "heaven.yaml"))
     designer.show_section("variables")
     shot("gui-designer-variables.png")
     window.open_experiment(str(ROOT / "sample_experiments" / "eviction" / "eviction.yaml"))
-    designer._select_engine(1)
+    designer.engines.select_engine(1)
     designer.model.set(("engines", 1, "parameters", "cache_size"), -1)
     designer.show_section("engines")
     shot("gui-designer-invalid.png")
     designer.model.undo()
     designer.model._saved_raw = designer.model.raw
     window.resize(size)
+    designer_small_shot()
+
+
+def designer_small_shot() -> None:
+    """The designer alone at 1024×640 (a 1024×700 window less menu, tabs and status bar): the
+    stream section, the widest form, fits without scrolling sideways (gui-designer-1024.png)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.designer import DesignerView
+
+    view = DesignerView()
+    view.resize(1024, 640)
+    view.show()
+    view.open_file(SAMPLE)
+    view.show_section("stream")
+    for _ in range(3):
+        QApplication.processEvents()
+    view.grab().save(str(DOCS / "gui-designer-1024.png"))
+    print(DOCS / "gui-designer-1024.png")
+    view.close()
 
 
 # Results browser screenshots: (sample experiment, bundle folder name, sub-tab, file).
@@ -76,7 +98,7 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     set RSPWB_SCREENSHOT_BUNDLES=DIR to keep them in DIR and reuse them next time)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.bundle import read_bundle
+    from workbench.results.bundle import read_bundle
     from workbench.experiment import load_experiment
     from workbench.pipeline.run_experiment import run_experiment
 
@@ -108,7 +130,7 @@ def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     2-million-element stream zoomed out (gui-timeline-overview.png)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.bundle import read_bundle
+    from workbench.results.bundle import read_bundle
     from workbench.experiment import load_experiment
     from workbench.gui.timeline import synthetic_lanes
     from workbench.pipeline.run_experiment import run_experiment
@@ -208,6 +230,9 @@ def main() -> int:
         shot("gui-library.png")
 
         designer_shots(window, shot)
+        if sys.argv[1:] == ["designer"]:  # only the designer's screenshots (seconds, no runs)
+            window.close()
+            return 0
 
         window.tabs.setCurrentWidget(window.teaching)
         window.teaching.model.set_example("rooms")

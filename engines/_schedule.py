@@ -103,6 +103,9 @@ class ReportScheduler:
         self.sequence = 0
         strategies = policy.strategies
         self.window_close = Strategy.WINDOW_CLOSE in strategies
+        # window-close & next-element: a closed window waits for the next element (data-driven)
+        self.next_element = self.window_close and Strategy.NEXT_ELEMENT in strategies
+        self.closes_done = spec.t0 - 1  # next-element: every close ≤ this has been considered
         self.periodic = Strategy.PERIODIC in strategies and not self.window_close
         self.content_change = not self.window_close and not self.periodic
         self.leading: WindowSpec | None = None
@@ -113,7 +116,7 @@ class ReportScheduler:
 
     def before(self, t: int) -> list[Evaluation]:
         """Evaluations at instants in (now, t): time passes without new elements."""
-        if t - 1 <= self.now:
+        if t - 1 <= self.now or self.next_element:  # next-element: only an element reports
             return []
         return self._time_driven(self.now + 1, t - 1)
 
@@ -131,6 +134,9 @@ class ReportScheduler:
                     self._content_candidates(t, ticked_now, evaluations)
                 elif t in self.spec.boundaries_between(t, t):
                     self._candidate(t, self.ticked, evaluations)
+        elif self.next_element:
+            self.ticked = self._ticks(arrived_before, self.buffer.size, t, collect=None)
+            evaluations.extend(self._closed_by_arrival(t))
         else:
             self.ticked = self._ticks(arrived_before, self.buffer.size, t, collect=None)
             evaluations.extend(self._time_driven(t, t))
@@ -141,7 +147,7 @@ class ReportScheduler:
         """Time reaches t with no further elements at or before t."""
         if t <= self.now:
             return []
-        evaluations = self._time_driven(self.now + 1, t)
+        evaluations = [] if self.next_element else self._time_driven(self.now + 1, t)
         self.now = t
         return evaluations
 
@@ -186,15 +192,7 @@ class ReportScheduler:
         if b < a:
             return evaluations
         if self.window_close:
-            windows = self.spec.closing_within(a, b)
-            if self.leading is not None:
-                first_full_close = self.spec.t0 + self.spec.size
-                extra = [w for w in self.leading.closing_within(a, b) if w.close < first_full_close]
-                windows = sorted(extra + windows, key=lambda w: w.close)
-            period = self.policy.period_ms
-            for window in windows:
-                if period is not None and (window.close - self.spec.t0) % period:
-                    continue
+            for window in self._closing(a, b):
                 lo, hi = self.buffer.window_range(window.open, window.close, window.border)
                 self._judge(window.close, window, lo, hi, evaluations)
         elif self.periodic:
@@ -208,6 +206,27 @@ class ReportScheduler:
         else:
             for instant in self.spec.boundaries_between(a, b):
                 self._candidate(instant, self.ticked, evaluations)
+        return evaluations
+
+    def _closing(self, a: int, b: int) -> list[WindowInstance]:
+        """The windows a window-close policy reports that close in [a, b], in close order."""
+        windows = self.spec.closing_within(a, b)
+        if self.leading is not None:
+            first_full_close = self.spec.t0 + self.spec.size
+            extra = [w for w in self.leading.closing_within(a, b) if w.close < first_full_close]
+            windows = sorted(extra + windows, key=lambda w: w.close)
+        period = self.policy.period_ms
+        return [w for w in windows if period is None or not (w.close - self.spec.t0) % period]
+
+    def _closed_by_arrival(self, t: int) -> list[Evaluation]:
+        """Next-element: the windows that closed strictly before ``t``, evaluated now, at ``t``."""
+        evaluations: list[Evaluation] = []
+        a = max(self.closes_done + 1, self.start)
+        if t - 1 >= a:
+            for window in self._closing(a, t - 1):
+                lo, hi = self.buffer.window_range(window.open, window.close, window.border)
+                self._judge(t, window, lo, hi, evaluations)
+        self.closes_done = max(self.closes_done, t - 1)
         return evaluations
 
     def _candidate(self, time: int, arrived: int, out: list[Evaluation]) -> None:
@@ -258,7 +277,8 @@ class ReportScheduler:
 
     def horizon(self) -> int:
         """The earliest application time a future evaluation may still read."""
-        return self.now - self.spec.size - self.spec.slide - (self.policy.period_ms or 0)
+        considered = min(self.now, self.closes_done + 1) if self.next_element else self.now
+        return considered - self.spec.size - self.spec.slide - (self.policy.period_ms or 0)
 
 
 def content_positions(

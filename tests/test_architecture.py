@@ -44,3 +44,124 @@ def test_cli_help_does_not_start_heavy_dependencies() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+# --- the import graph: layer order and no cycles (issue: "rooms a newcomer can find") ---
+
+PROJECT = ROOT.parent
+#: Rooms from the bottom up; a module may import its own layer or a lower one, never a higher.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("workbench", "workbench.errors"),
+    ("workbench.core",),
+    ("workbench.streams", "workbench.query"),
+    ("workbench.responses", "workbench.generators"),
+    ("workbench.engine", "workbench.experiment"),
+    ("workbench.oracle", "workbench.results", "workbench.bundle", "workbench.results_data", "workbench.stand", "engines"),
+    ("workbench.pipeline",),
+    ("workbench.cli", "workbench.gui"),
+)
+
+
+def _module_files() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for package in ("workbench", "engines"):
+        for path in (PROJECT / package).rglob("*.py"):
+            parts = list(path.relative_to(PROJECT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → project modules it imports anywhere in its body (lazy and TYPE_CHECKING imports count)."""
+    import ast
+
+    modules = _module_files()
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str | None] = []
+            if isinstance(node, ast.Import):
+                targets = [known(alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [
+                    f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else known(node.module)
+                    for alias in node.names
+                ]
+            graph[name].update(t for t in targets if t and t != name)
+    return graph
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "workbench" and len(parts) > 1 else parts[0]
+
+
+def _layer_of(room: str) -> int:
+    for level, rooms in enumerate(LAYERS):
+        if room in rooms:
+            return level
+    raise AssertionError(f"{room} is in no layer: add it to LAYERS in tests/test_architecture.py (and README's layout)")
+
+
+def test_imports_point_down_the_layers() -> None:
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if _layer_of(_room(target)) > _layer_of(_room(module))
+    ]
+    assert not upward, "imports that point upward:\n" + "\n".join(sorted(upward))
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's components with more than one module: each is an import cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_import_cycles_between_modules() -> None:
+    cycles = strongly_connected(import_graph())
+    assert not cycles, "modules that import each other (directly or around a loop): " + "; ".join(
+        " ↔ ".join(cycle) for cycle in cycles
+    )
+
+
+def test_cycle_detection_finds_a_loop() -> None:
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

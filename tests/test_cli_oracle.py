@@ -48,8 +48,9 @@ def check(capsys: pytest.CaptureFixture[str], folder: Path, system: str, answer:
         "--engine-output-format", "csrbench-json", *extra, "--json",
     ])
     captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)
+    payload = json.loads(captured.out)
+    assert code == (0 if payload["verdict"] == "correct" else 1), captured.err  # exit 1: incorrect
+    return payload
 
 
 CORRECT_ANSWERS = {
@@ -197,13 +198,13 @@ def test_out_refuses_a_foreign_folder(capsys: pytest.CaptureFixture[str], rooms:
 @pytest.mark.spark
 def test_spark_method_gives_the_same_windows_and_verdicts(capsys: pytest.CaptureFixture[str], rooms: Path,
                                                           spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.cli import oracle_cmd
+    from workbench.pipeline import oracle_paths
 
     python = run_json(capsys, oracle_args(rooms))
     on_spark = run_json(capsys, oracle_args(rooms, "--method", "spark"))
     assert (on_spark["engine"], on_spark["method"]) == ("spark", "fast-vectorised")
     assert on_spark["windows"] == python["windows"] and on_spark["by_t0"] == python["by_t0"]
-    monkeypatch.setattr(oracle_cmd, "SPARK_THRESHOLD", 3)  # auto: big streams go to Spark
+    monkeypatch.setattr(oracle_paths, "SPARK_THRESHOLD", 3)  # auto: big streams go to Spark
     assert run_json(capsys, oracle_args(rooms))["engine"] == "spark"
     payload = check(capsys, rooms, "cqels", CORRECT_ANSWERS["cqels"], "--method", "spark")
     assert payload["verdict"] == "correct" and payload["engine"] == "spark" and 0 in payload["t0"]

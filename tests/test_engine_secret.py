@@ -117,7 +117,8 @@ def oracle_answer(
     slide=st.integers(1, 15),
     t0=st.integers(0, 6),
     border=st.sampled_from(list(BorderConvention)),
-    policy=st.sampled_from(["wc", "wc & nc", "cc", "cc & nc", "periodic(4ms)", "periodic(3ms) & nc", "wc & cc"]),
+    policy=st.sampled_from(["wc", "wc & nc", "cc", "cc & nc", "periodic(4ms)", "periodic(3ms) & nc", "wc & cc",
+                            "wc & next-element", "wc & next-element & nc"]),
     tick=st.sampled_from(list(Tick)),
     choice=st.sampled_from(list(ActiveWindowChoice)),
     batch=st.integers(1, 3),
@@ -250,7 +251,7 @@ def test_matcher_choice() -> None:
         engine.register(parse_query(avg_query("5 S", "5 S", 1)))
 
 
-policies = st.sampled_from(["wc", "wc & nc", "cc", "cc & nc", "periodic(2s)"])
+policies = st.sampled_from(["wc", "wc & nc", "cc", "cc & nc", "periodic(2s)", "wc & next-element & nc"])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,6 +24,7 @@ from workbench.experiment import (
     load_yaml,
     loads_experiment,
     template_variables,
+    variable_combinations,
 )
 
 DATA = Path(__file__).parent / "data" / "experiments"
@@ -98,7 +99,7 @@ def test_minimal_sample_gets_defaults(tmp_path: Path) -> None:
     assert experiment.engines[0].semantics == PRESETS["csparql"].__class__()
     assert experiment.kpis.names == ("latency", "throughput", "memory", "cpu", "threads", "correctness")
     assert experiment.stand.mode == "real-time"
-    assert len(experiment.runs()) == 1
+    assert len(expand_runs(experiment)) == 1
 
 
 def test_stream_file_formats_are_inferred(tmp_path: Path) -> None:
@@ -108,7 +109,7 @@ def test_stream_file_formats_are_inferred(tmp_path: Path) -> None:
     )
     experiment = _load_text(tmp_path, text)
     assert experiment.stream.format == "yabench" and experiment.stream.interval_ms is None
-    assert experiment.runs()[0].stream_params == {}
+    assert expand_runs(experiment)[0].stream_params == {}
     csr = _load_text(tmp_path, text.replace("data/s.stream", "data/csrbench\n  interval: 500ms"))
     assert csr.stream.format == "csrbench-dir" and csr.stream.interval_ms == 500
     default = _load_text(tmp_path, text.replace("data/s.stream", "data/csrbench"))
@@ -123,7 +124,7 @@ def test_external_engine_requires_confirmation(tmp_path: Path) -> None:
     engine = experiment.engines[0]
     assert engine.requires_confirmation and experiment.requires_confirmation
     assert engine.command == ("java", "-jar", "engine.jar")
-    run = experiment.runs()[0]
+    run = expand_runs(experiment)[0]
     assert run.requires_confirmation
     assert run.engine_parameters["command"] == ("java", "-jar", "engine.jar")
     assert run.engine_parameters["env"] == {"JAVA_OPTS": "-Xmx1g"}
@@ -138,7 +139,7 @@ def test_engine_parameters_are_typed_per_combination(tmp_path: Path) -> None:
         "  - id: inc\n    type: incremental\n    parameters: {tbox: data/tbox.ttl}\n",
     )
     experiment = _load_text(tmp_path, text)
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     assert [r.engine_parameters["cache_size"] for r in runs if r.engine.id == "ev"] == [10, 100, 1000]
     assert all(r.engine_parameters["tbox"] == str(tmp_path / "data" / "tbox.ttl") for r in runs if r.engine.id == "inc")
 
@@ -151,7 +152,7 @@ def test_secret_parameters_are_typed(tmp_path: Path) -> None:
         "    parameters: {t0: [1s, 0], report_window: 1, drift_ms: 300, drift_per_element_ms: '0.5', matcher: rdflib}\n"
         "  - id: e2\n    type: naive\n    parameters: {t0: 2s, matcher: native}\n",
     )
-    runs = _load_text(tmp_path, text).runs()
+    runs = expand_runs(_load_text(tmp_path, text))
     assert runs[0].engine_parameters == {
         "t0": [1000, 0], "report_window": 1, "drift_ms": 300, "drift_per_element_ms": 0.5, "matcher": "rdflib",
     }
@@ -178,16 +179,16 @@ def test_streams_section_binds_stream_iris_with_their_own_seeds_and_sizes(tmp_pa
     assert experiment.named_streams and [s.iri for s in experiment.streams] == [
         "http://example.org/S_a", "http://example.org/S_b"]
     assert experiment.stream is experiment.streams[0]
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     for run in runs:
         a, b = run.streams
         assert a.params["seed"] == derive_stream_seed(run.seed, "http://example.org/S_a") != run.seed
         assert b.params["seed"] == 9  # set in the file: the same for every repetition
     assert runs[0].streams[0].params["seed"] != runs[1].streams[0].params["seed"]
-    smoke = apply_size(experiment, "smoke").runs()[0]
+    smoke = expand_runs(apply_size(experiment, "smoke"))[0]
     assert smoke.streams[0].params["duration"] == 2000 and smoke.streams[1].params["duration"] == 5000
     # the single `stream:` form is unchanged: no IRI, the run seed
-    single = _load_text(tmp_path, MINIMAL).runs()[0]
+    single = expand_runs(_load_text(tmp_path, MINIMAL))[0]
     assert single.stream.iri is None and single.stream_params["seed"] == single.seed
 
 
@@ -354,7 +355,7 @@ def test_generator_whose_module_is_not_written_yet_keeps_raw_params(tmp_path: Pa
     text = MINIMAL.replace("generator: sg1", "generator: future").replace(
         "name: minimal\n", "name: future\nvariables: {N: 3}\n"
     ).replace("stations: 2", "anything: '${N}'")
-    run = _load_text(tmp_path, text).runs()[0]
+    run = expand_runs(_load_text(tmp_path, text))[0]
     assert run.stream_params == {"anything": 3, "interval": "1s", "duration": "5s"}
 
 
@@ -367,7 +368,7 @@ def test_flow_settings_are_checked_and_random_flows_get_the_run_seed(tmp_path: P
     good = MINIMAL.replace("name: minimal\n", "name: f\nseed: 9\nrepetitions: 2\n").replace(
         "duration: 5s}\n", "duration: 5s}\n  flow: {shape: random, min: 1, max: 10}\n"
     )
-    runs = _load_text(tmp_path, good).runs()
+    runs = expand_runs(_load_text(tmp_path, good))
     assert [r.flow.settings["seed"] for r in runs] == [9, derive_seed(9, 1)]
 
 
@@ -411,9 +412,38 @@ def test_fill_template_and_escapes() -> None:
         fill_template("${NOPE}", {})
 
 
+def test_one_template_rule_for_query_text_and_typed_values(tmp_path: Path) -> None:
+    """Query texts and YAML values share one filler: ${NAME} and CSRBench's %NAME%, typed when alone."""
+    text = """\
+name: templates
+variables: {STATIONS: 3, TEMP: 50.0}
+stream:
+  generator: sg1
+  params: {stations: "%STATIONS%", interval: 1s, duration: 5s}
+queries:
+  - id: q1
+    text: "SELECT * WHERE { ?s ?p ?o FILTER(?o > %TEMP% && ?o < ${TEMP}) } # $${KEEP} <http://ex.org/a%20b>"
+engines:
+  - id: e1
+    type: secret
+"""
+    experiment = _load_text(tmp_path, text)
+    assert experiment.queries[0].variables == ("TEMP",)
+    run = expand_runs(experiment)[0]
+    assert run.stream_params["stations"] == 3 and isinstance(run.stream_params["stations"], int)
+    assert run.query_text == "SELECT * WHERE { ?s ?p ?o FILTER(?o > 50.0 && ?o < 50.0) } # ${KEEP} <http://ex.org/a%20b>"
+
+
+def test_percent_placeholder_without_value_names_the_query(tmp_path: Path) -> None:
+    text = MINIMAL.replace("?s ?p ?o }", "?s ?p %MISSING% }")
+    with pytest.raises(UserError) as info:
+        _load_text(tmp_path, text)
+    assert info.value.field == "queries[0].text" and "%MISSING%" in info.value.message
+
+
 def test_sweep_expansion_counts_and_order() -> None:
     experiment = load_experiment(FULL)
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     # 3 sweep values × 2 repetitions × 2 engines × 2 queries
     assert len(runs) == 24
     assert [r.index for r in runs] == list(range(24))
@@ -431,15 +461,15 @@ def test_cases_times_sweep(tmp_path: Path) -> None:
         "name: cases\nvariables: {TEMP: 1}\ncases:\n  - {WSIZE: 5s}\n  - {WSIZE: 10s, TEMP: 2}\nsweep: {N: [1, 2, 3]}\n",
     ).replace("?o }", "?o FILTER(?o > ${TEMP}) } / ${WSIZE} ${N}")
     experiment = _load_text(tmp_path, text)
-    combos = experiment.combinations()
+    combos = variable_combinations(experiment)
     assert len(combos) == 6
     assert combos[0] == {"TEMP": 1, "WSIZE": "5s", "N": 1}
     assert combos[3] == {"TEMP": 2, "WSIZE": "10s", "N": 1}
-    assert experiment.runs()[3].query_text.endswith("?o > 2) } / 10s 1")
+    assert expand_runs(experiment)[3].query_text.endswith("?o > 2) } / 10s 1")
 
 
 def test_seeds_are_deterministic_and_shared_by_engines_of_a_repetition() -> None:
-    first, second = load_experiment(FULL).runs(), load_experiment(FULL).runs()
+    first, second = expand_runs(load_experiment(FULL)), expand_runs(load_experiment(FULL))
     assert [r.seed for r in first] == [r.seed for r in second]
     assert first[0].seed == 1430236906  # repetition 0 uses the experiment seed as is
     rep1 = {r.seed for r in first if r.repetition == 1}
@@ -455,9 +485,9 @@ def test_sizes_apply_overrides_and_pin_swept_variables() -> None:
     assert smoke.applied_size == "smoke"
     assert smoke.sweep == {} and smoke.variables["STATIONS"] == 5 and smoke.repetitions == 1
     assert smoke.stream.params["duration"] == "5s" and smoke.stream.params["interval"] == "1s"
-    assert len(smoke.runs()) == 4  # 1 combination × 1 repetition × 2 engines × 2 queries
-    assert len(expand_runs(experiment, "smoke")) == 4
-    assert len(experiment.runs(size="full")) == 24
+    assert len(expand_runs(smoke)) == 4  # 1 combination × 1 repetition × 2 engines × 2 queries
+    assert len(expand_runs(apply_size(experiment, "smoke"))) == 4
+    assert len(expand_runs(apply_size(experiment, "full"))) == 24
     # the base experiment is untouched
     assert experiment.sweep == {"STATIONS": (50, 1000, 10000)} and experiment.raw["sweep"] == {"STATIONS": [50, 1000, 10000]}
 
@@ -469,9 +499,9 @@ def test_size_variables_pin_case_variables(tmp_path: Path) -> None:
         "sizes:\n  one-a: {variables: {A: 9}}\n  sweep-b: {sweep: {B: [5, 6]}}\n",
     ).replace("?o }", "?o } ${A} ${B}")
     experiment = _load_text(tmp_path, text)
-    assert len(experiment.combinations()) == 3
-    assert apply_size(experiment, "one-a").combinations() == [{"A": 9, "B": 1}, {"A": 9, "B": 2}]
-    assert apply_size(experiment, "sweep-b").combinations() == [
+    assert len(variable_combinations(experiment)) == 3
+    assert variable_combinations(apply_size(experiment, "one-a")) == [{"A": 9, "B": 1}, {"A": 9, "B": 2}]
+    assert variable_combinations(apply_size(experiment, "sweep-b")) == [
         {"A": 1, "B": 5}, {"A": 1, "B": 6}, {"A": 2, "B": 5}, {"A": 2, "B": 6},
     ]
 
@@ -497,7 +527,7 @@ def test_yaml_round_trip_keeps_model_and_key_order(tmp_path: Path) -> None:
     again = loads_experiment(text, file="copy.yaml", base_dir=DATA)
     assert again == experiment
     assert list(again.raw) == list(experiment.raw)
-    assert [r.query_text for r in again.runs()] == [r.query_text for r in experiment.runs()]
+    assert [r.query_text for r in expand_runs(again)] == [r.query_text for r in expand_runs(experiment)]
     assert "text: |" in text  # multi-line query templates stay readable
 
 

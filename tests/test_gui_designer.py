@@ -88,14 +88,14 @@ def designer(qtbot, no_leaks):  # type: ignore[no-untyped-def]
 
 @pytest.mark.gui
 def test_form_edit_updates_yaml_and_undo_redo(designer, qtbot) -> None:  # type: ignore[no-untyped-def]
-    designer.name_edit.setText("from-the-form")
-    designer.name_edit.editingFinished.emit()
+    designer.general.name_edit.setText("from-the-form")
+    designer.general.name_edit.editingFinished.emit()
     assert "name: from-the-form" in designer.yaml_edit.toPlainText()
     designer.undo_action.trigger()
     assert "name: new-experiment" in designer.yaml_edit.toPlainText()
-    assert designer.name_edit.text() == "new-experiment"
+    assert designer.general.name_edit.text() == "new-experiment"
     designer.redo_action.trigger()
-    assert designer.name_edit.text() == "from-the-form"
+    assert designer.general.name_edit.text() == "from-the-form"
 
 
 @pytest.mark.gui
@@ -103,7 +103,7 @@ def test_yaml_edit_updates_form(designer, qtbot) -> None:  # type: ignore[no-unt
     text = designer.yaml_edit.toPlainText().replace("preset: csparql", "preset: cqels")
     designer.yaml_edit.setPlainText(text)
     designer.flush_pending_edits()
-    assert designer.preset_combo.currentText() == "cqels"
+    assert designer.engines.preset_combo.currentText() == "cqels"
     data = yaml.safe_load(designer.yaml_edit.toPlainText())
     assert data["engines"][0]["preset"] == "cqels"
 
@@ -127,7 +127,7 @@ def test_invalid_yaml_is_marked_and_form_kept(designer) -> None:  # type: ignore
     designer.yaml_edit.setPlainText("name: [oops\n")
     designer.flush_pending_edits()
     assert "invalid YAML" in designer.error_label.text()
-    assert designer.name_edit.text() == "new-experiment"
+    assert designer.general.name_edit.text() == "new-experiment"
 
 
 @pytest.mark.gui
@@ -140,7 +140,7 @@ def test_generator_params_and_flow_preview(designer) -> None:  # type: ignore[no
     stations.editingFinished.emit()
     assert stations in designer.invalid_widgets()
     designer.model.set(("stream", "flow"), {"shape": "step", "initial": 1, "step": 2, "every": 5, "period": "1s"})
-    xs, ys = designer.flow_curve.getData()
+    xs, ys = designer.streams.flow_curve.getData()
     assert xs is not None and len(ys) > 1 and max(ys) > min(ys)
 
 
@@ -148,12 +148,26 @@ def test_generator_params_and_flow_preview(designer) -> None:  # type: ignore[no
 def test_open_and_save(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
     source = DATA / "full.yaml"
     assert designer.open_file(source) is None
-    assert designer.query_list.count() == 2 and designer.engine_list.count() == 2
+    assert designer.queries.query_list.count() == 2 and designer.engines.engine_list.count() == 2
     copy = tmp_path / "copy.yaml"
     designer.ask_save_path = lambda: str(copy)
-    designer.model.base_dir = DATA  # relative paths in the copy still resolve for validation
     assert designer.save_as()
-    assert yaml.safe_load(copy.read_text()) == yaml.safe_load(source.read_text())
+    from workbench.experiment import load_experiment
+    from workbench.gui.designer_paths import path_fields
+
+    saved, original = yaml.safe_load(copy.read_text()), yaml.safe_load(source.read_text())
+    moved = [item.field for item in designer.model.moved_paths]
+    assert moved == list(path_fields(original))  # every relative path follows the file …
+    for field in moved:
+        for data in (saved, original):
+            node = data
+            for key in field[:-1]:
+                node = node[key]
+            node[field[-1]] = "(path)"
+    assert saved == original  # … and nothing else changed
+    before, after = load_experiment(source), load_experiment(copy)  # the same files from the new folder
+    assert [q.file.resolve() for q in after.queries if q.file] == [q.file.resolve() for q in before.queries if q.file]
+    assert [s.file.resolve() for s in after.static] == [s.file.resolve() for s in before.static]
 
 
 # ------------------------------------------------------------------ model helpers for the new forms
@@ -162,7 +176,7 @@ SAMPLES = sorted((Path(__file__).parent.parent / "sample_experiments").glob("*/*
 
 
 def test_query_windows_are_located_in_every_syntax() -> None:
-    from workbench.gui.designer_model import query_windows, set_window_value
+    from workbench.gui.designer_windows import query_windows, set_window_value
 
     text = (
         "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
@@ -231,7 +245,7 @@ def _type_line(edit, text: str) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.gui
 def test_sizes_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def]
     designer.model.set(("sizes",), {"smoke": {"repetitions": 1}, "full": {}})
-    table = designer.sizes_table.table
+    table = designer.general.sizes_table.table
     assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["smoke", "full"]
     table.item(0, 1).setText("{variables: {WSIZE: 5s}, repetitions: 2}")
     assert _yaml(designer)["sizes"] == {"smoke": {"variables": {"WSIZE": "5s"}, "repetitions": 2}, "full": {}}
@@ -239,12 +253,12 @@ def test_sizes_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def
     _type_yaml(designer, designer.yaml_edit.toPlainText().replace("full: {}", "full: {repetitions: 3}"))
     assert table.item(1, 1).text() == "{repetitions: 3}"
     table.item(1, 1).setText("{repetitions: 0}")
-    assert designer.sizes_table in designer.invalid_widgets() and "sizes.full.repetitions" in designer.error_label.text()
+    assert designer.general.sizes_table in designer.invalid_widgets() and "sizes.full.repetitions" in designer.error_label.text()
 
 
 @pytest.mark.gui
 def test_cases_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def]
-    cases = designer.cases_table
+    cases = designer.variables.cases_table
     cases.column_edit.setText("WSLIDE")
     cases.add_column_button.click()
     assert _yaml(designer)["cases"] == [{"WSLIDE": ""}]
@@ -252,7 +266,7 @@ def test_cases_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def
     cases.add_case_button.click()
     cases.table.item(1, 0).setText("2s")
     assert _yaml(designer)["cases"] == [{"WSLIDE": "5s"}, {"WSLIDE": "2s"}]
-    assert designer.model.validation.ok and "2 variable combination(s)" in designer.combinations_label.text()
+    assert designer.model.validation.ok and "2 variable combination(s)" in designer.variables.combinations_label.text()
     _type_yaml(designer, designer.yaml_edit.toPlainText().replace("WSLIDE: 2s", "WSLIDE: 1s"))
     assert cases.table.item(1, 0).text() == "1s"
     cases.table.setCurrentCell(0, 0)
@@ -264,9 +278,9 @@ def test_cases_table_both_ways(designer) -> None:  # type: ignore[no-untyped-def
 
 @pytest.mark.gui
 def test_engine_parameters_form_follows_the_type(designer) -> None:  # type: ignore[no-untyped-def]
-    _choose(designer.engine_type_combo, "eviction")
+    _choose(designer.engines.engine_type_combo, "eviction")
     assert _yaml(designer)["engines"][0]["parameters"] == {"strategy": "fifo", "cache_size": 100}
-    widgets = designer.engine_param_widgets
+    widgets = designer.engines.engine_param_widgets
     assert {"strategy", "cache_size", "seed", "training"} <= set(widgets)
     _type_line(widgets["cache_size"], "-1")
     assert widgets["cache_size"] in designer.invalid_widgets()
@@ -278,10 +292,10 @@ def test_engine_parameters_form_follows_the_type(designer) -> None:  # type: ign
     _choose(widgets["strategy"], "lru")
     assert _yaml(designer)["engines"][0]["parameters"]["strategy"] == "lru"
     _type_yaml(designer, designer.yaml_edit.toPlainText().replace("strategy: lru", "strategy: random"))
-    assert designer.engine_param_widgets["strategy"].currentText() == "random"
+    assert designer.engines.engine_param_widgets["strategy"].currentText() == "random"
     designer.undo()
     designer.undo()
-    assert designer.engine_param_widgets["strategy"].currentText() == "fifo"
+    assert designer.engines.engine_param_widgets["strategy"].currentText() == "fifo"
 
 
 @pytest.mark.gui
@@ -290,7 +304,7 @@ def test_engine_parameters_come_from_ENGINE_PARAMETERS(designer, monkeypatch) ->
 
     monkeypatch.setitem(runs.ENGINE_PARAMETERS, "secret", {**runs.ENGINE_PARAMETERS["secret"], "warp_ms": ("duration", False)})
     designer.refresh()
-    edit = designer.engine_param_widgets["warp_ms"]
+    edit = designer.engines.engine_param_widgets["warp_ms"]
     _type_line(edit, "250ms")
     assert _yaml(designer)["engines"][0]["parameters"] == {"warp_ms": "250ms"}
     assert designer.model.validation.ok
@@ -299,28 +313,28 @@ def test_engine_parameters_come_from_ENGINE_PARAMETERS(designer, monkeypatch) ->
 @pytest.mark.gui
 def test_external_engine_warns_and_takes_a_command(designer) -> None:  # type: ignore[no-untyped-def]
     designer.show_section("engines")
-    assert not designer.external_warning.isVisible()
+    assert not designer.engines.external_warning.isVisible()
     designer.model.set(("engines", 0, "faults", "late_purge"), True)
-    _choose(designer.engine_type_combo, "external")
-    assert designer.external_warning.isVisible() and "confirmation" in designer.external_warning.text()
-    assert not designer.faults_box.isEnabled() and "faults" not in _yaml(designer)["engines"][0]
-    command = designer.engine_param_widgets["command"]
+    _choose(designer.engines.engine_type_combo, "external")
+    assert designer.engines.external_warning.isVisible() and "confirmation" in designer.engines.external_warning.text()
+    assert not designer.engines.faults_box.isEnabled() and "faults" not in _yaml(designer)["engines"][0]
+    command = designer.engines.engine_param_widgets["command"]
     assert command in designer.invalid_widgets()  # required
     _type_line(command, "python3 engines/echo.py --name 'two words'")
     assert _yaml(designer)["engines"][0]["parameters"]["command"] == ["python3", "engines/echo.py", "--name", "two words"]
-    env = designer.engine_param_widgets["env"]
+    env = designer.engines.engine_param_widgets["env"]
     env.add_button.click()
     env.table.item(0, 1).setText("1")
     assert _yaml(designer)["engines"][0]["parameters"]["env"] == {"NAME1": 1}
     assert designer.model.validation.ok and designer.model.validation.experiment.requires_confirmation
-    _type_line(designer.engine_param_widgets["startup_timeout"], "soon")
+    _type_line(designer.engines.engine_param_widgets["startup_timeout"], "soon")
     assert "engines[0].parameters.startup_timeout" in designer.error_label.text()
 
 
 @pytest.mark.gui
 def test_unknown_engine_parameter_marks_the_parameters_box(designer) -> None:  # type: ignore[no-untyped-def]
     designer.model.set(("engines", 0, "parameters", "cache_sise"), 3)
-    assert designer.parameters_box in designer.invalid_widgets()
+    assert designer.engines.parameters_box in designer.invalid_widgets()
     assert "unknown secret engine parameter" in designer.error_label.text()
 
 
@@ -328,7 +342,7 @@ def test_unknown_engine_parameter_marks_the_parameters_box(designer) -> None:  #
 def test_window_table_edits_variables_and_literals(designer) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import Qt
 
-    table = designer.window_table
+    table = designer.queries.window_table
     assert table.item(0, 1).text() == "10s" and table.item(0, 2).text() == "10s"
     table.item(0, 1).setText("20s")  # ${WSIZE}: the variable changes, the query text does not
     assert _yaml(designer)["variables"]["WSIZE"] == "20s"
@@ -338,7 +352,7 @@ def test_window_table_edits_variables_and_literals(designer) -> None:  # type: i
     table.item(0, 2).setText("1s")
     assert "[RANGE 4s STEP 1s]" in _yaml(designer)["queries"][0]["text"]
     designer.undo()
-    assert "[RANGE 4s STEP 2s]" in designer.query_edit.toPlainText()
+    assert "[RANGE 4s STEP 2s]" in designer.queries.query_edit.toPlainText()
     designer.model.set(("sweep",), {"WSIZE": ["5s", "10s"]})
     designer.model.set(("queries", 0, "text"), "REGISTER QUERY q1 AS SELECT ?s FROM STREAM <http://ex.org/s> "
                        "[RANGE ${WSIZE} STEP 1s] WHERE { ?s ?p ?o }\n")
@@ -355,7 +369,7 @@ def test_run_settings_both_ways(designer) -> None:  # type: ignore[no-untyped-de
     _choose(designer.findChild(QComboBox, "stand_mode"), "absolute-time")
     _type_line(designer.findChild(QLineEdit, "stand_time_scale"), "2.5")
     _type_line(designer.findChild(QLineEdit, "spark_master"), "local[2]")
-    _type_line(designer.sampling_edit, "250ms")
+    _type_line(designer.oracle.sampling_edit, "250ms")
     data = _yaml(designer)
     assert data["oracle"] == {"system": "cqels", "semantics": {"border": "closed"}, "t0": "0s"}
     assert data["stand"] == {"mode": "absolute-time", "time_scale": 2.5}
@@ -372,26 +386,26 @@ def test_run_settings_both_ways(designer) -> None:  # type: ignore[no-untyped-de
 def test_flow_seed_and_description_fields(designer) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QLineEdit
 
-    _choose(designer.flow_combo, "poisson")
+    _choose(designer.streams.flow_combo, "poisson")
     seed = designer.findChild(QLineEdit, "flow_seed")
     assert seed is not None and "run's seed" in seed.placeholderText()
     _type_line(seed, "7")
     assert _yaml(designer)["stream"]["flow"]["seed"] == 7
-    designer.description_edit.setPlainText("line one\nline two")
+    designer.general.description_edit.setPlainText("line one\nline two")
     designer.flush_pending_edits()
     assert _yaml(designer)["description"] == "line one\nline two"
     designer.undo()
-    assert designer.description_edit.toPlainText() == ""
+    assert designer.general.description_edit.toPlainText() == ""
 
 
 @pytest.mark.gui
 def test_undo_redo_across_the_new_widgets(designer) -> None:  # type: ignore[no-untyped-def]
     start = designer.model.raw
-    designer.sizes_table.add_button.click()
-    designer.cases_table.column_edit.setText("TEMP")
-    designer.cases_table.add_column_button.click()
-    _choose(designer.engine_type_combo, "eviction")
-    _type_line(designer.engine_param_widgets["cache_size"], "10")
+    designer.general.sizes_table.add_button.click()
+    designer.variables.cases_table.column_edit.setText("TEMP")
+    designer.variables.cases_table.add_column_button.click()
+    _choose(designer.engines.engine_type_combo, "eviction")
+    _type_line(designer.engines.engine_param_widgets["cache_size"], "10")
     from PySide6.QtWidgets import QLineEdit
 
     _type_line(designer.findChild(QLineEdit, "spark_master"), "local[1]")
@@ -399,11 +413,11 @@ def test_undo_redo_across_the_new_widgets(designer) -> None:  # type: ignore[no-
     for _ in range(5):
         designer.undo_action.trigger()
     assert designer.model.raw == start and not designer.model.dirty
-    assert designer.cases_table.table.rowCount() == 0 and designer.engine_type_combo.currentText() == "secret"
+    assert designer.variables.cases_table.table.rowCount() == 0 and designer.engines.engine_type_combo.currentText() == "secret"
     for _ in range(5):
         designer.redo_action.trigger()
     assert designer.model.raw == end
-    assert designer.engine_param_widgets["cache_size"].text() == "10"
+    assert designer.engines.engine_param_widgets["cache_size"].text() == "10"
 
 
 @pytest.mark.gui
@@ -416,8 +430,8 @@ def test_samples_open_without_spurious_changes(designer, sample: Path) -> None: 
     engines = len(designer.model.get(("engines",)))
     queries = len(designer.model.get(("queries",)))
     for index in range(max(engines, queries)):
-        designer._select_engine(min(index, engines - 1))
-        designer._select_query(min(index, queries - 1))
+        designer.engines.select_engine(min(index, engines - 1))
+        designer.queries.select_query(min(index, queries - 1))
         for edit in designer.findChildren(QLineEdit):
             edit.editingFinished.emit()
         designer.flush_pending_edits()
@@ -447,8 +461,8 @@ def test_untouched_fields_keep_their_yaml_types(designer, tmp_path) -> None:  # 
     for edit in designer.findChildren(QLineEdit):
         edit.editingFinished.emit()
     assert not designer.model.dirty and designer.yaml_edit.toPlainText() == text
-    designer.variables_table.table.item(1, 1).setText("6s")  # the other row is re-read, not re-parsed
-    designer.static_table.item(1, 1).setText("http://ex.org/g")
+    designer.variables.variables_table.table.item(1, 1).setText("6s")  # the other row is re-read, not re-parsed
+    designer.static.static_table.item(1, 1).setText("http://ex.org/g")
     data = _yaml(designer)
     assert data["name"] == "2024" and data["variables"] == {"N": "10", "WSIZE": "6s"}
     assert data["static"] == [{"file": "a.ttl"}, {"file": "b.ttl", "graph": "http://ex.org/g"}]
@@ -509,35 +523,35 @@ def test_coupon_opens_clean_and_its_stream_tab_changes_nothing(designer) -> None
 
     assert designer.open_file(COUPON) is None
     designer.show_section("stream")
-    assert designer.several_streams_radio.isChecked() and designer.streams_box.isVisible()
-    assert [designer.stream_list.item(i).text() for i in range(designer.stream_list.count())] == [
+    assert designer.streams.several_streams_radio.isChecked() and designer.streams.streams_box.isVisible()
+    assert [designer.streams.stream_list.item(i).text() for i in range(designer.streams.stream_list.count())] == [
         "http://example.org/S_nearby", "http://example.org/S_coupon"]
     for row in (0, 1):
-        designer.stream_list.setCurrentRow(row)
+        designer.streams.stream_list.setCurrentRow(row)
         for edit in designer.findChildren(QLineEdit):
             edit.editingFinished.emit()
-    assert designer.stream_iri == "http://example.org/S_coupon"
-    assert designer.stream_file_edit.text() == "s_coupon.nq" and "window 2" in designer.stream_readers_label.text()
+    assert designer.streams.stream_iri == "http://example.org/S_coupon"
+    assert designer.streams.stream_file_edit.text() == "s_coupon.nq" and "window 2" in designer.streams.stream_readers_label.text()
     assert not designer.model.dirty and not designer.model.can_undo
     assert designer.yaml_edit.toPlainText() == COUPON.read_text(encoding="utf-8")
-    reads = [designer.window_table.item(row, 3).text() for row in range(2)]
+    reads = [designer.queries.window_table.item(row, 3).text() for row in range(2)]
     assert reads == ["✔ S_nearby (file s_nearby.nq)", "✔ S_coupon (file s_coupon.nq)"]
 
 
 @pytest.mark.gui
 def test_switch_to_several_streams_and_back_in_the_view(designer) -> None:  # type: ignore[no-untyped-def]
     start = _yaml(designer)
-    designer.several_streams_radio.click()
+    designer.streams.several_streams_radio.click()
     data = _yaml(designer)
     assert "stream" not in data and data["streams"] == {"http://ex.org/s": start["stream"]}
-    assert designer.stream_list.count() == 1 and designer.stream_iri == "http://ex.org/s"
-    assert designer.one_stream_radio.isEnabled() and designer.model.validation.ok
-    designer.add_stream_button.click()  # a generated stream over a fresh IRI, selected
-    assert designer.stream_iri == "http://example.org/stream" and designer.stream_list.currentRow() == 1
-    assert not designer.one_stream_radio.isEnabled()
-    designer.remove_stream_button.click()
-    designer.one_stream_radio.click()
-    assert _yaml(designer) == start and designer.one_stream_radio.isChecked() and not designer.streams_box.isVisible()
+    assert designer.streams.stream_list.count() == 1 and designer.streams.stream_iri == "http://ex.org/s"
+    assert designer.streams.one_stream_radio.isEnabled() and designer.model.validation.ok
+    designer.streams.add_stream_button.click()  # a generated stream over a fresh IRI, selected
+    assert designer.streams.stream_iri == "http://example.org/stream" and designer.streams.stream_list.currentRow() == 1
+    assert not designer.streams.one_stream_radio.isEnabled()
+    designer.streams.remove_stream_button.click()
+    designer.streams.one_stream_radio.click()
+    assert _yaml(designer) == start and designer.streams.one_stream_radio.isChecked() and not designer.streams.streams_box.isVisible()
     designer.undo()
     assert set(_yaml(designer)) >= {"streams"} and "stream" not in _yaml(designer)
     designer.undo()
@@ -550,9 +564,9 @@ def test_switch_to_several_streams_and_back_in_the_view(designer) -> None:  # ty
 def test_a_stream_generator_parameter_edits_its_own_stream(designer) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QLineEdit
 
-    designer.several_streams_radio.click()
-    designer.add_stream_button.click()
-    _type_line(designer.stream_iri_edit, "http://ex.org/t")  # rename the new one
+    designer.streams.several_streams_radio.click()
+    designer.streams.add_stream_button.click()
+    _type_line(designer.streams.stream_iri_edit, "http://ex.org/t")  # rename the new one
     assert designer.model.stream_iris() == ["http://ex.org/s", "http://ex.org/t"]
     stations = designer.findChild(QLineEdit, "param_stations")
     _type_line(stations, "abc")
@@ -560,10 +574,10 @@ def test_a_stream_generator_parameter_edits_its_own_stream(designer) -> None:  #
     assert _yaml(designer)["streams"]["http://ex.org/s"]["params"]["stations"] == 10
     # not a number: the field of the shown stream is marked
     assert stations in designer.invalid_widgets() and "streams.http://ex.org/t.params.stations" in designer.error_label.text()
-    designer.stream_list.setCurrentRow(0)  # the other stream: its own value, the error marks the list
-    assert stations.text() == "10" and designer.streams_box in designer.invalid_widgets()
-    assert designer.stream_list.item(1).toolTip() == designer.model.validation.error.message
-    _choose(designer.flow_combo, "constant")
+    designer.streams.stream_list.setCurrentRow(0)  # the other stream: its own value, the error marks the list
+    assert stations.text() == "10" and designer.streams.streams_box in designer.invalid_widgets()
+    assert designer.streams.stream_list.item(1).toolTip() == designer.model.validation.error.message
+    _choose(designer.streams.flow_combo, "constant")
     assert _yaml(designer)["streams"]["http://ex.org/s"]["flow"] == {"shape": "constant"}
     designer.undo()
     designer.undo()
@@ -574,14 +588,14 @@ def test_a_stream_generator_parameter_edits_its_own_stream(designer) -> None:  #
 def test_undeclared_window_iri_is_marked_inline(designer) -> None:  # type: ignore[no-untyped-def]
     assert designer.open_file(COUPON) is None
     designer.show_section("stream")
-    designer.stream_list.setCurrentRow(1)
-    _type_line(designer.stream_iri_edit, "http://example.org/S_deals")
+    designer.streams.stream_list.setCurrentRow(1)
+    _type_line(designer.streams.stream_iri_edit, "http://example.org/S_deals")
     assert designer.model.stream_iris()[1] == "http://example.org/S_deals"
-    assert designer.query_edit in designer.invalid_widgets()
+    assert designer.queries.query_edit in designer.invalid_widgets()
     assert "queries[0].text: query coupon has a window over &lt;http://example.org/S_coupon&gt;" in designer.error_label.text()
-    cell = designer.window_table.item(1, 3)
+    cell = designer.queries.window_table.item(1, 3)
     assert cell.text() == "✖ not declared in streams" and "S_coupon" in cell.toolTip()
-    assert designer.window_table.item(0, 3).text().startswith("✔ S_nearby")
+    assert designer.queries.window_table.item(0, 3).text().startswith("✔ S_nearby")
     designer.undo()
     assert designer.model.validation.ok and not designer.invalid_widgets() and not designer.model.dirty
 
@@ -596,3 +610,213 @@ def test_library_describes_every_stream() -> None:
     assert "&lt;http://example.org/S_coupon&gt;: file s_coupon.nq (nquads)" in text
     valid, text = describe_experiment(DATA / "full.yaml")
     assert valid and "<b>Stream</b>: generator sg1" in text
+
+
+# ------------------------------------------------------------------ issue 13 §2: defects a new user hit
+
+def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """(old line, new line) pairs that differ, for two texts with the same number of lines."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    assert len(old) == len(new), f"{len(old)} lines became {len(new)}"
+    return [(a, b) for a, b in zip(old, new) if a != b]
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_a_form_edit_changes_only_its_own_line(designer, sample: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.2: comments, blank lines, flow style and folded text survive a form edit."""
+    text = sample.read_text(encoding="utf-8")
+    assert designer.open_file(sample) is None
+    name = designer.model.get(("name",))
+    _type_line(designer.general.name_edit, f"{name}-edited")
+    changed = _changed_lines(text, designer.yaml_edit.toPlainText())
+    assert changed == [(f"name: {name}\n", f"name: {name}-edited\n")]
+    last = len(designer.model.get(("engines",))) - 1
+    engine_id = designer.model.get(("engines", last, "id"))
+    designer.engines.select_engine(last)
+    designer.engines.findChild(type(designer.general.name_edit), "engine_id").setText("renamed")
+    designer.engines.findChild(type(designer.general.name_edit), "engine_id").editingFinished.emit()
+    changed = _changed_lines(text, designer.yaml_edit.toPlainText())
+    assert len(changed) == 2 and changed[1][1] == changed[1][0].replace(engine_id, "renamed", 1)
+    assert designer.model.validation.ok or "renamed" not in str(designer.model.validation.error)
+    designer.undo()
+    designer.undo()
+    assert designer.yaml_edit.toPlainText() == text and not designer.model.dirty
+
+
+ANNOTATED = """\
+# an experiment with everything a reformatting would lose
+name: annotated        # trailing comment
+description: >
+  Folded text that a dumper would turn
+  into one long quoted line.
+
+seed: 1   # the seed
+
+variables: {WSIZE: 10s, WSLIDE: 10s}   # flow style
+stream:
+  generator: sg1
+  params: {stations: 10, interval: 1s, duration: 60s}
+
+queries:
+  - id: q1
+    syntax: csparql
+    text: |
+      REGISTER QUERY q1 AS
+      SELECT ?obs ?v
+      FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]
+      WHERE { ?obs <http://ex.org/v> ?v }
+engines:
+  - {id: e1, type: secret, preset: csparql}
+"""
+
+
+@pytest.mark.gui
+def test_form_edits_keep_comments_flow_style_and_folded_text(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "annotated.yaml"
+    path.write_text(ANNOTATED, encoding="utf-8")
+    assert designer.open_file(path) is None and designer.model.validation.ok
+    _type_line(designer.general.seed_edit, "7")
+    assert _changed_lines(ANNOTATED, designer.yaml_edit.toPlainText()) == [
+        ("seed: 1   # the seed\n", "seed: 7   # the seed\n")]
+    designer.variables.variables_table.table.item(0, 1).setText("5s")
+    [(_, line)] = _changed_lines(ANNOTATED, designer.yaml_edit.toPlainText())[1:]
+    assert line.startswith("variables: {WSIZE: 5s, WSLIDE: 10s} ") and line.endswith("  # flow style\n")
+    designer.model.set(("engines", 0, "preset"), "cqels")
+    text = designer.yaml_edit.toPlainText()
+    assert "  - {id: e1, type: secret, preset: cqels}\n" in text
+    assert "description: >\n  Folded text that a dumper would turn\n  into one long quoted line.\n\n" in text
+    assert text.startswith("# an experiment with everything a reformatting would lose\nname: annotated        # trailing comment\n")
+    designer.model.set(("queries", 0, "text"), designer.model.get(("queries", 0, "text")).replace("?v\n", "?v ?obs\n", 1))
+    text = designer.yaml_edit.toPlainText()
+    assert "    text: |\n      REGISTER QUERY q1 AS\n      SELECT ?obs ?v ?obs\n" in text
+    saved = designer.model.save(tmp_path / "annotated.yaml")
+    assert saved.read_text(encoding="utf-8") == text
+
+
+def test_the_loader_still_refuses_python_tags_with_file_and_line(tmp_path: Path) -> None:
+    """The designer edits with a round-trip library, but loading stays yaml.safe_load-safe."""
+    model = DesignerModel()
+    path = tmp_path / "evil.yaml"
+    path.write_text("name: x\nseed: !!python/object/apply:os.system ['true']\n", encoding="utf-8")
+    error = model.load(path)
+    assert error is not None and error.file == str(path) and error.line == 2
+    assert model.raw == {}
+
+
+CSRBENCH = Path(__file__).parent.parent / "sample_experiments" / "csrbench" / "csrbench.yaml"
+
+
+@pytest.mark.gui
+def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.1: the saved experiment stays valid; the Windows table still finds the windows."""
+    import os
+
+    from workbench.experiment import load_experiment
+
+    (tmp_path / "a.ttl").write_text("")
+    source = tmp_path / "exp.yaml"
+    source.write_text(CSRBENCH.read_text(encoding="utf-8").replace("queries:\n", "static:\n  - a.ttl\n  - {file: a.ttl, graph: http://ex.org/g}\n\nqueries:\n", 1), encoding="utf-8")
+    for query in (CSRBENCH.parent / "queries").iterdir():
+        (tmp_path / "queries").mkdir(exist_ok=True)
+        (tmp_path / "queries" / query.name).write_text(query.read_text(encoding="utf-8"), encoding="utf-8")
+    assert designer.open_file(source) is None and designer.model.validation.ok
+    target = tmp_path / "elsewhere" / "deeper" / "copy.yaml"
+    target.parent.mkdir(parents=True)
+    designer.ask_save_path = lambda: str(target)
+    assert designer.save_as()
+    experiment = load_experiment(target)  # valid where it now lives
+    up = os.path.join("..", "..")
+    assert [query.file for query in experiment.queries][0] is not None
+    saved = yaml.safe_load(target.read_text(encoding="utf-8"))
+    assert saved["queries"][0]["file"] == os.path.join(up, "queries", "q1.rq")
+    assert saved["static"] == [os.path.join(up, "a.ttl"), {"file": os.path.join(up, "a.ttl"), "graph": "http://ex.org/g"}]
+    assert designer.model.validation.ok
+    assert designer.queries.window_table.item(0, 1).text() != "" and "no window" not in designer.queries.window_table.item(0, 0).text()
+    assert "rewrote 9 relative path(s)" in designer.save_message
+
+
+@pytest.mark.gui
+def test_a_yaml_syntax_error_clears_the_previous_run_count(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.10: the counts belong to the previous file, not to the broken one."""
+    assert designer.open_file(DATA / "full.yaml") is None
+    assert designer.general.runs_label.text() and designer.variables.combinations_label.text()
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\nengines: [oops\n", encoding="utf-8")
+    assert designer.open_file(broken) is not None
+    assert "invalid YAML" in designer.error_label.text() and "broken.yaml:" in designer.error_label.text()
+    assert designer.general.runs_label.text() == "— (the document is not valid)"
+    assert designer.variables.combinations_label.text() == ""
+
+
+HEAVEN = Path(__file__).parent.parent / "sample_experiments" / "heaven" / "heaven.yaml"
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize("sample", [DATA / "full.yaml", COUPON, HEAVEN], ids=["full", "coupon", "heaven"])
+def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.4 for the designer: at 1024×700 no form scrolls sideways and a long path
+    does not widen the window (the window's menu, tabs and status bar take ~60 px of the 700)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.designer import DesignerView
+
+    folder = tmp_path / ("a-folder-with-a-rather-long-name-" * 6)
+    folder.mkdir()
+    path = folder / "experiment.yaml"
+    path.write_text(sample.read_text(encoding="utf-8"), encoding="utf-8")
+    view = DesignerView()
+    qtbot.addWidget(view)
+    view.resize(1024, 640)
+    view.show()
+    qtbot.waitExposed(view)
+    view.open_file(path)
+    for index in range(view.sections.count()):
+        view.sections.setCurrentIndex(index)
+        QApplication.processEvents()
+        area = view.sections.widget(index)
+        assert area.horizontalScrollBar().maximum() == 0, f"{view.sections.tabText(index)} scrolls sideways"
+    assert view.width() == 1024 and view.minimumSizeHint().width() <= 1024
+    assert view.file_label.fontMetrics().horizontalAdvance(view.file_label.text()) < 480
+    assert view.file_label.toolTip() == str(path)
+    view.close()
+
+
+def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -> None:
+    """Which fields are paths (sizes and engine file/directory parameters included), and what is not moved."""
+    from workbench.gui.designer_paths import moved_paths
+
+    raw = {
+        "stream": {"file": "data/s.nq"},
+        "queries": [{"id": "a", "file": "q/a.rq"}, {"id": "b", "text": "SELECT"}],
+        "static": ["t.ttl", {"file": "/abs/u.ttl"}, {"file": "${DATA}/v.ttl"}],
+        "engines": [{"id": "x", "type": "external", "parameters": {"command": ["python3", "e.py"], "cwd": "bin"}},
+                    {"id": "y", "type": "naive", "parameters": {"tbox": "o.ttl"}}],
+        "sizes": {"smoke": {"streams": {"http://ex.org/s": {"file": "small.nq"}}}},
+    }
+    old, new = tmp_path / "a", tmp_path / "b" / "c"
+    moved, changes = moved_paths(raw, old, new)
+    assert [(".".join(map(str, c.field)), c.new) for c in changes] == [
+        ("stream.file", "../../a/data/s.nq"), ("queries.0.file", "../../a/q/a.rq"), ("static.0", "../../a/t.ttl"),
+        ("engines.0.parameters.cwd", "../../a/bin"), ("engines.1.parameters.tbox", "../../a/o.ttl"),
+        ("sizes.smoke.streams.http://ex.org/s.file", "../../a/small.nq")]
+    assert moved["static"][1:] == raw["static"][1:] and moved["engines"][0]["parameters"]["command"] == ["python3", "e.py"]
+    assert moved_paths(raw, old, old)[1] == []
+    model = DesignerModel()  # a new document: its paths are relative to the file it is first saved as
+    model.set(("static",), ["t.ttl"])
+    (tmp_path / "new").mkdir()
+    model.save(tmp_path / "new" / "e.yaml")
+    assert model.moved_paths == [] and model.get(("static",)) == ["t.ttl"]
+
+
+@pytest.mark.gui
+def test_an_unreadable_query_file_is_named_not_blamed_on_the_query(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 §2.1: a query file that is not where the experiment says is reported as such
+    in the Windows table, not as "no window clause found"."""
+    path = tmp_path / "exp.yaml"
+    path.write_text(CSRBENCH.read_text(encoding="utf-8"), encoding="utf-8")  # without its queries/ folder
+    designer.open_file(path)
+    cell = designer.queries.window_table.item(0, 0)
+    assert "no window clause" not in cell.text()
+    assert cell.text() == "cannot read queries/q1.rq (paths are relative to the experiment file)"
+    assert "queries[0].file" in designer.error_label.text()

@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.test_gui_support import no_leaks, settings  # noqa: F401
-from workbench.bundle import read_bundle
+from workbench.results.bundle import read_bundle
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_experiments"
 ROOMS = SAMPLES / "teaching" / "rooms.yaml"

@@ -1,4 +1,4 @@
-"""Results browser: reading result bundles (workbench.results_data) and the views over them.
+"""Results browser: reading result bundles (workbench.results.view_data) and the views over them.
 
 One real bundle is made once per session by running a tiny YABench-like experiment (two
 engines, two repetitions, absolute time: ~5 s); the Heaven grid and the eviction sweep
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workbench.bundle import MANIFEST, SUMMARY, read_json, write_json_atomic
+from workbench.results.bundle import MANIFEST, SUMMARY, read_json, write_json_atomic
 from workbench.errors import UserError
-from workbench.results_data import (
+from workbench.results.view_data import (
     EVEN,
     MatrixCell,
     box_stats,

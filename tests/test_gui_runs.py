@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
-from workbench.bundle import read_bundle
+from workbench.results.bundle import read_bundle
 from workbench.errors import UserError
 from workbench.gui.runs_model import (
     CANCELLED,

@@ -84,7 +84,8 @@ def semantics(draw: st.DrawFn) -> EngineSemantics:
     if draw(st.booleans()):
         return draw(st.sampled_from(list(PRESETS.values())))
     report = draw(st.sampled_from(["window-close", "window-close & non-empty", "content-change",
-                                   "content-change & non-empty", "window-close & content-change", "periodic(3ms)"]))
+                                   "content-change & non-empty", "window-close & content-change", "periodic(3ms)",
+                                   "window-close & next-element", "window-close & next-element & non-empty"]))
     return EngineSemantics(
         border=draw(st.sampled_from(list(BorderConvention))),
         report=ReportPolicy.parse(report),

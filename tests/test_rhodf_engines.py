@@ -297,7 +297,7 @@ def test_the_oracle_under_rhodf_entailment_expects_what_the_baselines_answer(
     """
     from workbench.oracle.reference import StaticData
     from workbench.oracle.run import compute_expected, expected_relations
-    from workbench.pipeline.run_experiment import rhodf_entailed
+    from workbench.oracle.judge import rhodf_entailed
 
     stream = [StreamElement(s, p, o, t) for t, (s, p, o) in sorted(items, key=lambda item: item[0])]
     text = QUERIES[query].format(size=window[0], slide=window[1])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.bundle import MANIFEST, SUMMARY, read_bundle
+from workbench.results.bundle import MANIFEST, SUMMARY, read_bundle
 from workbench.cli.main import main
 from workbench.errors import UserError
 from workbench.experiment import load_experiment
@@ -404,7 +404,7 @@ engines:
 def test_report_due_times_follow_the_stand_mode(tmp_path: Path) -> None:
     """YABench delay = emission − when the report became due: real time scales application time
     from the first stimulus; absolute time waits for the first stimulus at or after the report."""
-    from workbench.pipeline.run_experiment import report_due_at
+    from workbench.oracle.judge import report_due_at
 
     trace = tmp_path / "trace.jsonl"
     trace.write_text("".join(json.dumps({"stimulus": i, "application_time": t, "sent": sent}) + "\n"

@@ -94,6 +94,32 @@ def test_policy_parse_and_errors() -> None:
         ReportPolicy.parse("window-closes")
 
 
+def test_window_close_at_the_next_element() -> None:
+    """Data-driven engines (rsp-js; C-SPARQL in practice) learn that time passed only from the
+    data: each closed window is evaluated when the first element strictly after its close
+    arrives, at that element's time, over the window's own content."""
+    spec = WindowSpec(2000, 2000, 0, BorderConvention.CLOSED_OPEN)  # [0,2000) [2000,4000) ...
+    times = [500, 1500, 2000, 2500, 4500, 4700, 9000]
+    policy = ReportPolicy.parse("window-close & next-element")
+    result = evaluation_instants(times, spec, policy, end=20_000)
+    # [0,2000) holds 500, 1500; the element at 2000 is not after the close: 2500 reports it.
+    # [2000,4000) holds 2000, 2500, reported at 4500; [4000,6000) and the empty [6000,8000)
+    # are both closed by 9000 (in close order: sequence 0, 1); [8000,10000) has no later
+    # element: never reported, whatever the end
+    assert [(e.time, e.sequence, e.window.open, e.size) for e in result] == [
+        (2500, 0, 0, 2), (4500, 0, 2000, 2), (9000, 0, 4000, 2), (9000, 1, 6000, 0)]
+    with_nc = evaluation_instants(times, spec, ReportPolicy.parse("wc & next-element & nc"), end=20_000)
+    assert [(e.time, e.window.open) for e in with_nc] == [(2500, 0), (4500, 2000), (9000, 4000)]
+    # the closing element must arrive within the end
+    assert instants(evaluation_instants(times, spec, policy, end=8999)) == [2500, 4500]
+    # a closed border keeps the element at the close in the window; it still does not close it
+    closed = WindowSpec(2000, 2000, 0, BorderConvention.CLOSED)
+    assert [(e.time, e.size) for e in evaluation_instants(times, closed, policy, end=5000)] == [(2500, 3), (4500, 2)]
+    assert str(ReportPolicy.parse("next-element & nc & wc")) == "window-close & next-element & non-empty"
+    with pytest.raises(UserError, match="combine it with window-close"):
+        ReportPolicy.parse("content-change & next-element")
+
+
 # --- CSRBench Fig. 1 and Fig. 2: the rooms query -----------------------------------
 
 ROOMS_QUERY = """

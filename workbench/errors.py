@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
+from typing import Iterable
 
 
 @dataclass
@@ -51,3 +53,13 @@ class UserError(Exception):
             where = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
         parts = [p for p in (where, self.field) if p]
         return ": ".join(parts + [self.message])
+
+
+def unknown_key_message(key: str, allowed: Iterable[str], what: str = "field") -> str:
+    """``unknown field 'semantic'; did you mean 'semantics'? (expected one of …)``."""
+    allowed = list(allowed)
+    if not allowed:
+        return f"unknown {what} {key!r} (none are accepted here)"
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {key!r}{hint} (expected one of {', '.join(allowed)})"

@@ -92,7 +92,7 @@ def default_format(out: str) -> str:
 
 def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any], Any, str | None]:
     """The generator, resolved parameters, flow shape and Spark master of the chosen run's chosen stream."""
-    from workbench.experiment import load_experiment
+    from workbench.experiment import expand_runs, load_experiment
 
     experiment = load_experiment(args.experiment)
     if args.size:
@@ -103,7 +103,7 @@ def _experiment_stream(args: argparse.Namespace) -> tuple[str, dict[str, Any], A
     if stream.generator is None:
         which = "uses a recorded stream file" if stream.iri is None else f"reads <{stream.iri}> from a recorded file"
         raise UserError(f"the experiment {which}; there is nothing to generate", file=args.experiment, field=stream.path)
-    runs = [run for run in experiment.runs() if run.case_index == args.case and run.repetition == args.repetition]
+    runs = [run for run in expand_runs(experiment) if run.case_index == args.case and run.repetition == args.repetition]
     if not runs:
         raise UserError(f"no run with case {args.case} and repetition {args.repetition}", file=args.experiment,
                         field="--case/--repetition")

@@ -6,6 +6,8 @@ Contracts (CLI.md):
   rspwb check --stream DIR --stream-format csrbench-dir --interval 1000 --query Q.rq \
       --system csparql --engine-output answer.json --engine-output-format csrbench-json \
       --match csrbench --json
+`rspwb check` exits 0 when the answer is correct, 1 when it is incorrect (after printing the
+verdict, so scripts can branch on it) and 2 on a user error.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import Any, Mapping
 from workbench.core.semantics import PRESETS
 from workbench.core.time import parse_duration
 from workbench.errors import UserError
+from workbench.pipeline.oracle_paths import METHODS, SPARK_THRESHOLD
 
 
 MAX_LISTED_T0 = 20  # --json lists every t0's windows up to this many candidates (use --out for all)
-SPARK_THRESHOLD = 200_000  # elements: above this, --method auto runs the Spark job (a JVM start costs ~10 s)
+#: `rspwb check` exit codes: 0 correct, 1 incorrect (the verdict is still printed), 2 user error
+CHECK_INCORRECT = 1
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +57,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registration", default="0", help="query registration time a (default 0)")
     parser.add_argument("--end", default=None, help="last instant to evaluate (default: last element + window size)")
     parser.add_argument(
-        "--method", choices=("auto", "fast", "spark", "reference"), default="auto",
+        "--method", choices=METHODS, default="auto",
         help="fast: mappings annotated once, windows derived from them (Python); spark: the same on Spark "
         "(joins as DataFrame jobs, all t0 vectorised; starts a JVM); reference: rdflib per evaluation; "
         f"auto (default): spark for streams over {SPARK_THRESHOLD:,} elements, else fast, and reference for "
@@ -80,7 +84,8 @@ def register(subparsers: Any) -> None:
 
     check = subparsers.add_parser(
         "check", help="judge a recorded engine output against the oracle (correct/incorrect, first divergence)",
-        description="Decide whether an engine's answer is correct for some admissible t0 (RSP-QL Def. 25/26).",
+        description="Decide whether an engine's answer is correct for some admissible t0 (RSP-QL Def. 25/26). "
+        "Exit codes: 0 correct, 1 incorrect, 2 user error.",
     )
     _common(check)
     check.add_argument("--engine-output", required=True, help="the engine's recorded answer")
@@ -101,6 +106,8 @@ class Prepared:
     t_s: int
     end: int
     inputs: "StreamInputs"
+    t0_option: str | int | None = None
+    registration: int = 0
 
 
 def _prepare(args: argparse.Namespace) -> Prepared:
@@ -129,7 +136,7 @@ def _prepare(args: argparse.Namespace) -> Prepared:
     vectors, t_s = t0_vectors(query, semantics, option, registration)
     inputs = StreamInputs(args, query, bindings)
     end = parse_duration(args.end, field="--end") if args.end is not None else inputs.default_end()
-    return Prepared(query, semantics, vectors, t_s, end, inputs)
+    return Prepared(query, semantics, vectors, t_s, end, inputs, option, registration)
 
 
 def _stream_bindings(values: list[str]) -> dict[str | None, str]:
@@ -238,55 +245,15 @@ def _read_output(path: str, fmt: str | None) -> Any:
 
 
 def expected(args: argparse.Namespace, prepared: Prepared) -> tuple[Mapping[tuple[int, ...], Any], Any]:
-    """The expected answers per t0 vector and the `OracleMethod` that computed them.
+    """The expected answers per t0 vector and the `OracleMethod` that computed them
+    (`workbench.pipeline.oracle_paths`: the ``--method`` rule shared with ``rspwb run``)."""
+    from workbench.pipeline.oracle_paths import expected_by_method
 
-    ``--method auto``: the Spark job (`workbench.pipeline.oracle_job`) for streams of more
-    than `SPARK_THRESHOLD` elements when the query is inside the fast fragment, else the
-    pure-Python fast path (no JVM start for small checks), or rdflib's reference path
-    for queries outside the fragment. ``spark``/``fast``/``reference`` force a path.
-    """
-    from workbench.oracle.annotated import FastPathUnsupported, compile_plan
-    from workbench.oracle.run import OracleMethod, expected_with_method
-
-    method = args.method
-    note = None
-    if method in ("auto", "spark"):
-        try:
-            compile_plan(prepared.query)
-            inside = True
-        except FastPathUnsupported:
-            inside = False
-        if method == "spark" or (inside and prepared.inputs.size() > SPARK_THRESHOLD):
-            from workbench.pipeline.spark import SparkUnavailable
-
-            try:
-                return _spark_expected(prepared)
-            except SparkUnavailable as error:
-                if method == "spark":
-                    raise
-                note = f"Spark is unavailable ({error.message}); the Python path ran"
-    answers, used = expected_with_method(
-        prepared.query, prepared.inputs.elements(), prepared.semantics, prepared.vectors, end=prepared.end,
-        method="auto" if method == "spark" else method,
+    return expected_by_method(
+        prepared.query, prepared.semantics, prepared.vectors, method=args.method, size=prepared.inputs.size,
+        elements=prepared.inputs.elements, parquet_sources=prepared.inputs.parquet_sources, end=prepared.end,
+        keep_results=len(prepared.vectors) <= MAX_LISTED_T0,
     )
-    if note:
-        used = OracleMethod(used.path, used.engine, note if used.reason is None else f"{note}; {used.reason}")
-    return answers, used
-
-
-def _spark_expected(prepared: Prepared) -> tuple[Mapping[tuple[int, ...], Any], Any]:
-    import tempfile
-
-    from workbench.oracle.run import OracleMethod
-    from workbench.pipeline.oracle_job import expected_answers
-    from workbench.pipeline.spark import get_spark
-
-    spark = get_spark()
-    with tempfile.TemporaryDirectory(prefix="rspwb-oracle-") as folder:
-        sources = prepared.inputs.parquet_sources(folder)
-        answers = expected_answers(spark, prepared.query, sources, prepared.semantics, prepared.vectors,
-                                   end=prepared.end, keep_results=len(prepared.vectors) <= MAX_LISTED_T0)
-    return answers, OracleMethod(answers.mode, "spark", answers.reason)
 
 
 def _method_fields(used: Any, json_mode: bool) -> dict[str, Any]:
@@ -380,36 +347,60 @@ def write_oracle_dir(out: str, args: argparse.Namespace, prepared: Prepared, ans
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from workbench.cli.main import print_json
-    from workbench.oracle.compare import Tolerance
-    from workbench.oracle.run import check_variables, engine_relations, expected_relations
-    from workbench.oracle.verdict import judge
+    from workbench.oracle.judge import JudgeOptions, RecordedRun, judge
+    from workbench.oracle.run import OracleMethod, check_variables
 
     prepared = _prepare(args)
     log = _read_output(args.engine_output, args.engine_output_format)
-    check_variables(log, prepared.query)
-    answers, used = expected(args, prepared)
-    candidates = {
-        (v if len(v) > 1 else v[0]): expected_relations(answer) for v, answer in answers.items()
-    }
-    verdict = judge(
-        engine_relations(log, regroup=args.regroup), candidates, mode=args.match,
-        comparison_start=prepared.t_s, tolerance=Tolerance(rel_tol=args.tolerance),
-    )
-    payload = verdict.to_json()
-    payload["semantics"] = prepared.semantics.describe()
+    check_variables(log, prepared.query)  # an output for another query is a user error here
+
+    def expected_here(query: Any, streams: Any, semantics: Any, vectors: Any, static: Any, end: int,
+                      report_window: int) -> tuple[Mapping[tuple[int, ...], Any], Any]:
+        """`expected` (the CLI's ``--method`` rule, Spark over the threshold) for the judge's t0 vectors."""
+        return expected(args, replace(prepared, vectors=list(vectors), end=end))
+
+    run = RecordedRun(query=prepared.query, streams=_LazyStreams(prepared.inputs), log=log,
+                      semantics=prepared.semantics, end=prepared.end)
+    options = JudgeOptions(t0=prepared.t0_option, registration=prepared.registration, match=args.match,
+                           regroup=args.regroup, rel_tol=args.tolerance, quality=False)
+    judgement = judge(run, options, expected_here)
+    payload = dict(judgement.payload)
+    used = OracleMethod(payload.pop("method"), payload.pop("method_engine"), payload.pop("method_reason"))
+    for key in ("admissible_t0", "quality_t0", "end"):
+        payload.pop(key, None)
     payload["admissible_t0"] = [list(v) if len(v) > 1 else v[0] for v in prepared.vectors]
     payload.update(_method_fields(used, args.json))
     if args.json:
         print_json(payload)
     else:
         print(f"{payload['verdict']} ({args.match} match)")
-        if verdict.correct:
+        if payload["verdict"] == "correct":
             print(f"  matching t0: {', '.join(map(str, payload['t0']))}")
-        elif verdict.first_divergence is not None:
-            d = verdict.first_divergence
-            print(f"  closest t0 {d.t0}: evaluation #{d.index} (expected at {d.expected_time}, engine at {d.actual_time}): {d.reason}")
-            for label, bag in (("missing", d.missing), ("extra", d.extra)):
-                for mapping, count in bag.items():
-                    print(f"    {label}: {dict(sorted(mapping))}" + (f" ×{count}" if count > 1 else ""))
-    return 0
+        elif payload.get("first_divergence") is not None:
+            d = payload["first_divergence"]
+            print(f"  closest t0 {d['t0']}: evaluation #{d['index']} (expected at {d['expected_time']}, "
+                  f"engine at {d['actual_time']}): {d['reason']}")
+            for label, rows in (("missing", d["missing"]), ("extra", d["extra"])):
+                for row in rows:
+                    count = row.get("count", 1)
+                    print(f"    {label}: {row['binding']}" + (f" ×{count}" if count > 1 else ""))
+    return 0 if payload["verdict"] == "correct" else CHECK_INCORRECT
+
+
+class _LazyStreams(Mapping[str, Any]):
+    """The query's streams by IRI, read only if the judge needs elements (the Spark path reads Parquet itself)."""
+
+    def __init__(self, inputs: StreamInputs) -> None:
+        self.inputs = inputs
+
+    def __getitem__(self, iri: str) -> Any:
+        return self.inputs.elements()[iri]
+
+    def __iter__(self) -> Any:
+        return iter(self.inputs.paths)
+
+    def __len__(self) -> int:
+        return len(self.inputs.paths)

@@ -52,7 +52,7 @@ def _ask(prompt: str) -> bool:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from workbench.bundle import format_table
+    from workbench.results.bundle import format_table
     from workbench.cli.main import print_json
     from workbench.experiment import load_experiment
     from workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
@@ -95,7 +95,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from workbench.bundle import format_table, read_bundle
+    from workbench.results.bundle import format_table, read_bundle
     from workbench.cli.main import print_json
 
     summary = read_bundle(args.dir)

@@ -34,12 +34,12 @@ def _plural(count: int, word: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
     from workbench.experiment import apply_size, load_experiment
-    from workbench.experiment.runs import count_runs, variable_combinations
+    from workbench.experiment.runs import count_runs, expand_runs, variable_combinations
 
     try:
         experiment = load_experiment(args.file)
         chosen = apply_size(experiment, args.size) if args.size else experiment
-        runs = len(chosen.runs())
+        runs = len(expand_runs(chosen))
     except UserError as error:
         if args.json:
             print_json({"valid": False, "error": {

@@ -10,6 +10,12 @@ Definitions used (pinned by tests/test_semantics_*.py):
 * Candidate instants depend on the triggering strategy in the policy:
   - window-close: every closing instant c of a window in range; the evaluation reads that
     window's full content (elements at c are included iff the border includes c);
+  - window-close & next-element (data-driven engines, which learn that time passed only
+    from the data: rsp-js, C-SPARQL in practice): the same windows and contents, each
+    evaluated at the time of the first element *strictly after* its close c (an element
+    at c may still belong to the window, border permitting). A window with no later
+    element within ``end`` is never reported; several windows closed by one element are
+    evaluated at its time in the order of their closes (``sequence`` 0, 1, …);
   - periodic(p) (without window-close): t0 + k·p; reads the active window at that instant;
   - content-change alone: every tick (tuple: each element; time: each distinct timestamp;
     batch: every ``batch_size`` elements) plus every instant where the set of windows
@@ -119,11 +125,21 @@ def evaluation_instants(
     strategies = policy.strategies
     candidates: list[tuple[int, WindowInstance | None, int, int, int]] = []
     if Strategy.WINDOW_CLOSE in strategies:
+        next_element = Strategy.NEXT_ELEMENT in strategies
+        previous_time, sequence = None, 0
         for closing in window.closing_within(start, end):
             if Strategy.PERIODIC in strategies and (closing.close - window.t0) % (policy.period_ms or 1):
                 continue
             lo, hi = closing.position_range(times)
-            candidates.append((closing.close, closing, lo, hi, 0))
+            time = closing.close
+            if next_element:
+                after = bisect.bisect_right(times, closing.close)
+                if after == len(times) or times[after] > end:
+                    break  # no element after this close (nor after the later ones) within end
+                time = times[after]
+            sequence = sequence + 1 if time == previous_time else 0
+            previous_time = time
+            candidates.append((time, closing, lo, hi, sequence))
     elif Strategy.PERIODIC in strategies:
         period = policy.period_ms or 1
         k = max(0, -((window.t0 - start) // period))

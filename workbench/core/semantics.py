@@ -60,6 +60,9 @@ class Strategy(Enum):
     WINDOW_CLOSE = "window-close"
     NON_EMPTY = "non-empty"
     PERIODIC = "periodic"
+    #: with window-close: a closed window is reported when the next element after its close
+    #: arrives (data-driven engines: rsp-js, C-SPARQL in practice), not at the close itself
+    NEXT_ELEMENT = "next-element"
 
 
 class Tick(Enum):
@@ -104,6 +107,11 @@ class ReportPolicy:
             raise UserError("periodic(period) needs exactly one period", field="report")
         if self.period_ms is not None and self.period_ms <= 0:
             raise UserError("the period must be positive", field="report")
+        if Strategy.NEXT_ELEMENT in self.strategies and Strategy.WINDOW_CLOSE not in self.strategies:
+            raise UserError(
+                "next-element delays a window-close report to the next element; combine it with window-close",
+                field="report",
+            )
         if not self.strategies & {Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.PERIODIC}:
             raise UserError(
                 "non-empty alone never triggers an evaluation; combine it with "
@@ -137,7 +145,8 @@ class ReportPolicy:
         return cls(frozenset(strategies), period)
 
     def __str__(self) -> str:
-        order = [Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY, Strategy.PERIODIC]
+        order = [Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY,
+                 Strategy.PERIODIC]
         parts = []
         for strategy in order:
             if strategy in self.strategies:

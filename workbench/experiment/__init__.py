@@ -1,8 +1,8 @@
 """Experiment files: the YAML model of <engines, static data, streams, queries, KPIs>.
 
 ``load_experiment(path)`` validates a file (errors name FILE:LINE and the field path),
-``Experiment.runs()`` / ``expand_runs`` expand it into concrete runs, ``apply_size`` applies
-a named size, ``experiment_to_yaml`` writes it back. Schema: docs/experiment-format.md.
+``expand_runs`` expands it into concrete runs (``variable_combinations`` lists its cases),
+``apply_size`` applies a named size, ``experiment_to_yaml`` writes it back. Schema: docs/experiment-format.md.
 """
 
 from workbench.experiment.loader import (
@@ -26,12 +26,19 @@ from workbench.experiment.model import (
     StaticData,
     StreamSpec,
 )
-from workbench.experiment.runs import count_runs, derive_seed, expand_runs, fill_template, template_variables
+from workbench.experiment.runs import (
+    count_runs,
+    derive_seed,
+    expand_runs,
+    fill_template,
+    template_variables,
+    variable_combinations,
+)
 from workbench.experiment.source import Position, SourceMap, load_yaml
 
 __all__ = [
     "EngineSpec", "Experiment", "FlowSpec", "KpiSpec", "OracleSpec", "Position", "QuerySpec", "RunSpec", "RunStream",
     "SourceMap", "StandSpec", "StaticData", "StreamSpec", "apply_size", "build_experiment", "count_runs",
     "derive_seed", "dump_experiment", "expand_runs", "experiment_to_yaml", "fill_template", "load_experiment",
-    "load_yaml", "loads_experiment", "template_variables",
+    "load_yaml", "loads_experiment", "template_variables", "variable_combinations",
 ]

@@ -17,8 +17,9 @@ import yaml
 
 from workbench.core.semantics import PRESETS, SEMANTICS_FIELDS, EngineSemantics
 from workbench.core.time import parse_duration
-from workbench.errors import UserError
+from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
+    END_RULES,
     ENGINE_TYPES,
     FAULTS,
     FLOW_SHAPES,
@@ -39,8 +40,9 @@ from workbench.experiment.model import (
     StaticData,
     StreamSpec,
 )
-from workbench.experiment.runs import VARIABLE_NAME, resolve_case, scan_template, variable_combinations
+from workbench.experiment.runs import VARIABLE_NAME, resolve_case, variable_combinations
 from workbench.experiment.source import SourceMap, is_identifier, join_path, load_yaml
+from workbench.query.template import find_placeholders
 
 TOP_LEVEL_FIELDS = (
     "name", "description", "seed", "repetitions", "variables", "sweep", "cases", "sizes",
@@ -55,16 +57,6 @@ _STATIC_SUFFIXES = {
     ".jsonld": "json-ld", ".json": "json-ld", ".trig": "trig", ".nq": "nquads",
 }
 _STREAM_SUFFIXES = {".stream": "yabench", ".nq": "nquads", ".nquads": "nquads", ".parquet": "parquet"}
-
-
-def unknown_key_message(key: str, allowed: Iterable[str], what: str = "field") -> str:
-    """``unknown field 'semantic'; did you mean 'semantics'? (expected one of …)``."""
-    allowed = list(allowed)
-    if not allowed:
-        return f"unknown {what} {key!r} (none are accepted here)"
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown {what} {key!r}{hint} (expected one of {', '.join(allowed)})"
 
 
 def _describe(value: Any) -> str:
@@ -422,24 +414,29 @@ def _queries(
             raise c.error(text_path, f"query {query_id} is empty")
         syntax = c.choice(item["syntax"], join_path(item_path, "syntax"), QUERY_SYNTAXES) if item.get("syntax") is not None else None
         names: dict[str, None] = {}
-        for placeholder in scan_template(template):
-            token = f"${{{placeholder.name}}}" if placeholder.name else "${"
+        try:
+            placeholders = [(p.name, p.start, template[p.start : p.end]) for p in find_placeholders(template) if p.style != "escape"]
+            malformed = None
+        except UserError as error:  # the first malformed ``${``: report it where it stands
+            offset = sum(len(row) + 1 for row in template.split("\n")[: (error.line or 1) - 1]) + (error.column or 1) - 1
+            placeholders, malformed = [(None, offset, "${")], error.message
+        for name, offset, token in placeholders:
             if file is not None:
-                where = f" ({item['file']} line {template[: placeholder.offset].count(chr(10)) + 1})"
+                where = f" ({item['file']} line {template[:offset].count(chr(10)) + 1})"
                 line = c.source.line(text_path)
             else:
                 where = ""
-                line = _placeholder_line(c, text_path, template, placeholder.offset, token)
-            if placeholder.name is None:
-                message = f"query {query_id}: malformed placeholder '${{'{where}; write ${{NAME}} or escape a literal '${{' as '$${{'"
-            elif placeholder.name not in always:
-                lacking = next((i for i, case in enumerate(cases) if placeholder.name not in case), None)
-                if cases and any(placeholder.name in case for case in cases):
+                line = _placeholder_line(c, text_path, template, offset, token)
+            if name is None:
+                message = f"query {query_id}: {malformed}{where}"
+            elif name not in always:
+                lacking = next((i for i, case in enumerate(cases) if name not in case), None)
+                if cases and any(name in case for case in cases):
                     message = f"query {query_id} uses {token}{where}, which cases[{lacking}] does not define (and variables does not set)"
                 else:
                     message = f"query {query_id} uses {token}{where}, which is not defined in variables, sweep or cases"
             else:
-                names.setdefault(placeholder.name, None)
+                names.setdefault(name, None)
                 continue
             error = c.error(text_path, message)
             raise UserError(error.message, file=error.file, line=line, field=error.field)
@@ -504,7 +501,7 @@ def _kpis(c: _Checker, value: Any) -> KpiSpec:
 def _oracle(c: _Checker, value: Any) -> OracleSpec:
     if value is None:
         return OracleSpec()
-    oracle = c.mapping(value, "oracle", ("system", "semantics", "match", "gracious", "t0"))
+    oracle = c.mapping(value, "oracle", ("system", "semantics", "match", "gracious", "t0", "end", "regroup"))
     system = c.choice(oracle.get("system", "engine"), "oracle.system", ("engine", *PRESETS))
     base = PRESETS.get(system, EngineSemantics())
     _, overrides = c.semantics(oracle.get("semantics"), "oracle.semantics", base)
@@ -512,7 +509,11 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
     gracious = c.boolean(oracle.get("gracious", False), "oracle.gracious")
     t0_raw = oracle.get("t0", "all")
     t0 = None if t0_raw == "all" else c.duration(t0_raw, "oracle.t0")
-    return OracleSpec(system=system, semantics_overrides=overrides, match=match, gracious=gracious, t0=t0)
+    end_raw = oracle.get("end", "after-last-window")
+    end: int | str = end_raw if end_raw in END_RULES else c.duration(end_raw, "oracle.end")
+    regroup = c.boolean(oracle.get("regroup", False), "oracle.regroup")
+    return OracleSpec(system=system, semantics_overrides=overrides, match=match, gracious=gracious, t0=t0, end=end,
+                      regroup=regroup)
 
 
 def _stand(c: _Checker, value: Any) -> StandSpec:

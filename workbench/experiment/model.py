@@ -33,6 +33,8 @@ STATIC_FORMATS = ("turtle", "ntriples", "n3", "xml", "json-ld", "trig", "nquads"
 QUERY_SYNTAXES = ("rspql", "csparql", "cqels", "sparqlstream", "sparql")
 EVICTION_STRATEGIES = ("fifo", "lru", "random", "likelihood")
 ORACLE_MATCHES = ("strict", "csrbench")
+#: ``oracle.end`` rules besides a time (docs/experiment-format.md)
+END_RULES = ("after-last-window", "last-element")
 STAND_MODES = ("real-time", "absolute-time")
 
 
@@ -110,6 +112,15 @@ class EngineSpec:
         return self.type == "external"
 
     @property
+    def declares_semantics(self) -> bool:
+        """Whether the file says which semantics the engine has (a preset or semantics overrides).
+
+        A built-in engine's are its own; an external program's are only what the file declares
+        — without it the oracle falls back to the defaults, and says so in the verdict.
+        """
+        return self.type != "external" or self.preset is not None or bool(self.semantics_overrides)
+
+    @property
     def command(self) -> tuple[str, ...] | None:
         command = self.parameters.get("command") if self.type == "external" else None
         return tuple(command) if command is not None else None
@@ -132,6 +143,13 @@ class OracleSpec:
     match: str = "strict"
     gracious: bool = False
     t0: int | None = None  # None: all admissible t0 (RSP-QL Theorem 1)
+    #: the last instant judged (and the stand's final ``advance``): ``after-last-window``
+    #: (the last element + the largest window: every window holding an element closes),
+    #: ``last-element`` (the stream ends with its last element), or a time in ms
+    end: int | str = "after-last-window"
+    #: the engines emit one response per binding: merge consecutive responses with the same
+    #: time and operation into one evaluation's output before judging (``rspwb check --regroup``)
+    regroup: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,18 +205,6 @@ class Experiment:
     def requires_confirmation(self) -> bool:
         """True if any engine runs an external program (FORMATS.md: confirm before running)."""
         return any(engine.requires_confirmation for engine in self.engines)
-
-    def combinations(self) -> list[dict[str, Scalar]]:
-        """The variable assignments of all cases: cases × sweep product over ``variables``."""
-        from workbench.experiment.runs import variable_combinations
-
-        return variable_combinations(self)
-
-    def runs(self, size: str | None = None) -> list["RunSpec"]:
-        """Concrete runs: combinations × repetitions × engines × queries (see ``expand_runs``)."""
-        from workbench.experiment.runs import expand_runs
-
-        return expand_runs(self, size)
 
 
 @dataclass(frozen=True)

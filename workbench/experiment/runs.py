@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.core.time import parse_duration
 from workbench.engine import MATCHERS
-from workbench.errors import UserError
+from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
     EVICTION_STRATEGIES,
     EngineSpec,
@@ -30,13 +30,11 @@ from workbench.experiment.model import (
     StreamSpec,
 )
 from workbench.experiment.source import join_path
-from workbench.query.template import format_template_value
+from workbench.query.template import MissingTemplateVariable, fill_template, fill_typed, find_placeholders
 
 if TYPE_CHECKING:
     from workbench.generators import GeneratorSpec
 
-# ``$${`` is an escaped literal ``${``; ``${NAME}`` a placeholder; any other ``${`` is malformed.
-_PLACEHOLDER = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # What every window engine (secret, naive, incremental: engines._windowed) takes.
@@ -69,62 +67,24 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "cwd": ("directory", False),
         "env": ("env", False),
         "startup_timeout": ("duration", False),
+        # declarations for the oracle (the program may read them from `register` too):
+        # the t0 the engine uses and the window its report policy is tied to
+        "t0": ("t0", False),
+        "report_window": ("index", False),
     },
 }
 
 
-@dataclass(frozen=True)
-class Placeholder:
-    """One ``${NAME}`` in a template (``name`` None: a malformed ``${``) at a character offset."""
-
-    name: str | None
-    offset: int
-
-
-def scan_template(text: str) -> list[Placeholder]:
-    """All placeholders of ``text`` in order (escaped ``$${`` excluded)."""
-    found = []
-    for match in _PLACEHOLDER.finditer(text):
-        if match.group(0) == "$${":
-            continue
-        found.append(Placeholder(match.group(1), match.start()))
-    return found
-
-
 def template_variables(text: str) -> tuple[str, ...]:
-    """The distinct variable names referenced by ``text``, in order of first use."""
-    names: dict[str, None] = {}
-    for placeholder in scan_template(text):
-        if placeholder.name:
-            names.setdefault(placeholder.name, None)
-    return tuple(names)
-
-
-def fill_template(text: str, variables: Mapping[str, Scalar]) -> str:
-    """Replace each ``${NAME}`` by its value and ``$${`` by ``${``.
-
-    Raises KeyError(name) for an undefined variable and ValueError for a malformed ``${``
-    (callers turn both into located UserErrors).
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$${":
-            return "${"
-        name = match.group(1)
-        if name is None:
-            raise ValueError("malformed placeholder '${'; write ${NAME} or escape a literal '${' as '$${'")
-        return format_template_value(variables[name])
-
-    return _PLACEHOLDER.sub(replace, text)
+    """The distinct variable names referenced by ``text``, in order of first use (the rule of
+    `workbench.query.template`: ``${NAME}`` and ``%NAME%``; malformed ``${`` is a UserError)."""
+    return tuple(dict.fromkeys(p.name for p in find_placeholders(text) if p.style != "escape"))
 
 
 def fill_value(value: Any, variables: Mapping[str, Scalar]) -> Any:
-    """Fill templates inside a YAML value; a string that is exactly ``${NAME}`` takes the value's type."""
+    """Fill templates inside a YAML value; a string that is exactly one placeholder takes the value's type."""
     if isinstance(value, str):
-        match = _PLACEHOLDER.fullmatch(value)
-        if match and match.group(1):
-            return variables[match.group(1)]
-        return fill_template(value, variables)
+        return fill_typed(value, variables)
     if isinstance(value, list):
         return [fill_value(item, variables) for item in value]
     if isinstance(value, dict):
@@ -203,10 +163,10 @@ def _context(raw: Any, variables: Mapping[str, Scalar]) -> str:
 def _fill(experiment: Experiment, raw: Any, variables: Mapping[str, Scalar], path: str) -> Any:
     try:
         return fill_value(raw, variables)
-    except KeyError as missing:
-        raise _error(experiment, path, f"uses ${{{missing.args[0]}}}, which is not defined in variables, sweep or cases") from None
-    except ValueError as error:
-        raise _error(experiment, path, str(error)) from None
+    except MissingTemplateVariable as missing:
+        raise _error(experiment, path, f"uses ${{{missing.name}}}, which is not defined in variables, sweep or cases") from None
+    except UserError as error:
+        raise _error(experiment, path, error.message) from None
 
 
 def _generator_spec(experiment: Experiment, name: str, path: str = "stream") -> "GeneratorSpec | None":
@@ -292,8 +252,6 @@ def resolve_engine_parameters(
     experiment: Experiment, index: int, engine: EngineSpec, variables: Mapping[str, Scalar]
 ) -> dict[str, Any]:
     """Typed engine parameters for one combination; errors name ``engines[i].parameters.KEY``."""
-    from workbench.experiment.loader import unknown_key_message
-
     base = f"engines[{index}].parameters"
     allowed = ENGINE_PARAMETERS[engine.type]
     resolved: dict[str, Any] = {}
@@ -414,10 +372,10 @@ def resolve_query_text(experiment: Experiment, index: int, variables: Mapping[st
     path = f"queries[{index}].file" if query.file is not None else f"queries[{index}].text"
     try:
         return fill_template(query.template, variables)
-    except KeyError as missing:
-        raise _error(experiment, path, f"query {query.id} uses ${{{missing.args[0]}}}, which is not defined in variables, sweep or cases") from None
-    except ValueError as error:
-        raise _error(experiment, path, f"query {query.id}: {error}") from None
+    except MissingTemplateVariable as missing:
+        raise _error(experiment, path, f"query {query.id} uses ${{{missing.name}}}, which is not defined in variables, sweep or cases") from None
+    except UserError as error:
+        raise _error(experiment, path, f"query {query.id}: {error.message}") from None
 
 
 @dataclass(frozen=True)
@@ -468,16 +426,12 @@ def resolve_case(experiment: Experiment, variables: Mapping[str, Scalar]) -> Res
     )
 
 
-def expand_runs(experiment: Experiment, size: str | None = None) -> list[RunSpec]:
+def expand_runs(experiment: Experiment) -> list[RunSpec]:
     """Concrete runs in order combinations × repetitions × engines × queries.
 
-    ``size`` first applies that size's overrides (see ``apply_size``). Run ids are
+    For a named size, expand ``apply_size(experiment, size)`` (loader). Run ids are
     ``case{c}-rep{r}-{engine}-{query}`` (0-based), safe as folder names.
     """
-    if size is not None:
-        from workbench.experiment.loader import apply_size
-
-        experiment = apply_size(experiment, size)
     runs: list[RunSpec] = []
     for case_index, variables in enumerate(variable_combinations(experiment)):
         case = resolve_case(experiment, variables)

@@ -22,6 +22,12 @@ def build_main_window(*, spark_warmup: bool | None = None, settings: object = No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from workbench.gui.platform_check import display_problem
+
+    problem = display_problem()
+    if problem is not None:  # Qt would abort with a message that names no library
+        print(f"rsp-workbench: {problem}", file=sys.stderr)
+        return 1
     from PySide6.QtWidgets import QApplication
 
     args = list(argv) if argv is not None else sys.argv

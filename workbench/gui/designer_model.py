@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from workbench.errors import UserError
+from workbench.gui.designer_windows import query_windows, window_stream_iri
 
 PathKey = str | int
 FieldPath = tuple[PathKey, ...]
@@ -175,110 +176,15 @@ def engine_with_type(engine: Any, engine_type: str) -> dict[str, Any]:
     return new
 
 
-# --------------------------------------------------------------------------- query windows
-
-_DURATION = r"\$\{[A-Za-z_]\w*\}|P[T\d][\w.]*|\d+(?:\.\d+)?\s*[A-Za-z]+"
-_WINDOW = re.compile(
-    r"(?P<stream><[^<>\s]*>|(?:[A-Za-z][\w-]*)?:[\w-]*)?\s*\[\s*(?P<kind>RANGE|NOW\s*-)\s*(?P<size>" + _DURATION + r")"
-    r"(?:\s+(?P<keyword>STEP|SLIDE)\s+(?P<slide>" + _DURATION + r")|\s+(?P<tumbling>TUMBLING))?\s*\]",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class WindowField:
-    """One window clause of a query template, located in the text so a form can edit it.
-
-    ``size``/``slide`` are the text as written (``5s``, ``PT2S`` or ``${WSIZE}``); the spans
-    are character offsets of that text. ``slide`` is None for a tumbling or slide-less
-    window, whose ``insert_at`` is where a slide clause goes (before ``]`` or over ``TUMBLING``).
-    """
-
-    stream: str
-    size: str
-    size_span: tuple[int, int]
-    slide: str | None
-    slide_span: tuple[int, int] | None
-    keyword: str  # STEP or SLIDE (the one a new slide clause uses)
-    tumbling: bool
-    insert_span: tuple[int, int]
-
-    @staticmethod
-    def variable(text: str | None) -> str | None:
-        """``${WSIZE}`` → ``WSIZE``; None for a literal duration."""
-        match = re.fullmatch(r"\$\{([A-Za-z_]\w*)\}", text or "")
-        return match.group(1) if match else None
-
-
-def query_windows(template: str, syntax: str | None = None) -> list[WindowField]:
-    """The window clauses of a query template in text order (the parser's window order).
-
-    A text scan, not a parse: it works on templates whose ``${…}`` are not filled and keeps
-    the offsets, so the designer can write a new size or slide back into the text.
-    """
-    fields = []
-    for match in _WINDOW.finditer(template):
-        now = match.group("kind").upper().startswith("NOW")
-        keyword = (match.group("keyword") or ("SLIDE" if now or syntax in ("cqels", "sparqlstream") else "STEP")).upper()
-        if match.group("tumbling"):
-            insert = match.span("tumbling")
-        else:
-            end = match.end() - 1  # the "]"
-            insert = (end, end)
-        fields.append(WindowField(
-            stream=match.group("stream") or "",
-            size=match.group("size"),
-            size_span=match.span("size"),
-            slide=match.group("slide"),
-            slide_span=match.span("slide") if match.group("slide") else None,
-            keyword=keyword,
-            tumbling=bool(match.group("tumbling")),
-            insert_span=insert,
-        ))
-    return fields
-
-
-def set_window_value(template: str, window: WindowField, part: str, text: str) -> str:
-    """The template with window ``part`` ("size" or "slide") written as ``text``.
-
-    An empty slide makes the window slide-less (tumbling in RSP-QL/SPARQLstream, required
-    in C-SPARQL: the validation then says so at the query).
-    """
-    text = text.strip()
-    if part == "size":
-        start, end = window.size_span
-        return template[:start] + text + template[end:]
-    if window.slide_span is not None:
-        start, end = window.slide_span
-        if text:
-            return template[:start] + text + template[end:]
-        # drop " STEP 5s" entirely: from the end of the size to the end of the slide
-        return template[: window.size_span[1]] + template[end:]
-    if not text:
-        return template
-    start, end = window.insert_span
-    clause = f"{window.keyword} {text}"
-    if window.tumbling:
-        return template[:start] + clause + template[end:]
-    return template[:start].rstrip() + f" {clause}" + template[end:]
-
-
-_PREFIX = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^<>\s]*)>", re.IGNORECASE)
-
-
-def window_stream_iri(template: str, window: WindowField) -> str | None:
-    """The absolute stream IRI a window names (``:S_a`` resolved with the template's PREFIXes).
-
-    None when the window names none or an undeclared prefix (the query checks report that).
-    """
-    text = window.stream
-    if text.startswith("<") and text.endswith(">"):
-        return text[1:-1] or None
-    prefix, colon, local = text.partition(":")
-    if not colon:
-        return None
-    prefixes = {match.group(1) or "": match.group(2) for match in _PREFIX.finditer(template)}
-    return prefixes[prefix] + local if prefix in prefixes else None
+def stream_summary(stream: Any) -> str:
+    """``generator sg1`` / ``file s.nq`` for a stream mapping as written (lists and tooltips)."""
+    if not isinstance(stream, dict):
+        return "not a stream description"
+    if stream.get("generator") is not None:
+        return f"generator {stream['generator']}"
+    if stream.get("file") is not None:
+        return f"file {stream['file']}"
+    return "needs a file or a generator"
 
 
 def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
@@ -291,13 +197,16 @@ def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dic
 
 @dataclass
 class Command:
-    """One undoable edit: a new document (``after``) replacing ``before`` at ``path``."""
+    """One undoable edit: a new document (``after``) replacing ``before`` at ``path``; the texts
+    are kept too, so that undo gives back the text exactly as it was (comments and all)."""
 
     description: str
     path: FieldPath
     before: Any
     after: Any
     mergeable: bool = False
+    before_text: str = ""
+    after_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -337,12 +246,15 @@ class DesignerModel:
     _listeners: list[Callable[[Change], None]] = field(default_factory=list)
     _saved_raw: Any = None
     yaml_error: UserError | None = None  # the YAML pane's text does not parse (doc unchanged)
-    # the text the document came from (file or YAML pane) until a form edit re-dumps it:
-    # validation runs on it so that error lines match what the user sees
+    # the document's text as the user sees it: the file or the YAML pane, with form edits
+    # carried into it in place (designer_text); validation runs on it so that error lines match
     source_text: str | None = None
     validation: Validation = field(default_factory=Validation)
+    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (designer_paths.MovedPath)
 
     def __post_init__(self) -> None:
+        if self.source_text is None:
+            self.source_text = dump_yaml(self.raw)
         self._saved_raw = copy.deepcopy(self.raw)
         self.validation = self.validate()
 
@@ -390,11 +302,18 @@ class DesignerModel:
         return self._redo[-1].description if self._redo else ""
 
     def yaml_text(self) -> str:
-        return dump_yaml(self.raw)
+        """The document's text: as loaded or typed, with form edits made in place."""
+        return self.source_text if self.source_text is not None else dump_yaml(self.raw)
 
     def shown_text(self) -> str:
-        """The YAML the pane shows: the source text (comments kept) until a form edit re-dumps it."""
-        return self.source_text if self.source_text is not None and self.yaml_error is None else self.yaml_text()
+        """The YAML the pane shows (the document's text)."""
+        return self.yaml_text()
+
+    def _edited_text(self, raw: dict[str, Any]) -> str:
+        """The text changed to read as ``raw``, every line not edited kept byte for byte."""
+        from workbench.gui.designer_text import edit_text
+
+        return edit_text(self.yaml_text(), raw, dump_yaml)
 
     # ------------------------------------------------------------------ editing
     def set(self, path: Sequence[PathKey], value: Any, *, merge: bool = False, origin: str = "form") -> bool:
@@ -412,9 +331,10 @@ class DesignerModel:
         if after == before:
             return False
         verb = "Remove" if value is MISSING else "Set"
-        self._push(Command(f"{verb} {path_text(path)}", path, before, after, merge))
+        text = self._edited_text(after)
+        self._push(Command(f"{verb} {path_text(path)}", path, before, after, merge, self.yaml_text(), text))
         self.raw = after
-        self.source_text = None
+        self.source_text = text
         self._emit(Change(path, origin))
         return True
 
@@ -434,15 +354,18 @@ class DesignerModel:
             del items[index]
             self.set(path, items if items else MISSING)
 
-    def replace(self, raw: Any, *, description: str = "Edit YAML", origin: str = "yaml") -> bool:
-        """Replace the whole document (the YAML pane)."""
+    def replace(self, raw: Any, *, description: str = "Edit YAML", origin: str = "yaml", text: str | None = None) -> bool:
+        """Replace the whole document: typed in the YAML pane (``text``), or a structural form edit
+        (several streams ↔ one) carried into the text in place."""
         if not isinstance(raw, dict):
             raw = {} if raw is None else raw
         if raw == self.raw:
             return False
-        self._push(Command(description, (), copy.deepcopy(self.raw), copy.deepcopy(raw), origin == "yaml"))
+        after_text = text if text is not None else self._edited_text(raw)
+        self._push(Command(description, (), copy.deepcopy(self.raw), copy.deepcopy(raw), origin == "yaml",
+                           self.yaml_text(), after_text))
         self.raw = copy.deepcopy(raw)
-        self.source_text = None
+        self.source_text = after_text
         self._emit(Change((), origin))
         return True
 
@@ -466,7 +389,7 @@ class DesignerModel:
             for callback in list(self._listeners):
                 callback(Change((), "yaml-error"))
             return False
-        changed = self.replace(raw, origin="yaml")
+        changed = self.replace(raw, origin="yaml", text=text)
         self.source_text = text
         self.validation = self.validate()
         if changed:
@@ -481,6 +404,7 @@ class DesignerModel:
         top = self._undo[-1] if self._undo else None
         if command.mergeable and top is not None and top.mergeable and top.path == command.path:
             top.after = command.after
+            top.after_text = command.after_text
         else:
             self._undo.append(command)
         self._redo.clear()
@@ -492,7 +416,7 @@ class DesignerModel:
         self._redo.append(command)
         self.raw = copy.deepcopy(command.before)
         self.yaml_error = None
-        self.source_text = None
+        self.source_text = command.before_text
         self._emit(Change(command.path, "undo"))
         return True
 
@@ -503,7 +427,7 @@ class DesignerModel:
         self._undo.append(command)
         self.raw = copy.deepcopy(command.after)
         self.yaml_error = None
-        self.source_text = None
+        self.source_text = command.after_text
         self._emit(Change(command.path, "redo"))
         return True
 
@@ -526,11 +450,21 @@ class DesignerModel:
         if isinstance(query.get("text"), str):
             return query["text"], True
         if isinstance(query.get("file"), str):
-            try:
-                return (Path(self.base_dir or Path.cwd()) / query["file"]).read_text(encoding="utf-8"), False
-            except (OSError, UnicodeDecodeError):
-                return "", False
+            return self._query_file_text(query["file"]) or "", False
         return "", False
+
+    def unreadable_query_file(self, index: int) -> str | None:
+        """The ``file`` of query ``index`` when it cannot be read from the experiment's folder."""
+        query = self.get(("queries", index), {})
+        if not isinstance(query, dict) or isinstance(query.get("text"), str) or not isinstance(query.get("file"), str):
+            return None
+        return query["file"] if self._query_file_text(query["file"]) is None else None
+
+    def _query_file_text(self, file: str) -> str | None:
+        try:
+            return (Path(self.base_dir or Path.cwd()) / file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def window_iris(self) -> list[tuple[str, int, str]]:
         """``(query id, window index, stream IRI)`` of every query window whose IRI resolves, in file order."""
@@ -693,7 +627,17 @@ class DesignerModel:
         target = Path(path) if path else self.file
         if target is None:
             raise UserError("choose a file name to save to")
-        target.write_text(self.shown_text(), encoding="utf-8")
+        from workbench.gui.designer_paths import moved_paths
+
+        # paths are relative to the file: saved into another folder, they must follow it (a new
+        # document's paths are taken as written, relative to the file it is first saved as)
+        raw, self.moved_paths = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
+        text = self._edited_text(raw) if self.moved_paths else self.yaml_text()
+        target.write_text(text, encoding="utf-8")
+        if self.moved_paths:
+            self._push(Command(f"Rewrite {len(self.moved_paths)} path(s) for {target.parent}", (),
+                               copy.deepcopy(self.raw), copy.deepcopy(raw), False, self.yaml_text(), text))
+            self.raw, self.source_text = raw, text
         self.file = target
         self.base_dir = target.parent
         self._saved_raw = copy.deepcopy(self.raw)
@@ -719,10 +663,10 @@ class DesignerModel:
 
     def _check_queries(self, experiment: Any) -> UserError | None:
         """Parse each query filled with the first variable combination (the loader does not parse SPARQL)."""
-        from workbench.experiment.runs import fill_template
+        from workbench.experiment.runs import fill_template, variable_combinations
         from workbench.query.parser import parse_query
 
-        combinations = experiment.combinations() or [{}]
+        combinations = variable_combinations(experiment) or [{}]
         for index, query in enumerate(experiment.queries):
             try:
                 text = fill_template(query.template, combinations[0])

@@ -54,7 +54,8 @@ def add_recent_file(settings: QSettings, path: str | Path) -> list[str]:
 
 def describe_experiment(path: Path) -> tuple[bool, str]:
     """(valid, HTML summary or the located error) for the details pane."""
-    from workbench.experiment import load_experiment
+    from workbench.experiment import expand_runs, load_experiment
+    from workbench.experiment.runs import variable_combinations
 
     try:
         experiment = load_experiment(path)
@@ -76,8 +77,8 @@ def describe_experiment(path: Path) -> tuple[bool, str]:
         streams,
         f"<b>Queries</b>: {_esc(queries)}<br>",
         f"<b>Engines</b>: {_esc(engines)}<br>",
-        f"<b>Runs</b>: {len(experiment.runs())} (repetitions {experiment.repetitions}, "
-        f"{len(experiment.combinations())} variable combination(s))<br>",
+        f"<b>Runs</b>: {len(expand_runs(experiment))} (repetitions {experiment.repetitions}, "
+        f"{len(variable_combinations(experiment))} variable combination(s))<br>",
         f"<b>Sizes</b>: {_esc(', '.join(experiment.sizes) or 'none')}<br>",
         f"<span style='color:#666'>{_esc(str(path))}</span>",
     ]

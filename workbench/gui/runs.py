@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 
 from workbench.errors import UserError
 from workbench.experiment.model import Experiment
+from workbench.experiment.runs import expand_runs
 from workbench.gui.qt import pg  # PySide6 first, then pyqtgraph
 from workbench.gui.runs_model import (
     CANCELLING,
@@ -299,7 +300,7 @@ class RunManagerView(QWidget):
             sizes: tuple[str, ...] = ()
         else:
             self._source_experiment = experiment
-            runs = len(experiment.runs())
+            runs = len(expand_runs(experiment))
             self.source_label.setText(f"<b>{_esc(experiment.name)}</b> · {runs} run(s)"
                                       + (f" · sizes: {_esc(', '.join(experiment.sizes))}" if experiment.sizes else ""))
             sizes = tuple(experiment.sizes)

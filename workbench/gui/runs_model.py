@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from workbench.bundle import MANIFEST, BundleSummary, read_bundle
+from workbench.results.bundle import MANIFEST, BundleSummary, read_bundle
 from workbench.errors import UserError
 from workbench.experiment.model import Experiment
 
@@ -327,7 +327,7 @@ class EngineRunTrace:
         self.stimuli_done = int(sample.get("stimuli_done", self.stimuli_done) or 0)
 
     def set_row(self, row: Mapping[str, Any]) -> None:
-        """The run's summary row (``workbench.bundle.run_row``): status, verdict, error, final counts."""
+        """The run's summary row (``workbench.results.bundle.run_row``): status, verdict, error, final counts."""
         self.engine = str(row.get("engine") or self.engine)
         self.status = str(row.get("status") or self.status)
         self.verdict = row.get("verdict")

@@ -719,7 +719,7 @@ class BindingsResult:
 
 def _bundle_loader(bundle: str, run_id: str, overlay: bool, generation: int, cache: Any) -> Any:
     """Worker: read a bundle run (and which other runs share its stream)."""
-    from workbench.bundle import read_bundle
+    from workbench.results.bundle import read_bundle
     from workbench.gui.timeline_bundle import read_bundle_run
 
     def run(state: Any) -> LoadedRun:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
+from workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
 from workbench.core.report import Evaluation
 from workbench.core.semantics import EngineSemantics
 from workbench.core.windows import WindowInstance, WindowSpec
@@ -229,6 +229,7 @@ def _semantics(oracle: Mapping[str, Any] | None, run_spec: Mapping[str, Any], fo
 def _experiment_run(bundle: Path, manifest: Mapping[str, Any], run_id: str) -> tuple[Any, Any]:
     """(experiment, RunSpec) from the bundle's experiment copy, paths resolved from the original folder."""
     from workbench.experiment.loader import loads_experiment
+    from workbench.experiment.runs import expand_runs
 
     copy = bundle / EXPERIMENT_COPY
     original = manifest.get("experiment_file")
@@ -238,7 +239,7 @@ def _experiment_run(bundle: Path, manifest: Mapping[str, Any], run_id: str) -> t
     except OSError as error:
         raise UserError(f"cannot read the experiment copy: {error.strerror or error}", file=str(copy)) from None
     experiment = loads_experiment(text, file=copy, base_dir=base)
-    for spec in experiment.runs():
+    for spec in expand_runs(experiment):
         if spec.run_id == run_id:
             return experiment, spec
     raise UserError(f"the experiment copy has no run {run_id!r}", file=str(copy))
@@ -438,9 +439,9 @@ def read_bundle_run(
 
 
 def _rhodf_types() -> tuple[str, ...]:
-    from workbench.pipeline import run_experiment  # no Spark at import
+    from workbench.oracle.judge import RHODF_ENGINE_TYPES
 
-    return tuple(getattr(run_experiment, "RHODF_ENGINE_TYPES", ()))
+    return RHODF_ENGINE_TYPES
 
 
 def _static_inputs(bundle: Path, run_id: str, experiment_error: str | None) -> dict[str, Any]:
@@ -455,25 +456,19 @@ def _static_inputs(bundle: Path, run_id: str, experiment_error: str | None) -> d
 
 def _rhodf_inputs(bundle: Path, run_id: str, experiment_error: str | None, parameters: Mapping[str, Any],
                   streams: dict[str, list[StreamElement]]) -> tuple[dict[str, list[StreamElement]], Any]:
-    """The oracle's inputs for a ρDF baseline run (as ``judge_run`` prepares them)."""
-    from workbench.oracle.reference import StaticData
-    from workbench.pipeline.run_experiment import rhodf_entailed
+    """The oracle's inputs for a ρDF baseline run (as `workbench.oracle.judge.judge` prepares them)."""
+    from workbench.oracle.judge import rhodf_entailed, static_data
 
     expanded, static = rhodf_entailed(streams, _static_inputs(bundle, run_id, experiment_error), parameters.get("tbox"))
-    return expanded, _as_static_data(static, StaticData)
-
-
-def _as_static_data(static: Mapping[str, Any], kind: Any) -> Any:
-    return kind(tuple(map(tuple, static.get("default", ()))),
-                {g: tuple(map(tuple, rows)) for g, rows in (static.get("named") or {}).items()})
+    return expanded, static_data(static)
 
 
 def _static_data(run: BundleRun) -> Any:
-    from workbench.oracle.reference import StaticData
+    from workbench.oracle.judge import static_data
 
     with run._lock:
         if run._static is None:
-            run._static = _as_static_data(_static_inputs(run.bundle, run.run_id, run.experiment_error), StaticData)
+            run._static = static_data(_static_inputs(run.bundle, run.run_id, run.experiment_error))
         return run._static
 
 

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.bundle import write_json_atomic, write_text_atomic
+from workbench.results.bundle import write_json_atomic, write_text_atomic
 from workbench.errors import UserError
 
 MANIFEST = "manifest.json"

@@ -73,7 +73,21 @@ def t0_vectors(
 def default_end(query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]]) -> int:
     """The last instant to evaluate when none is given: the last element plus the largest
     window, so every window that holds an element has closed."""
-    return end_after(query, max((elements[-1].t for elements in streams.values() if elements), default=0))
+    return end_by_rule("after-last-window", query, streams)
+
+
+def end_by_rule(rule: int | str, query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]]) -> int:
+    """The last instant judged, by an experiment's ``oracle.end``: ``after-last-window`` (the
+    default, `default_end`), ``last-element`` (the stream ends with its last element: no
+    window closing after it is expected) or an application time in ms."""
+    if isinstance(rule, int):
+        return rule
+    last = max((elements[-1].t for elements in streams.values() if elements), default=0)
+    if rule == "last-element":
+        return last
+    if rule == "after-last-window":
+        return end_after(query, last)
+    raise ValueError(f"unknown end rule {rule!r}")
 
 
 def end_after(query: ContinuousQuery, last: int) -> int:
@@ -184,6 +198,26 @@ def engine_relations(log: ResponseLog, *, regroup: bool = False) -> list[Relatio
         Relation(r.application_time, r.operation, Counter(r.bindings)) for r in log.responses
     ]
     return regroup_by_time(relations) if regroup else relations
+
+
+def regroup_responses(log: ResponseLog) -> ResponseLog:
+    """Consecutive responses with the same evaluation time and operation merged into one
+    (an engine that emits one response per binding: CQELS, rsp-js). The merged response was
+    complete when its last part arrived, so it keeps that part's system time."""
+    from dataclasses import replace as copy_with
+
+    from workbench.responses.model import EngineResponse
+
+    merged: list[EngineResponse] = []
+    for response in log.responses:
+        last = merged[-1] if merged else None
+        if (last is not None and response.application_time is not None
+                and last.application_time == response.application_time and last.operation == response.operation):
+            merged[-1] = EngineResponse(last.application_time, response.system_time or last.system_time,
+                                        last.operation, last.bindings + response.bindings)
+        else:
+            merged.append(response)
+    return copy_with(log, responses=tuple(merged))
 
 
 def check_variables(log: ResponseLog, query: ContinuousQuery) -> None:

@@ -457,6 +457,8 @@ def not_vectorisable(query: ContinuousQuery, semantics: EngineSemantics) -> str 
         return "the query has several windows"
     if Strategy.PERIODIC in strategies:
         return "the report policy is periodic"
+    if Strategy.NEXT_ELEMENT in strategies:
+        return "windows are reported at the next element after their close"
     if Strategy.WINDOW_CLOSE in strategies:
         return None
     if semantics.tick is not Tick.TIME:

@@ -4,8 +4,9 @@
 run, bad oracle settings: a :class:`UserError` before anything starts), asks for the
 confirmation of external commands, generates each distinct stream once into the bundle,
 then executes the runs. Each run is :func:`execute_run`: the engine in its own OS process
-(`workbench.stand.host.run_engine`), then the oracle's verdict and per-window quality
-(`workbench.oracle`), written into ``runs/<run_id>/``. Failed runs are recorded and the
+(`workbench.stand.host.run_engine`), then the judging of its responses (verdict,
+per-window quality or recall: `workbench.oracle.judge`), written into ``runs/<run_id>/``.
+This module only schedules, generates, runs and writes. Failed runs are recorded and the
 others continue; cancelling stops the current engine process and marks the bundle
 ``cancelled``. Layout of the bundle: docs/result-bundle.md.
 
@@ -21,7 +22,6 @@ the job group; runs already finished stay in the bundle.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from workbench.bundle import (
+from workbench.results.bundle import (
     EXPERIMENT_COPY,
     MANIFEST,
     ORACLE_FILE,
@@ -43,13 +43,13 @@ from workbench.bundle import (
     SUMMARY,
     YABENCH_DIR,
     BundleSummary,
-    mean,
     run_row,
     write_json_atomic,
     write_text_atomic,
 )
 from workbench.errors import UserError
 from workbench.experiment.model import Experiment, RunSpec, RunStream
+from workbench.experiment.runs import expand_runs
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -58,11 +58,11 @@ _STREAM_SUFFIX = {"parquet": ".parquet", "nquads": ".nq"}
 
 @dataclass(frozen=True)
 class ExperimentProgress:
-    """One progress event: ``stage`` is validate | stream | engine | kpi | oracle | run-done | done.
+    """One progress event: ``stage`` is validate | warning | stream | engine | kpi | oracle | run-done | done.
 
     ``data`` carries extras for live views: ``validate`` → ``{"streams": n}`` (streams to
     generate); ``engine`` → ``{"engine", "stimuli"}``; ``run-done`` → the run's summary
-    row (``workbench.bundle.run_row``); ``kpi`` (only with ``live_kpis``) →
+    row (``workbench.results.bundle.run_row``); ``kpi`` (only with ``live_kpis``) →
     one probe sample ``{"time", "rss_mb", "cpu_percent", "threads", "responses",
     "stimuli_done"}`` while the engine runs, and a last one with ``"final": True``.
     """
@@ -144,17 +144,6 @@ def engine_config(spec: RunSpec) -> Any:
     return engine_config_from_spec(spec.engine, _json_parameters(spec.engine_parameters))
 
 
-def oracle_semantics(experiment_oracle: Mapping[str, Any], engine_semantics: Any) -> Any:
-    """The oracle's semantics: the named system (preset) + overrides, or the engine's own."""
-    from workbench.oracle.run import resolve_semantics
-
-    system = experiment_oracle.get("system") or "engine"
-    overrides = dict(experiment_oracle.get("semantics_overrides") or {})
-    if system == "engine":
-        return engine_semantics.with_overrides(overrides) if overrides else engine_semantics
-    return resolve_semantics(system, overrides)
-
-
 def load_static(experiment: Experiment) -> dict[str, Any]:
     """Static data (Heaven's T) as N-Triples term text: ``{"default": [...], "named": {g: [...]}}``."""
     if not experiment.static:
@@ -194,13 +183,6 @@ def _static_graphs(static: Mapping[str, Any]) -> Any:
                         {g: tuple(map(tuple, rows)) for g, rows in (static.get("named") or {}).items()})
 
 
-def _static_data(static: Mapping[str, Any]) -> Any:
-    from workbench.oracle.reference import StaticData
-
-    return StaticData(tuple(map(tuple, static.get("default", ()))),
-                      {g: tuple(map(tuple, rows)) for g, rows in (static.get("named") or {}).items()})
-
-
 def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mapping[str, Any]) -> None:
     """Reject what would fail for every run, before anything starts (UserError naming engine and query).
 
@@ -209,6 +191,7 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
     command's program exists; the oracle's preset exists and can compute the query.
     """
     from workbench.engine import EXTERNAL_TYPE, create_engine
+    from workbench.oracle.judge import oracle_semantics
     from workbench.query.parser import parse_query
     from workbench.stand.host import engine_command
 
@@ -279,6 +262,10 @@ def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
         "gracious": oracle.gracious,
         # an explicit `t0: all` enumerates the admissible set; unset: the semantics' own t0 if it fixes one
         "t0": "all" if raw_t0 == "all" else oracle.t0,
+        "end": oracle.end,
+        "regroup": oracle.regroup,
+        "method": "auto",  # where the expected answers are computed (workbench.pipeline.oracle_paths)
+        "spark_master": experiment.spark_master,
     }
 
 
@@ -416,7 +403,7 @@ def prepare_streams(
 
 # --- one run ---------------------------------------------------------------------------
 
-_STREAM_CACHE: dict[tuple[str, str], list[Any]] = {}
+_STREAM_CACHE: dict[tuple[Any, ...], list[Any]] = {}
 _STREAM_CACHE_LOCK = threading.Lock()
 
 
@@ -425,8 +412,13 @@ def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -
     this one and those in ``keep`` (the other streams of the same run)."""
     from workbench.streams.readers import read_stream
 
-    def key_of(ref: StreamRef) -> tuple[str, str]:
-        return (ref.path if os.path.isabs(ref.path) else str(bundle / ref.path), ref.format)
+    def key_of(ref: StreamRef) -> tuple[Any, ...]:
+        path = ref.path if os.path.isabs(ref.path) else str(bundle / ref.path)
+        try:  # a stream regenerated into the same bundle is another stream
+            stat = os.stat(path)
+            return (path, ref.format, stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            return (path, ref.format)
 
     key = key_of(stream)
     with _STREAM_CACHE_LOCK:
@@ -462,14 +454,16 @@ def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[An
 
 
 def execute_run(task: RunTask, cancel: threading.Event | None = None,
-                progress: ProgressCallback | None = None, live_kpis: bool = False) -> dict[str, Any]:
+                progress: ProgressCallback | None = None, live_kpis: bool = False,
+                spark_oracle: bool = True) -> dict[str, Any]:
     """One engine run on the test stand, then the oracle; writes ``runs/<run_id>/``; returns its summary row.
 
     The run is written into ``runs/<run_id>.partial/`` and renamed when its files are
     complete. Engine misbehaviour and oracle errors are recorded, never raised.
     ``live_kpis`` reports the stand's probe samples as ``kpi`` events while the engine runs.
+    ``spark_oracle=False`` (a run that is itself a Spark task) judges without starting a Spark job.
     """
-    from workbench.oracle.run import default_end
+    from workbench.oracle.run import end_by_rule
     from workbench.query.parser import parse_query
     from workbench.stand.host import StandOptions, run_engine
 
@@ -485,7 +479,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     meta = _run_meta(spec, task.stream, task.streams)
     query = parse_query(spec.query_text, syntax=spec.query.syntax)
     streams, stimuli = run_inputs(task, query)
-    end = default_end(query, streams)
+    end = end_by_rule(task.oracle.get("end", "after-last-window"), query, streams)  # the oracle's and the stand's
     stand = dict(task.stand)
     startup = spec.engine_parameters.get("startup_timeout")
     options = StandOptions(
@@ -512,10 +506,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
-            if config.type == "eviction":
-                oracle = judge_eviction_run(stimuli, query, folder)
-            else:
-                oracle = judge_run(task, query, streams, end, folder)
+            oracle = judge_run(task, query, streams, stimuli, end, folder, allow_spark=spark_oracle)
         except Exception as error:  # an oracle bug must not stop the other runs
             oracle = {"verdict": "error", "error": f"oracle failed: {type(error).__name__}: {error}"}
         write_json_atomic(folder / ORACLE_FILE, oracle)
@@ -538,185 +529,67 @@ def _run_meta(spec: RunSpec, stream: StreamRef, streams: Sequence[StreamRef] = (
     }
 
 
-_ANSWER_CACHE: dict[tuple[Any, ...], tuple[Any, Any, int]] = {}
+def _streams_identity(task: RunTask) -> tuple[Any, ...]:
+    """What identifies the content of a run's streams across bundles: absolute path, size, mtime."""
+    bundle = Path(task.runs_dir).parent
+    identity = []
+    for ref in task.streams:
+        path = Path(ref.path) if os.path.isabs(ref.path) else bundle / ref.path
+        try:
+            stat = path.stat()
+            identity.append((ref.iri, str(path.resolve()), stat.st_size, stat.st_mtime_ns, ref.interval_ms))
+        except OSError:
+            identity.append((ref.iri, str(path), None, None, ref.interval_ms))
+    return tuple(identity)
 
 
-def judge_eviction_run(stimuli: Sequence[Any], query: Any, folder: Path) -> dict[str, Any]:
-    """Bounded-memory joins are judged by recall against the unbounded answer (eviction paper,
-    Sect. 1): the RSP-QL oracle does not apply to an engine that drops bindings on purpose."""
-    from engines.eviction import recall, result_set, unbounded_answer
-    from workbench.responses.readers import read_response_log
+def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], stimuli: Sequence[Any], end: int,
+              folder: Path, *, allow_spark: bool = True) -> dict[str, Any]:
+    """The oracle on one finished run (`workbench.oracle.judge`); writes ``ORACLE_<engine>``, returns ``oracle.json``.
 
-    log = read_response_log(folder / "responses.jsonl")
-    truth = unbounded_answer(stimuli, query)
-    found = result_set(log.responses)
-    return {
-        "verdict": "recall",
-        "precision": len(found & truth) / len(found) if found else 1.0,
-        "recall": recall(log.responses, truth),
-        "ground_truth_results": len(truth),
-        "windows": [],
-    }
-
-
-RHODF_ENGINE_TYPES = ("naive", "incremental")
-
-
-def rhodf_entailed(streams: Mapping[str, Sequence[Any]], static: Mapping[str, Any],
-                   tbox: Any) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-    """The oracle's inputs under the ρDF entailment regime of the Heaven baselines.
-
-    With the TBox fixed, every ρDF ABox rule has one instance premise, so the closure of a
-    window is the union of the closures of its elements: each element is replaced by its
-    own closure at its own time, and the static default graph by its closure; the plain
-    oracle over these inputs then expects what a ρDF reasoner over the window must answer.
+    The expected answers come from the path the ``auto`` rule picks (`workbench.pipeline.oracle_paths`:
+    the Spark job for big streams, as ``rspwb oracle``/``check`` do); ``oracle.json`` records it.
     """
-    from engines._rhodf import closure
-    from engines.naive import engine_schema
-    from workbench.streams.terms import canonical_triple
-
-    default = [canonical_triple(tuple(t)) for t in static.get("default", ())]
-    schema = engine_schema(str(tbox) if tbox else None, default)
-    expanded: dict[str, list[Any]] = {}
-    cache: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
-    for iri, elements in streams.items():
-        out: list[Any] = []
-        for element in elements:
-            triple = (element.subject, element.predicate, element.object)
-            derived = cache.get(triple)
-            if derived is None:
-                derived = cache[triple] = [t for t in closure([triple], schema) if t != triple]
-            out.append(element)
-            out.extend(element._replace(subject=s, predicate=p, object=o) for s, p, o in derived)
-        expanded[iri] = out
-    return expanded, {**static, "default": sorted(closure(default, schema))}
-
-
-def report_due_at(trace: Path, stand: Mapping[str, Any], run_start: int | None) -> Callable[[int], float] | None:
-    """When a window's report became due on the stand, in ms since the run start (YABench's delay
-    is the emission time minus this).
-
-    Real time: the stand sent the stream's first stimulus at ``first_sent`` and application
-    time runs ``time_scale`` times faster than the wall clock from there. Absolute time: the
-    engine's clock only moves with the stimuli, so a report at ``T`` is due when the first
-    stimulus with application time ≥ ``T`` was sent (the last one for reports after it).
-    None when the trace is missing (the identity then applies).
-    """
-    import bisect
-
-    sent: list[tuple[int, float]] = []
-    try:
-        with open(trace, encoding="utf-8") as handle:
-            for line in handle:
-                record = json.loads(line)
-                if record.get("sent") is not None:
-                    sent.append((int(record["application_time"]), float(record["sent"])))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not sent or run_start is None:
-        return None
-    sent.sort()
-    origin = float(run_start)
-    if stand.get("mode") == "absolute-time":
-        times = [t for t, _ in sent]
-
-        def absolute(report_time: int) -> float:
-            index = min(bisect.bisect_left(times, report_time), len(sent) - 1)
-            return sent[index][1] - origin
-
-        return absolute
-    first_t, first_sent = sent[0]
-    scale = float(stand.get("time_scale") or 1.0)
-    return lambda report_time: first_sent - origin + (report_time - first_t) / scale
-
-
-def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], end: int, folder: Path) -> dict[str, Any]:
-    """The oracle on one finished run: verdict (RSP-QL Def. 25/26) and per-window quality (YABench)."""
-    from workbench.oracle.run import (
-        check_variables,
-        compute_expected,
-        engine_relations,
-        expected_relations,
-        measure_quality,
-        t0_vectors,
-    )
-    from workbench.oracle.verdict import judge
+    from workbench.oracle.judge import JudgeOptions, RecordedRun, judge, oracle_semantics, report_due_at
+    from workbench.pipeline.oracle_paths import expected_function
     from workbench.responses.readers import read_response_log
 
     spec = task.spec
     settings = task.oracle
-    semantics = oracle_semantics(settings, spec.engine.semantics)
-    static = task.static
-    if spec.engine.type in RHODF_ENGINE_TYPES:
-        from workbench.core.semantics import Strategy, Tick
-
-        if semantics.tick is Tick.TUPLE and Strategy.CONTENT_CHANGE in semantics.report.strategies:
-            return {"verdict": "error", "precision": None, "recall": None, "windows": [],
-                    "error": "the ρDF oracle cannot judge content change under a tuple tick (derived triples "
-                             "would count as ticks); use a time tick or a window-close policy"}
-        streams, static = rhodf_entailed(streams, static, spec.engine_parameters.get("tbox"))
     log = read_response_log(folder / "responses.jsonl")
-    try:
-        check_variables(log, query)
-    except UserError as error:
-        return {"verdict": "incorrect", "error": error.message, "precision": None, "recall": None, "windows": []}
-    report_window = int(spec.engine_parameters.get("report_window", 0))  # part of the policy (RSP-QL Example 9)
     engine_t0 = spec.engine_parameters.get("t0") if (settings.get("system") or "engine") == "engine" else None
-    key = (tuple((ref.key, ref.path) for ref in task.streams), spec.query_text, spec.query.syntax, repr(semantics), str(settings.get("t0")),
-           str(engine_t0), report_window, end)
-    if key not in _ANSWER_CACHE:
-        _ANSWER_CACHE.clear()
-        if settings.get("t0") is None and engine_t0 is not None:  # the engine's own t0 (one per window if a list)
-            vector = tuple(engine_t0) if isinstance(engine_t0, list) else tuple(engine_t0 for _ in query.windows)
-            vectors, t_s = [vector], max(vector)
-        else:
-            vectors, t_s = t0_vectors(query, semantics, settings.get("t0"))
-        answers = compute_expected(query, streams, semantics, vectors, static=_static_data(static), end=end,
-                                   report_window=report_window)
-        _ANSWER_CACHE[key] = (vectors, answers, t_s)
-    vectors, answers, t_s = _ANSWER_CACHE[key]
-    label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
-    candidates = {label[v]: expected_relations(answers[v]) for v in vectors}
-    verdict = judge(engine_relations(log), candidates, mode=settings.get("match", "strict"), comparison_start=t_s)
-    if verdict.correct:
-        # several t0 can match (CSRBench matching ignores times): measure quality against the
-        # one whose evaluation times the engine actually reported, so windows pair up by time
-        reported = {r.application_time for r in log.responses if r.application_time is not None}
-        by_label = {label[v]: v for v in vectors}
-        chosen = max(
-            verdict.matching_t0,
-            key=lambda t0: len(reported & {e.time for e in answers[by_label[t0]].evaluations}),
-        )
-    elif verdict.first_divergence is not None:
-        chosen = verdict.first_divergence.t0
-    else:
-        chosen = label[vectors[0]]
-    vector = next(v for v in vectors if label[v] == chosen)
-    quality = measure_quality(query, semantics, streams, answers[vector], log,
-                              gracious=bool(settings.get("gracious")), by_time=True, report_window=report_window,
-                              due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start))
-    write_text_atomic(folder / f"ORACLE_{spec.engine.id}", "".join(w.oracle_line() + "\n" for w in quality))
-    payload = verdict.to_json()
-    payload.update({
-        "semantics": semantics.describe(),
-        "admissible_t0": len(vectors),
-        "quality_t0": list(vector) if len(vector) > 1 else vector[0],
-        "end": end,
-        "precision": mean([w.precision for w in quality]),
-        "recall": mean([w.recall for w in quality]),
-        "windows": [
-            {"start": w.start, "end": w.end, "precision": w.precision, "recall": w.recall,
-             "actual_size": w.actual_size, "expected_size": w.expected_size, "window_triples": w.window_triples,
-             "delay": w.delay, "reconstructed_start": w.reconstructed_start, "reconstructed_end": w.reconstructed_end}
-            for w in quality
-        ],
-    })
-    return payload
+    t0 = settings.get("t0")
+    if t0 is None and engine_t0 is not None:  # the engine's own t0 (one per window if a list)
+        t0 = tuple(engine_t0) if isinstance(engine_t0, list) else tuple(engine_t0 for _ in query.windows)
+    run = RecordedRun(
+        query=query, streams=streams, log=log, semantics=oracle_semantics(settings, spec.engine.semantics), end=end,
+        engine_type=spec.engine.type, engine_parameters=spec.engine_parameters, static=task.static, stimuli=stimuli,
+        due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start),
+        streams_key=(_streams_identity(task), spec.query_text, spec.query.syntax),
+        semantics_declared=spec.engine.declares_semantics or (settings.get("system") or "engine") != "engine",
+    )
+    options = JudgeOptions(
+        t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
+        regroup=bool(settings.get("regroup")),
+        report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
+    )
+    bundle = Path(task.runs_dir).parent
+    parquet_files = {
+        iri: (ref.path if os.path.isabs(ref.path) else str(bundle / ref.path), streams[iri])
+        for iri in streams for ref in task.streams
+        if ref.format == "parquet" and (ref.iri == iri or ref.iri is None)
+    }
+    expected = expected_function(settings.get("method") or "auto", parquet_files=parquet_files,
+                                 spark_master=settings.get("spark_master"), allow_spark=allow_spark)
+    judgement = judge(run, options, expected)
+    if judgement.quality is not None:
+        write_text_atomic(folder / f"ORACLE_{spec.engine.id}", judgement.oracle_lines())
+    return judgement.payload
 
 
 def _execute_task_in_spark(item: tuple[int, RunTask]) -> tuple[int, dict[str, Any]]:
     index, task = item
-    return index, execute_run(task)
+    return index, execute_run(task, spark_oracle=False)
 
 
 # --- the experiment --------------------------------------------------------------------
@@ -781,11 +654,12 @@ def run_experiment(
     report = progress or (lambda event: None)
     if size is not None:
         experiment = apply_size(experiment, size)
-    runs = experiment.runs()
+    runs = expand_runs(experiment)
     report(ExperimentProgress("validate", f"{experiment.name}: {len(runs)} runs", total=len(runs),
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
     validate_runs(experiment, runs, static)
+    _warn_assumed_semantics(experiment, report)
     _confirm(experiment, runs, assume_yes, ask)
 
     out = Path(out_dir)
@@ -869,6 +743,18 @@ def run_experiment(
     return _finish(out, manifest, runs, rows, status)
 
 
+def _warn_assumed_semantics(experiment: Experiment, report: ProgressCallback) -> None:
+    """Say up front when the oracle will judge an engine under semantics nobody declared."""
+    from workbench.oracle.judge import assumed_semantics_warning
+
+    if experiment.oracle.system != "engine":
+        return
+    for engine in experiment.engines:
+        if not engine.declares_semantics:
+            report(ExperimentProgress("warning", f"warning: engine {engine.id}: "
+                                      + assumed_semantics_warning(engine.semantics)))
+
+
 def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: Mapping[int, dict[str, Any]],
             status: str) -> BundleSummary:
     """summary.json, the YABench files across repetitions, then the manifest's final status (last)."""
@@ -891,7 +777,7 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
 def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapping[str, Any]]) -> None:
     """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout)."""
     from workbench.oracle.quality import WindowQuality, boxplots_text
-    from workbench.bundle import read_json
+    from workbench.results.bundle import read_json
 
     groups: dict[tuple[int, str, str], list[list[WindowQuality]]] = {}
     for spec, row in zip(runs, rows):

@@ -1,17 +1,20 @@
-"""Query templates: ``${NAME}`` placeholders (YABench) and ``%NAME%`` (CSRBench).
+"""Templates: ``${NAME}`` placeholders (YABench) and ``%NAME%`` (CSRBench) — the one filler.
 
 YABench fills its ``engine.query`` / ``oracle.query`` templates from the test
 configuration, CSRBench parametrises its queries with ``%WSIZE%``-style markers
-(FORMATS.md "Experiment files"). One filler serves both so a benchmark's query files
-can be used unchanged.
+(FORMATS.md "Experiment files"). This module is the only scanner and filler: query files
+given to the CLI (``--var``), query texts and files of experiments, and the typed YAML
+values of experiments (generator parameters, flow settings, engine parameters) all follow
+the same rule (docs/experiment-format.md, "Templates"):
 
-Rules:
-- ``${NAME}``: NAME is ``[A-Za-z_][A-Za-z0-9_.-]*``; ``$${NAME}`` is an escape that
-  produces the literal text ``${NAME}``.
+- ``${NAME}``: NAME is ``[A-Za-z_][A-Za-z0-9_.-]*``; any other ``${`` is malformed.
+- ``$${`` is an escape that writes a literal ``${`` (``$${NAME}`` gives ``${NAME}``).
 - ``%NAME%``: NAME is ``[A-Za-z_][A-Za-z0-9_]*``; two hexadecimal digits (``%C3%``) are
   left alone because they are IRI percent-encoding, not a placeholder.
-- A placeholder without a value is a `UserError` naming the variable and its line:column;
-  values nobody asks for are ignored (an experiment shares variables between templates).
+- A placeholder without a value is a `MissingTemplateVariable` naming the variable and its
+  line:column; values nobody asks for are ignored (an experiment shares variables between
+  templates). A text that is exactly one placeholder can take the value's own type
+  (`fill_typed`), so ``stations: ${STATIONS}`` stays an integer.
 """
 
 from __future__ import annotations
@@ -29,6 +32,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _HEX_PAIR = re.compile(r"[0-9A-Fa-f]{2}")
 
 
+@dataclass
+class MissingTemplateVariable(UserError, KeyError):
+    """A placeholder whose variable has no value (also a ``KeyError`` of the name)."""
+
+    name: str = ""
+
+
 @dataclass(frozen=True)
 class Placeholder:
     """One occurrence of a template variable (or of an escape) in a text."""
@@ -36,7 +46,7 @@ class Placeholder:
     name: str
     start: int
     end: int
-    style: str  # "dollar", "percent" or "escape" (``$${X}``, which yields ``${X}``)
+    style: str  # "dollar", "percent" or "escape" (``$${``, which yields ``${``; name "" unless ``$${NAME}``)
 
 
 def line_column(text: str, offset: int) -> tuple[int, int]:
@@ -67,15 +77,23 @@ def find_placeholders(text: str, source: str | None = None) -> list[Placeholder]
         escape = match.group(0) == "$${"
         close = text.find("}", match.end())
         name = text[match.end() : close] if close >= 0 else ""
+        if escape:
+            if close >= 0 and _NAME.fullmatch(name):
+                found.append(Placeholder(name, match.start(), close + 1, "escape"))
+                position = close + 1
+            else:
+                found.append(Placeholder("", match.start(), match.end(), "escape"))
+                position = match.end()
+            continue
         if close < 0 or not _NAME.fullmatch(name):
-            line, column = line_column(text, match.start() + (1 if escape else 0))
+            line, column = line_column(text, match.start())
             shown = text[match.start() : close + 1] if close >= 0 else text[match.start() : match.start() + 12]
             raise UserError(
-                f"malformed template variable {shown!r}; expected ${{NAME}} with NAME made of "
-                "letters, digits, '_', '.' or '-'",
+                f"malformed placeholder {shown!r}; write ${{NAME}} (NAME made of letters, digits, "
+                "'_', '.' or '-') or escape a literal '${' as '$${'",
                 file=source, line=line, column=column,
             )
-        found.append(Placeholder(name, match.start(), close + 1, "escape" if escape else "dollar"))
+        found.append(Placeholder(name, match.start(), close + 1, "dollar"))
         position = close + 1
 
 
@@ -108,14 +126,32 @@ def fill_template(
         elif placeholder.name in variables:
             pieces.append(format_template_value(variables[placeholder.name]))
         else:
-            line, column = line_column(text, placeholder.start)
-            shown = text[placeholder.start : placeholder.end]
-            known = ", ".join(sorted(variables)) or "none given"
-            raise UserError(
-                f"template variable {placeholder.name} ({shown}) has no value; "
-                f"give it, e.g. --var {placeholder.name}=VALUE (known variables: {known})",
-                file=source, line=line, column=column,
-            )
+            raise _missing(text, placeholder, variables, source)
         position = placeholder.end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def fill_typed(text: str, variables: Mapping[str, TemplateValue], source: str | None = None) -> TemplateValue:
+    """Like `fill_template`, but a text that is exactly one placeholder gives the value itself
+    (its YAML type: ``${STATIONS}`` → ``50``, not ``"50"``)."""
+    placeholders = find_placeholders(text, source)
+    if len(placeholders) == 1 and placeholders[0].style != "escape" and (placeholders[0].start, placeholders[0].end) == (0, len(text)):
+        placeholder = placeholders[0]
+        if placeholder.name not in variables:
+            raise _missing(text, placeholder, variables, source)
+        return variables[placeholder.name]
+    return fill_template(text, variables, source)
+
+
+def _missing(
+    text: str, placeholder: Placeholder, variables: Mapping[str, TemplateValue], source: str | None
+) -> MissingTemplateVariable:
+    line, column = line_column(text, placeholder.start)
+    shown = text[placeholder.start : placeholder.end]
+    known = ", ".join(sorted(variables)) or "none given"
+    return MissingTemplateVariable(
+        f"template variable {placeholder.name} ({shown}) has no value; "
+        f"give it, e.g. --var {placeholder.name}=VALUE (known variables: {known})",
+        file=source, line=line, column=column, name=placeholder.name,
+    )

@@ -55,8 +55,10 @@ def commands_to_confirm(experiment: Any) -> list[str]:
         return []
     descriptions: dict[str, None] = {}
     runs: Iterable[Any] | None
+    from workbench.experiment.runs import expand_runs
+
     try:
-        runs = experiment.runs()
+        runs = expand_runs(experiment)
     except Exception:  # noqa: BLE001 - an experiment that cannot expand still gets its commands shown
         runs = None
     if runs is not None:

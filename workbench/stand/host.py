@@ -258,7 +258,9 @@ class _Run:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=options.stderr_tail_lines)
         self.thread_cpu: dict[str, float] = {}
         self.samples = 0
-        self.peak_rss_mb = 0.0
+        self.peak_rss_mb = 0.0  # over every measurement: the sampler and the per-stimulus KPIs
+        self.rss_measured = False
+        self._peak_lock = threading.Lock()
         self.tree: _ProcessTree | None = None
         self.stopped = threading.Event()  # wakes the probe at the end of the run
         self.variables: tuple[str, ...] = ()
@@ -439,6 +441,7 @@ def _feed(
         entry = _Pending(stimulus.id, stimulus.application_time, len(stimulus.elements), due_lag_ms=lag)
         if options.trace_kpis and run.tree is not None:
             entry.kpis_before = run.tree.kpis()
+            _note_rss(run, entry.kpis_before)
         entry.sent_ms = time.time() * 1000.0
         with run.condition:
             run.pending[stimulus.id] = entry
@@ -577,6 +580,7 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
                     run.latencies.append(received - entry.sent_ms)
                     run.last_done_ms = received
                     after = run.tree.kpis() if run.options.trace_kpis and run.tree is not None else None
+                    _note_rss(run, after)
                     _write_trace(run, entry, received, after)
             elif "advance" in message:
                 run.advanced.add(int(message["advance"]))
@@ -590,6 +594,15 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
             else:
                 run.stderr_tail.append(f"[engine error] {text}")
         run.condition.notify_all()
+
+
+def _note_rss(run: _Run, kpis: dict[str, float] | None) -> None:
+    """Fold one RSS measurement (a sampler tick or a stimulus's KPIs) into the run's peak."""
+    if kpis is None or kpis.get("rss_mb") is None:
+        return
+    with run._peak_lock:
+        run.peak_rss_mb = max(run.peak_rss_mb, float(kpis["rss_mb"]))
+        run.rss_measured = True
 
 
 def _write_trace(run: _Run, entry: _Pending, done_ms: float | None, after: dict[str, float] | None) -> None:
@@ -659,7 +672,7 @@ def _probe(run: _Run, started: float, out: IO[str]) -> None:
                 break
             elapsed = time.monotonic() - started
             rss_mb = rss / MIB
-            run.peak_rss_mb = max(run.peak_rss_mb, rss_mb)
+            _note_rss(run, {"rss_mb": rss_mb})
             out.write(f"{elapsed:.3f},{rss_mb:.3f},{cpu:.1f},{mem:.3f},{threads}\n")
             run.samples += 1
             if run.on_sample is not None:
@@ -698,7 +711,7 @@ def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: f
     result.responses = len(run.responses)
     result.bindings = run.bindings
     result.samples = run.samples
-    result.peak_rss_mb = round(run.peak_rss_mb, 3) if run.samples else None
+    result.peak_rss_mb = round(run.peak_rss_mb, 3) if run.rss_measured else None
     timings["start_epoch_ms"] = round(start_epoch * 1000.0, 3)
     result.timings = {key: round(value, 6) for key, value in timings.items()}
     if run.first_sent_ms is not None and run.last_done_ms is not None and run.last_done_ms > run.first_sent_ms:

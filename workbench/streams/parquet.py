@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from workbench.errors import UserError
 from workbench.streams.model import StreamElement
-from workbench.streams.writers import AtomicStreamWriter
+from workbench.streams.atomic import AtomicStreamWriter
 
 COLUMNS = ("subject", "predicate", "object", "graph", "t")
 SCHEMA = pa.schema(

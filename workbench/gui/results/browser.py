@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.bundle import RUNS_DIR
+from workbench.results.bundle import RUNS_DIR
 from workbench.errors import UserError
 from workbench.gui.results.common import ResultsView, escape
 from workbench.gui.results.eviction import EvictionView
@@ -34,7 +34,7 @@ from workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
 from workbench.gui.results.quality import QualityView
 from workbench.gui.results.resources import ResourcesView
 from workbench.gui.results.summary import SummaryView
-from workbench.results_data import BundleData, read_bundle_data
+from workbench.results.view_data import BundleData, read_bundle_data
 
 RECENT_KEY = "results/recentBundles"
 RECENT_LIMIT = 10

@@ -276,7 +276,7 @@ class RunGroupView(ResultsView):
         self.controls.addWidget(self.group_combo)
 
     def set_data(self, data: Any) -> None:
-        from workbench.results_data import engines_of, run_groups
+        from workbench.results.view_data import engines_of, run_groups
 
         self.data = data
         self.colours = engine_colours(engines_of(data.bundle.rows))

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.gui.qt import pg
 from workbench.gui.results.common import DASHES, SYMBOLS, ResultsView, engine_colours, log_ticks, new_chart, style_plot
-from workbench.results_data import BundleData, RecallCurve
+from workbench.results.view_data import BundleData, RecallCurve
 
 
 class EvictionView(ResultsView):

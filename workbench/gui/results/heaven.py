@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from workbench.gui.qt import pg
 from workbench.gui.results.common import SYMBOLS, ResultsView, engine_colours, log_ticks, new_chart, style_plot
-from workbench.results_data import (
+from workbench.results.view_data import (
     DOMINANCE_MARGIN,
     EVEN,
     ApproachPoint,

@@ -13,7 +13,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from workbench.gui.results.common import ResultsView
-from workbench.results_data import BundleData, CorrectnessMatrix, MatrixCell
+from workbench.results.view_data import BundleData, CorrectnessMatrix, MatrixCell
 
 STATE_COLOURS = {
     "correct": "#c8e6c9",

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 from workbench.errors import UserError
 from workbench.gui.qt import pg
 from workbench.gui.results.common import BAND_BRUSHES, RunGroupView, escape, new_chart, style_plot
-from workbench.results_data import (
+from workbench.results.view_data import (
     WindowBoxplots,
     WindowSeries,
     box_stats,

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from workbench.errors import UserError
 from workbench.gui.qt import pg
 from workbench.gui.results.common import RunGroupView, escape, new_chart, style_plot
-from workbench.results_data import ResourceSeries, read_resources, read_runs, rows_in_group
+from workbench.results.view_data import ResourceSeries, read_resources, read_runs, rows_in_group
 
 METRICS = (("rss_mb", "RSS (MB)"), ("cpu_percent", "CPU (% of one core)"), ("threads", "threads"))
 

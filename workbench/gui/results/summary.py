@@ -8,12 +8,12 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from workbench.bundle import TABLE_COLUMNS
+from workbench.results.bundle import TABLE_COLUMNS
 from workbench.gui.results.common import ResultsView
 from workbench.gui.results.matrix import STATE_COLOURS
-from workbench.results_data import BundleData
+from workbench.results.view_data import BundleData
 
-# The report's columns (workbench.bundle.TABLE_COLUMNS) plus where the run sits and what it cost.
+# The report's columns (workbench.results.bundle.TABLE_COLUMNS) plus where the run sits and what it cost.
 SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     TABLE_COLUMNS[0][:2], ("case", "case"), ("rep", "repetition"), *(c[:2] for c in TABLE_COLUMNS[1:3]),
     ("status", "status"), *(c[:2] for c in TABLE_COLUMNS[3:]), ("windows", "windows"),

@@ -5,7 +5,7 @@ Spark), so the charts are thin and everything here is testable in milliseconds. 
 is tolerant: a corrupt or partial bundle (bad JSON, missing manifest, a run still being
 written) yields whatever could be read plus :class:`~workbench.errors.UserError` problems
 naming the file and line, never an exception. Row reading itself is
-:func:`workbench.bundle.read_bundle` / :func:`workbench.bundle.run_row`.
+:func:`workbench.results.bundle.read_bundle` / :func:`workbench.results.bundle.run_row`.
 
 The views: per-window quality and YABench boxplots (YABench Sect. 5-6, ``ORACLE_*`` and
 ``BOXPLOTS_*``), resource samples (``P_*.csv``), the correctness matrix (CSRBench Table 2),
@@ -26,7 +26,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.bundle import (
+from workbench.results.bundle import (
     MANIFEST,
     ORACLE_FILE,
     PARTIAL,

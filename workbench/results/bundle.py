@@ -130,6 +130,7 @@ def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
         "throughput_triples_per_s": None,
         "wall_s": None,
         "error": spec.get("error"),
+        "first_divergence": None,
         "folder": None,
     }
     run_file = folder / RUN_FILE
@@ -158,10 +159,35 @@ def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
             "precision": oracle.get("precision"),
             "recall": oracle.get("recall"),
             "windows": len(oracle.get("windows") or ()),
+            "first_divergence": first_divergence_summary(oracle),
         })
         if oracle.get("error"):
             row["error"] = oracle["error"]
+        if oracle.get("warning"):
+            row["warning"] = oracle["warning"]
     return row
+
+
+def first_divergence_summary(oracle: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where an incorrect run first departs from the oracle, for summaries (``rspwb report --json``).
+
+    ``t`` is the expected evaluation time in ms (the engine's time when the engine answered
+    an evaluation the oracle does not expect); null for a correct run or one without a verdict.
+    """
+    divergence = oracle.get("first_divergence")
+    if oracle.get("verdict") != "incorrect" or not isinstance(divergence, Mapping):
+        return None
+    expected, actual = divergence.get("expected_time"), divergence.get("actual_time")
+    return {
+        "t": expected if expected is not None else actual,
+        "t0": divergence.get("t0"),
+        "index": divergence.get("index"),
+        "expected_time": expected,
+        "actual_time": actual,
+        "reason": divergence.get("reason"),
+        "missing": sum(int(row.get("count", 1)) for row in divergence.get("missing") or ()),
+        "extra": sum(int(row.get("count", 1)) for row in divergence.get("extra") or ()),
+    }
 
 
 def read_bundle(folder: str | os.PathLike[str]) -> BundleSummary:
@@ -175,12 +201,21 @@ def read_bundle(folder: str | os.PathLike[str]) -> BundleSummary:
     summary_file = root / SUMMARY
     if summary_file.is_file():
         summary = read_json(summary_file)
-        rows = tuple(summary.get("runs") or ())
+        rows = tuple(_with_divergence(root, row) for row in summary.get("runs") or ())
     else:  # the writer stopped before the end: rebuild from what is there
         rows = tuple(
             run_row(root / RUNS_DIR / str(spec.get("run_id")), spec) for spec in manifest.get("runs") or ()
         )
     return BundleSummary(root, str(manifest.get("status", "running")), str(manifest.get("name", "")), rows, manifest)
+
+
+def _with_divergence(root: Path, row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A summary row written before rows carried ``first_divergence``: read it from the run's oracle.json."""
+    if "first_divergence" in row:
+        return row
+    oracle_file = root / RUNS_DIR / str(row.get("run_id")) / ORACLE_FILE
+    oracle = read_json(oracle_file) if oracle_file.is_file() else {}
+    return {**row, "first_divergence": first_divergence_summary(oracle)}
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -223,4 +258,11 @@ def format_table(summary: BundleSummary) -> str:
     for row in errors:
         first = str(row["error"]).splitlines()[0] if row["error"] else ""
         lines.append(f"  {row.get('run_id')}: {row.get('status')}: {first}")
+    for row in summary.runs:
+        divergence = row.get("first_divergence")
+        if divergence:
+            lines.append(f"  {row.get('run_id')}: first divergence at t = {divergence.get('t')} ms "
+                         f"(t0 {divergence.get('t0')}): {divergence.get('reason')}")
+        if row.get("warning"):
+            lines.append(f"  {row.get('run_id')}: warning: {row['warning']}")
     return "\n".join(lines)

@@ -1,0 +1,11 @@
+"""Result bundles: the folder format, its readers and what the Results views show.
+
+- :mod:`workbench.results.bundle` — the bundle format (docs/result-bundle.md): atomic
+  writing, ``manifest.json``/``summary.json``, one summary row per run, the report table.
+- :mod:`workbench.results.view_data` — what the Results browser and ``rspwb report`` show,
+  read tolerantly from a bundle: per-window quality, boxplots, resources, correctness
+  matrix, Heaven dashboard, eviction recall.
+
+Pure Python (no Qt, no Spark): shared by ``rspwb run``/``rspwb report``, the pipeline and
+the GUI. Nothing is imported here so that ``workbench.results.bundle`` stays cheap.
+"""
