@@ -20,14 +20,7 @@ from workbench.stand import protocol
 from workbench.stand.host import StandOptions, _proc_stat, run_engine
 from workbench.streams.model import StreamElement
 
-EX = "http://example.org/"
-QUERY = f"""PREFIX : <{EX}>
-SELECT ?who ?room FROM NAMED STREAM <{EX}s> [NOW - 2 S SLIDE 2 S]
-WHERE {{ ?who :detectedAt ?room }}"""
-
-
-def elements(times: list[int]) -> list[StreamElement]:
-    return [StreamElement(f"<{EX}p{i}>", f"<{EX}detectedAt>", f"<{EX}r{i % 3}>", t) for i, t in enumerate(times)]
+from tests.test_stand import EX, QUERY, elements
 
 
 def test_null_engine_answers_done_only_through_the_stand(tmp_path: Path) -> None:
