@@ -102,4 +102,5 @@ def test_a_job_whose_executors_miss_a_module_fails_with_one_line(spark) -> None:
     message = str(caught.value)
     assert "\n" not in message and "rspwb_module_nobody_installed" in message and "pip install" in message
     assert spark.sparkContext.getConf().get("spark.pyspark.python") == sys.executable
+    assert spark.sparkContext.pythonExec == sys.executable  # what PySpark tells the executors to run
     assert spark.sparkContext.parallelize([1, 2], 1).map(lambda x: x + 1).collect() == [2, 3]  # the session lives on

@@ -300,6 +300,10 @@ def get_spark(
         except Exception as error:  # Py4J/JVM start-up failures
             raise SparkUnavailable(f"Spark did not start with master {resolved}: {error}") from None
         session.sparkContext.setLogLevel("ERROR")
+        # PySpark names the executors' Python from PYSPARK_PYTHON alone when it starts the
+        # JVM itself; spark.pyspark.python (ours for local masters, or spark-defaults.conf)
+        # takes precedence over it, as in spark-submit
+        session.sparkContext.pythonExec = executor_python(dict(session.sparkContext.getConf().getAll()))
         if not _is_local(resolved):
             _ship_code(session)
         _session = session
