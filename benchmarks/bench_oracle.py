@@ -52,7 +52,6 @@ def run_benchmark(params: dict[str, Any], workdir: Path, reference: bool = True,
                   presets: tuple[str, ...] = PRESETS) -> dict[str, Any]:
     from workbench.core.semantics import PRESETS
     from workbench.core.t0 import admissible_t0
-    from workbench.oracle.reference import evaluate_snapshot
     from workbench.pipeline.oracle_job import expected_answers
     from workbench.pipeline.spark import get_spark
     from workbench.query.parser import parse_query
@@ -94,15 +93,71 @@ def run_benchmark(params: dict[str, Any], workdir: Path, reference: bool = True,
             results[preset]["relation_sizes_t0_0"] = [sum(r.values()) for r in answer.relations]
         print(preset, json.dumps(results[preset]), flush=True)
     if reference:
-        from workbench.streams.readers import read_stream
-        from workbench.oracle.reference import StaticData
+        results["reference_one_window"] = reference_one_window(path)
+    return results
 
-        elements = [e for e in read_stream(str(path), "parquet") if 0 <= e.t <= 5000]
-        started = time.perf_counter()
-        relation = evaluate_snapshot(query, [elements], StaticData(), 5000)
-        results["reference_one_window"] = {"seconds": round(time.perf_counter() - started, 2),
-                                           "triples": len(elements), "bindings": sum(relation.values())}
-        print("reference", json.dumps(results["reference_one_window"]), flush=True)
+
+def reference_one_window(path: Path) -> dict[str, Any]:
+    """rdflib loading and answering ONE 5 s window of the stream (the yardstick of issue 11)."""
+    from workbench.oracle.reference import StaticData, evaluate_snapshot
+    from workbench.query.parser import parse_query
+    from workbench.streams.readers import detect_format, read_stream
+
+    query = parse_query(QUERY, "csparql")
+    elements = [e for e in read_stream(str(path), detect_format(str(path))) if 0 <= e.t <= 5000]
+    started, cpu = time.perf_counter(), time.process_time()
+    relation = evaluate_snapshot(query, [elements], StaticData(), 5000)
+    row = {"seconds": round(time.perf_counter() - started, 2), "cpu_s": round(time.process_time() - cpu, 1),
+           "triples": len(elements), "bindings": sum(relation.values())}
+    print("reference", json.dumps(row), flush=True)
+    return row
+
+
+def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05) -> dict[str, Any]:
+    """Run ``command``; wall time and the peak RSS of its whole process tree (JVM included),
+    sampled with psutil every ``interval`` s."""
+    import os
+    import subprocess
+
+    import psutil
+
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    root = psutil.Process(process.pid)
+    peak = 0
+    cpu: dict[int, float] = {}  # last cumulative CPU seconds seen per process of the tree
+    while process.poll() is None:
+        total = 0
+        try:
+            for member in [root, *root.children(recursive=True)]:
+                try:
+                    total += member.memory_info().rss
+                    times = member.cpu_times()
+                    cpu[member.pid] = times.user + times.system
+                except psutil.Error:
+                    pass
+        except psutil.Error:
+            pass
+        peak = max(peak, total)
+        time.sleep(interval)
+    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    return {"seconds": round(time.perf_counter() - started, 2), "cpu_s": round(sum(cpu.values()), 1),
+            "peak_rss_mb": round(peak / 2**20), "exit": process.returncode, "stderr_tail": error[-400:]}
+
+
+def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``rspwb oracle --t0 all --json`` end to end (JVM start included) per preset; the output
+    is counted, not kept."""
+    import os
+
+    results: dict[str, Any] = {}
+    for preset in presets:
+        command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
+                   str(query_file), "--system", preset, "--t0", "all", "--json", *extra]
+        with open(os.devnull, "w") as sink:
+            results[preset] = tree_peak(command, stdout=sink)
+        print("cli", preset, json.dumps(results[preset]), flush=True)
     return results
 
 
@@ -126,7 +181,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-reference", action="store_true")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated, run in this order")
+    parser.add_argument("--cli", metavar="STREAM", type=Path, default=None,
+                        help="time `rspwb oracle --t0 all --json` end to end on this stream file instead (peak RSS "
+                        "of the process tree), then the rdflib reference on one window of it")
     options = parser.parse_args(argv)
+    if options.cli is not None:
+        presets = tuple(p.strip() for p in options.presets.split(",") if p.strip())
+        workdir = options.workdir or Path(tempfile.mkdtemp(prefix="rspwb-bench-oracle-"))
+        workdir.mkdir(parents=True, exist_ok=True)
+        query_file = workdir / "q1.rq"
+        query_file.write_text(QUERY, encoding="utf-8")
+        results = {"stream": str(options.cli), "cli": run_cli(options.cli, presets, query_file)}
+        if not options.skip_reference:
+            results["reference_one_window"] = reference_one_window(options.cli)
+        for preset, row in results["cli"].items():
+            if "reference_one_window" in results:  # wall time is noisy on a shared machine; CPU time less so
+                reference = results["reference_one_window"]
+                row["ratio_to_one_rdflib_window"] = round(row["seconds"] / reference["seconds"], 2)
+                row["cpu_ratio_to_one_rdflib_window"] = round(row["cpu_s"] / max(reference["cpu_s"], 0.1), 2)
+        if options.json:
+            Path(options.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+        print(json.dumps(results, indent=2))
+        return 0
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="rspwb-bench-oracle-"))
     workdir.mkdir(parents=True, exist_ok=True)
     presets = tuple(p.strip() for p in options.presets.split(",") if p.strip())

@@ -1,12 +1,13 @@
-"""Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py``
-(``python docs/screenshots.py designer``: the library and designer ones only).
+"""Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py [GROUP…]``
+(groups: library, designer — with the library —, teaching, runs, timeline, results; default all).
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-variables.png,
 gui-designer-1024.png,
 gui-teaching.png, gui-teaching-coupon.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
 gui-results-*.png (the Results
-browser on smoke-size runs of the samples). No Spark is started.
+browser on smoke-size runs of the samples, a YABench-layout folder made from one of them, and the
+Overlay of both). No Spark is started.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
 
     folder = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles")
     window.tabs.setCurrentWidget(window.results)
+    size = window.size()
+    window.resize(1280, 820)  # the default window size
     for sample, name, view, file in RESULTS_SHOTS:
         bundle = folder / name
         if not (bundle / "manifest.json").is_file() or read_bundle(bundle).status != "ok":
@@ -121,6 +124,65 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
         if view == "resources_view":  # the largest Heaven cell: the most samples at smoke size
             window.results.resources_view.group_combo.setCurrentIndex(3)
         shot(file)
+    published_shots(window, shot, folder)
+    window.resize(size)
+
+
+def yabench_layout(bundle: Path, target: Path) -> Path:
+    """The experiment-1 smoke bundle's own files laid out as YABench's runner lays out a test
+    folder per engine (config.json, engine.query, results/oracle, results/performance), so the
+    screenshots show a YABench folder opened directly; P_smoke_agg is left out, as published
+    folders often lack it."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    shutil.rmtree(target, ignore_errors=True)
+    for engine in ("cqels", "csparql"):
+        folder = target / engine
+        (folder / "results" / "oracle").mkdir(parents=True)
+        (folder / "results" / "performance").mkdir(parents=True)
+        runs = [r for r in manifest["runs"] if r["engine"] == engine]
+        spec = json.loads((bundle / "runs" / runs[0]["run_id"] / "run-spec.json").read_text())
+        policy = "oncontentchange" if engine == "cqels" else "onwindowclose"
+        config = {"generator": "SG1", "enginename": engine, "seed": str(manifest["seed"]),
+                  "vars": {k: str(v) for k, v in spec["variables"].items() if k in ("TEMP", "WSIZE", "WSLIDE")}
+                  | {"WPOLICY": policy},
+                  "graceful": "false", "interval": "1s", "duration": "10s",
+                  "tests": [{"name": "smoke", "stations": str(spec["variables"]["STATIONS"]), "runs": len(runs)}]}
+        (folder / "config.json").write_text(json.dumps(config, indent=2))
+        (folder / "engine.query").write_text(spec["query_text"])
+        for n, run in enumerate(runs, start=1):
+            shutil.copy(bundle / "yabench" / "case0-q1" / f"ORACLE_{engine}_{n}",
+                        folder / "results" / "oracle" / f"ORACLE_smoke{n}")
+            samples = (bundle / "runs" / run["run_id"] / f"P_{engine}.csv").read_text()
+            (folder / "results" / "performance" / f"P_smoke{n}").write_text(f"{engine.upper()}\n{samples}")
+        shutil.copy(bundle / "yabench" / "case0-q1" / f"BOXPLOTS_{engine}",
+                    folder / "results" / "oracle" / "BOXPLOTS_smoke")
+    return target
+
+
+def published_shots(window: Any, shot: Callable[[str], None], bundles: Path) -> None:
+    """A YABench-layout folder opened in Results (summary with what is missing, quality, at
+    1280×820 and 1024×700), and the Overlay of its CQELS run against the workbench's own."""
+    own = bundles / "yabench-experiment1"
+    published = yabench_layout(own, bundles / "yabench-published" / "Experiment_1")
+    browser = window.results
+    size = window.size()
+    window.resize(1280, 820)
+    browser.open_bundle(published)
+    browser.tabs.setCurrentWidget(browser.summary_view)
+    shot("gui-results-published.png")
+    browser.tabs.setCurrentWidget(browser.quality_view)
+    window.resize(1024, 700)
+    shot("gui-results-published-quality-1024.png")
+    window.resize(1280, 820)
+    overlay = browser.overlay_view
+    overlay.add_bundle(own)
+    overlay.set_checked(published, "cqels-smoke-rep1")
+    overlay.set_checked(own, "case0-rep0-cqels-q1")
+    overlay.set_checked(own, "case0-rep0-csparql-q1")
+    overlay.metric_combo.setCurrentIndex(overlay.metric_combo.findData("recall"))
+    browser.tabs.setCurrentWidget(overlay)
+    shot("gui-results-overlay.png")
+    window.resize(size)
 
 
 def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
@@ -201,6 +263,9 @@ def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     window.designer.model._saved_raw = window.designer.model.raw
 
 
+GROUPS = ("library", "designer", "teaching", "runs", "timeline", "results")
+
+
 def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -225,27 +290,31 @@ def main() -> int:
             window.grab().save(str(path))
             print(path)
 
-        window.library.select_path(samples / "csrbench" / "csrbench.yaml")  # its description on the right
-        window.tabs.setCurrentWidget(window.library)
-        shot("gui-library.png")
-
-        designer_shots(window, shot)
-        if sys.argv[1:] == ["designer"]:  # only the designer's screenshots (seconds, no runs)
-            window.close()
-            return 0
-
-        window.tabs.setCurrentWidget(window.teaching)
-        window.teaching.model.set_example("rooms")
-        window.teaching.model.set_time(10_000)
-        shot("gui-teaching.png")
-        window.teaching.model.set_example("coupon")
-        window.teaching.model.override(3, border="open-closed", empty_notification=False)
-        window.teaching.model.set_time(8_000)
-        shot("gui-teaching-coupon.png")
-
-        runs_shots(window, shot, Path(tmp))
-        timeline_shots(window, shot, Path(tmp))
-        results_shots(window, shot, Path(tmp))
+        groups = set(sys.argv[1:]) or set(GROUPS)  # e.g. `python3 docs/screenshots.py results`
+        unknown = groups - set(GROUPS)
+        if unknown:
+            raise SystemExit(f"unknown screenshot group(s) {', '.join(sorted(unknown))}; known: {', '.join(GROUPS)}")
+        if "library" in groups or "designer" in groups:
+            window.library.select_path(samples / "csrbench" / "csrbench.yaml")  # its description on the right
+            window.tabs.setCurrentWidget(window.library)
+            shot("gui-library.png")
+        if "designer" in groups:
+            designer_shots(window, shot)
+        if "teaching" in groups:
+            window.tabs.setCurrentWidget(window.teaching)
+            window.teaching.model.set_example("rooms")
+            window.teaching.model.set_time(10_000)
+            shot("gui-teaching.png")
+            window.teaching.model.set_example("coupon")
+            window.teaching.model.override(3, border="open-closed", empty_notification=False)
+            window.teaching.model.set_time(8_000)
+            shot("gui-teaching-coupon.png")
+        if "runs" in groups:
+            runs_shots(window, shot, Path(tmp))
+        if "timeline" in groups:
+            timeline_shots(window, shot, Path(tmp))
+        if "results" in groups:
+            results_shots(window, shot, Path(tmp))
         window.close()
     return 0
 

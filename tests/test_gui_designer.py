@@ -820,3 +820,15 @@ def test_an_unreadable_query_file_is_named_not_blamed_on_the_query(designer, tmp
     assert "no window clause" not in cell.text()
     assert cell.text() == "cannot read queries/q1.rq (paths are relative to the experiment file)"
     assert "queries[0].file" in designer.error_label.text()
+
+
+def test_form_edits_keep_the_files_own_indentation() -> None:
+    """Four-space mappings and ``-   item`` sequences stay as written around an edit."""
+    text = ("name: x\nseed: 1\nstream:\n    generator: sg1\n    params:\n        stations: 3   # few\n"
+            "queries:\n-   id: q\n    text: SELECT * WHERE { ?s ?p ?o }\nengines:\n-   id: e\n    type: secret\n")
+    model = DesignerModel()
+    model.load_text(text)
+    model.set(("stream", "params", "stations"), 5)
+    assert _changed_lines(text, model.yaml_text()) == [("        stations: 3   # few\n", "        stations: 5   # few\n")]
+    model.set(("engines", 0, "preset"), "cqels")
+    assert model.yaml_text().endswith("-   id: e\n    type: secret\n    preset: cqels\n")

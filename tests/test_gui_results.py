@@ -470,13 +470,12 @@ def test_corrupt_bundle_shows_file_and_line(browser, real_bundle: Path, tmp_path
     assert browser.problems.isVisible()
     assert f"{broken / SUMMARY}:3:" in browser.problems.text()
     assert browser.summary_view.table.rowCount() == 4  # what could be read
-    browser.open_bundle(tmp_path / "no-such-bundle")
-    assert "no such directory" in browser.problems.text()
+    browser.open_bundle(tmp_path / "no-such-bundle")  # refused: the broken bundle stays shown (issue 13 §2.11)
+    assert "no such directory" in browser.open_error.text() and browser.data.bundle.folder == broken
     empty = tmp_path / "empty"
     empty.mkdir()
     browser.open_bundle(empty)
-    assert "no manifest.json" in browser.problems.text()
-    assert not browser.quality_view.has_data and not browser.matrix_view.has_data
+    assert "no manifest.json" in browser.open_error.text() and browser.summary_view.table.rowCount() == 4
 
 
 @pytest.mark.gui

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.generate_cmd",
     "workbench.cli.oracle_cmd",
     "workbench.cli.run_cmd",
+    "workbench.cli.import_cmd",
 )
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
-from typing import Any, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Mapping
 
 from workbench.core.semantics import PRESETS
 from workbench.core.time import parse_duration
@@ -175,6 +175,8 @@ class StreamInputs:
             self.paths[stream_iri] = path
             self.formats[stream_iri] = args.stream_format or detect_format(path)
         self._elements: dict[str, list[Any]] | None = None
+        self._parquet: dict[str, str] = {}  # path -> temporary Parquet copy (`_converted`)
+        self._folder: Any = None
 
     def elements(self) -> dict[str, list[Any]]:
         """Every stream's elements (read once; disorder per ``--on-disorder``)."""
@@ -199,41 +201,64 @@ class StreamInputs:
         return self._elements is None and all(fmt == "parquet" for fmt in self.formats.values())
 
     def size(self) -> int:
-        """Elements over all distinct stream files (Parquet: from the footer, nothing read)."""
-        if self._parquet_only():
-            import pyarrow.parquet as pq
+        """Elements over all distinct stream files (Parquet: from the footer, nothing read).
 
-            return sum(pq.ParquetFile(path).metadata.num_rows for path in set(self.paths.values()))
-        return sum(len(elements) for elements in {id(e): e for e in self.elements().values()}.values())
+        Other formats are read once, streaming, into temporary Parquet files (what the
+        Spark job reads): counting them holds no element list in memory.
+        """
+        if self._elements is not None:
+            return sum(len(elements) for elements in {id(e): e for e in self._elements.values()}.values())
+        import pyarrow.parquet as pq
+
+        total = 0
+        for path in set(self.paths.values()):
+            source = path if self._format_of(path) == "parquet" and self.args.on_disorder == "error" else self._converted(path)
+            total += pq.ParquetFile(source).metadata.num_rows
+        return total
+
+    def _format_of(self, path: str) -> str:
+        return next(self.formats[iri] for iri, p in self.paths.items() if p == path)
+
+    def _converted(self, path: str) -> str:
+        """``path`` as a temporary workbench Parquet stream (written once, streaming)."""
+        import tempfile
+
+        from workbench.streams.parquet import ParquetStreamWriter
+        from workbench.streams.readers import ReadReport, read_stream
+
+        if path not in self._parquet:
+            if self._folder is None:
+                self._folder = tempfile.TemporaryDirectory(prefix="rspwb-oracle-")
+            target = os.path.join(self._folder.name, f"stream{len(self._parquet)}.parquet")
+            report = ReadReport(source=path)
+            with ParquetStreamWriter(target) as writer:
+                writer.write_all(read_stream(path, self._format_of(path), interval_ms=self.interval,
+                                             on_disorder=self.args.on_disorder, report=report))
+            summary = report.summary()
+            if summary:
+                sys.stderr.write(f"rspwb: warning: {summary}\n")
+            self._parquet[path] = target
+        return self._parquet[path]
 
     def default_end(self) -> int:
         """`workbench.oracle.run.default_end` (Parquet: the last ``t`` read with pyarrow)."""
         from workbench.oracle.run import default_end, end_after
 
-        if self._parquet_only() and self.args.method in ("auto", "spark"):
+        if self._elements is None and self.args.method in ("auto", "spark"):  # no element list in memory
             import pyarrow.parquet as pq
 
-            last = [pq.read_table(path, columns=["t"]).column("t") for path in set(self.paths.values())]
+            last = [pq.read_table(path, columns=["t"]).column("t") for path in set(self.parquet_sources().values())]
             return end_after(self.query, max((int(c[len(c) - 1].as_py()) for c in last if len(c)), default=0))
         return default_end(self.query, self.elements())
 
-    def parquet_sources(self, folder: str) -> dict[str, str]:
-        """Per stream IRI, a Parquet stream file Spark can read (others written into ``folder``)."""
-        from workbench.streams.parquet import ParquetStreamWriter
-
-        sources: dict[str, str] = {}
-        written: dict[str, str] = {}
-        for stream_iri, path in self.paths.items():
-            if self.formats[stream_iri] == "parquet" and self.args.on_disorder == "error":
-                sources[stream_iri] = path
-            elif path in written:
-                sources[stream_iri] = written[path]
-            else:
-                target = os.path.join(folder, f"stream{len(written)}.parquet")
-                with ParquetStreamWriter(target) as writer:
-                    writer.write_all(self.elements()[stream_iri])
-                written[path] = sources[stream_iri] = target
-        return sources
+    def parquet_sources(self, folder: str | None = None) -> dict[str, str]:
+        """Per stream IRI, a Parquet stream file Spark can read (others converted, streaming,
+        into a temporary folder of this object's own: ``folder`` is not needed)."""
+        return {
+            stream_iri: path if self.formats[stream_iri] == "parquet" and self.args.on_disorder == "error"
+            else self._converted(path)
+            for stream_iri, path in self.paths.items()
+        }
 
 
 def _read_output(path: str, fmt: str | None) -> Any:
@@ -263,17 +288,69 @@ def _method_fields(used: Any, json_mode: bool) -> dict[str, Any]:
     return {"method": used.path, "engine": used.engine, "method_reason": used.reason}
 
 
-def _windows(answers: Any, vector: tuple[int, ...]) -> list[dict[str, Any]]:
-    """Per evaluation of one t0: start, end, time, triples, expected, ... (compact on Spark)."""
+def _windows(answers: Any, vector: tuple[int, ...]) -> Iterator[dict[str, Any]]:
+    """Per evaluation of one t0: start, end, time, triples, expected, ... (streamed: a tuple
+    tick gives one row per element)."""
     from workbench.oracle.run import windows_summary
 
-    if hasattr(answers, "summary"):  # the Spark job's answers: no need to materialise bindings
-        return [w.as_row() for w in answers.summary(vector)]
-    return windows_summary(answers[vector])
+    if hasattr(answers, "summary_rows"):  # the Spark job's answers: no need to materialise bindings
+        return answers.summary_rows(vector)
+    answer = answers[vector]
+    if hasattr(answer, "summary_rows"):  # a `DeltaAnswer`: rows straight from its arrays
+        return answer.summary_rows()
+    return iter(windows_summary(answer))
+
+
+_ROW_KEYS = ("start", "end", "time", "triples", "expected", "relation_size", "emitted")
+
+
+def _row_json(row: dict[str, Any]) -> str:
+    """``json.dumps(row)`` for a window row of plain ints and bools (several times faster)."""
+    import json
+
+    if tuple(row) != _ROW_KEYS or not all(type(v) is int for v in list(row.values())[:6]):
+        return json.dumps(row)
+    return (f'{{"start": {row["start"]}, "end": {row["end"]}, "time": {row["time"]}, "triples": {row["triples"]}, '
+            f'"expected": {row["expected"]}, "relation_size": {row["relation_size"]}, '
+            f'"emitted": {"true" if row["emitted"] else "false"}}}')
+
+
+def _write_json(payload: dict[str, Any], out: Any = None) -> None:
+    """`workbench.cli.main.print_json` for the oracle's payload, whose ``windows`` (and
+    ``by_t0[].windows``) are iterators: rows are written as they come, never all held."""
+    import json
+
+    out = out or sys.stdout
+
+    def rows(items: Any, indent: str) -> None:
+        out.write("[")
+        lead = f"\n{indent}  "
+        batch: list[str] = []
+        for n, row in enumerate(items):
+            batch.append(("," if n else "") + lead + _row_json(row))
+            if len(batch) >= 4096:
+                out.write("".join(batch))
+                batch.clear()
+        out.write("".join(batch) + f"\n{indent}]")
+
+    out.write("{")
+    for n, (key, value) in enumerate(payload.items()):
+        out.write(("," if n else "") + "\n  " + json.dumps(key) + ": ")
+        if key == "windows":
+            rows(value, "  ")
+        elif key == "by_t0":
+            out.write("[")
+            for i, entry in enumerate(value):
+                out.write(("," if i else "") + '\n    {"t0": ' + json.dumps(entry["t0"]) + ', "windows": ')
+                rows(entry["windows"], "    ")
+                out.write("}")
+            out.write("\n  ]")
+        else:
+            out.write(json.dumps(value))
+    out.write("\n}\n")
 
 
 def run_oracle(args: argparse.Namespace) -> int:
-    from workbench.cli.main import print_json
     from workbench.oracle.output import StagedFolder
 
     if args.yabench_files and not args.engine_output:
@@ -293,8 +370,8 @@ def run_oracle(args: argparse.Namespace) -> int:
     }
     payload["t0_candidates"] = len(vectors)
     payload.update(_method_fields(used, args.json))
-    if 1 < len(vectors) <= MAX_LISTED_T0:
-        payload["by_t0"] = [{"t0": list(v) if len(v) > 1 else v[0], "windows": _windows(answers, v)} for v in vectors]
+    if 1 < len(vectors) <= MAX_LISTED_T0:  # one t0's rows at a time, when printed
+        payload["by_t0"] = [{"t0": list(v) if len(v) > 1 else v[0], "windows": _LazyRows(answers, v)} for v in vectors]
     quality = _quality(args, prepared, answers[vectors[0]]) if args.engine_output else None
     if quality is not None:
         payload["quality"] = [
@@ -311,14 +388,31 @@ def run_oracle(args: argparse.Namespace) -> int:
         write_oracle_dir(args.out, args, prepared, answers, used, quality)
         payload["out"] = args.out
     if args.json:
-        print_json(payload)
+        _write_json(payload)
     else:
-        print(f"{len(payload['windows'])} evaluations for t0 = {payload['t0']} ({len(vectors)} t0 candidates, "
+        rows = list(payload["windows"]) if len(vectors) else []
+        print(f"{len(rows)} evaluations for t0 = {payload['t0']} ({len(vectors)} t0 candidates, "
               f"t_s = {prepared.t_s}; {used.engine} {used.path} path)")
         print(f"  {'start':>10} {'end':>10} {'time':>10} {'triples':>8} {'expected':>8}")
-        for row in payload["windows"]:
+        for row in rows:
             print(f"  {row['start']:>10} {row['end']:>10} {row['time']:>10} {row['triples']:>8} {row['expected']:>8}")
     return 0
+
+
+class _LazyRows:
+    """One t0's window rows, computed when `_write_json` reaches them."""
+
+    def __init__(self, answers: Any, vector: tuple[int, ...]) -> None:
+        self.answers, self.vector = answers, vector
+        self._rows: Iterator[dict[str, Any]] | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._rows is None:
+            self._rows = _windows(self.answers, self.vector)
+        return next(self._rows)
 
 
 def _quality(args: argparse.Namespace, prepared: Prepared, answer: Any) -> list[Any]:
@@ -343,7 +437,8 @@ def write_oracle_dir(out: str, args: argparse.Namespace, prepared: Prepared, ans
     }
     return write_expected_answers(out, answers, prepared.vectors, manifest=manifest,
                                   yabench_runs=quality if args.yabench_files else None, engine_name=args.name,
-                                  after_file=after_file)
+                                  after_file=after_file,
+                                  semantics=replace(prepared.semantics, r2s=prepared.query.r2s or prepared.semantics.r2s))
 
 
 def run_check(args: argparse.Namespace) -> int:

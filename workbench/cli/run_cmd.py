@@ -37,9 +37,12 @@ def register(subparsers: Any) -> None:
 
     report = subparsers.add_parser(
         "report", help="print the summary of a result bundle again",
-        description="Print a result bundle's summary table (or one JSON object with --json).",
+        description="Print a result bundle's summary table (or one JSON object with --json). A YABench test "
+                    "folder reads as a read-only bundle: one run per results/oracle/ORACLE_<test><n> file.",
     )
-    report.add_argument("dir", metavar="DIR", help="the result bundle folder")
+    report.add_argument("dir", metavar="DIR",
+                        help="the result bundle folder, or a published YABench test folder (config.json + results/) "
+                             "or a folder of several engines' test folders")
     report.add_argument("--json", action="store_true", help="print one JSON object with a \"runs\" list")
     report.set_defaults(func=report_command)
 
@@ -95,10 +98,11 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from workbench.results.bundle import format_table, read_bundle
     from workbench.cli.main import print_json
+    from workbench.results.bundle import format_table
+    from workbench.results.published import read_results
 
-    summary = read_bundle(args.dir)
+    summary = read_results(args.dir)
     if args.json:
         print_json(summary.to_json())
     else:

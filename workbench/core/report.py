@@ -33,6 +33,7 @@ from typing import Iterator, Sequence
 
 from workbench.core.semantics import ActiveWindowChoice, ReportPolicy, Strategy, Tick
 from workbench.core.windows import WindowInstance, WindowSpec
+from workbench.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,18 @@ def content_at(
     return active, lo, max(lo, hi)
 
 
+def skips_empty_prefix(policy: ReportPolicy) -> bool:
+    """True if no instant before the first element can be an evaluation: its content is
+    empty, so non-empty fails and content change sees no change. Such instants are not
+    enumerated, so a stream stamped far from t0 (epoch milliseconds) costs nothing extra."""
+    strategies = policy.strategies
+    return (Strategy.NON_EMPTY in strategies or Strategy.CONTENT_CHANGE in strategies
+            or not ({Strategy.WINDOW_CLOSE, Strategy.PERIODIC} & set(strategies)))
+
+
+MAX_CLOSING_WINDOWS = 50_000_000  # windows one evaluation range may enumerate (each is an evaluation)
+
+
 def evaluation_instants(
     times: Sequence[int],
     window: WindowSpec,
@@ -122,9 +135,16 @@ def evaluation_instants(
         raise ValueError("timestamps must be non-decreasing")
     start = window.t0 if start is None else start
     end = (times[-1] if times else window.t0) if end is None else end
+    if times and skips_empty_prefix(policy):
+        start = max(start, times[0])
     strategies = policy.strategies
     candidates: list[tuple[int, WindowInstance | None, int, int, int]] = []
     if Strategy.WINDOW_CLOSE in strategies:
+        windows = (end - start) // window.slide
+        if windows > MAX_CLOSING_WINDOWS:
+            raise UserError(f"about {windows:,} windows close between {start} and {end}, each an evaluation (the "
+                            "stream's times are far from t0): give a t0 near the stream's first element, or --end",
+                            field="--t0")
         next_element = Strategy.NEXT_ELEMENT in strategies
         previous_time, sequence = None, 0
         for closing in window.closing_within(start, end):

@@ -3,6 +3,8 @@
 ``load_experiment(path)`` validates a file (errors name FILE:LINE and the field path),
 ``expand_runs`` expands it into concrete runs (``variable_combinations`` lists its cases),
 ``apply_size`` applies a named size, ``experiment_to_yaml`` writes it back. Schema: docs/experiment-format.md.
+``yabench_config`` reads YABench test configurations (``config.json``) and turns one into an
+experiment file (``rspwb import yabench-config``).
 """
 
 from workbench.experiment.loader import (

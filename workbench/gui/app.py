@@ -1,6 +1,8 @@
 """`rsp-workbench [FILE|DIR]`: the desktop application.
 
-A FILE opens in the designer; a DIR becomes the experiment library. Import order: PySide6
+A FILE opens in the designer; a result bundle DIR (or a published YABench test folder) opens
+in Results, any other DIR becomes the experiment library; a path that does not exist is said
+in a message that stays. Import order: PySide6
 before pyqtgraph (``workbench.gui.qt``). Set ``RSPWB_NO_SPARK_WARMUP=1`` to skip the
 background SparkSession start (tests, machines without Java).
 """

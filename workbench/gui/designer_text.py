@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -58,23 +59,36 @@ def _round_trip(text: str) -> YAML:
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-wrap a long line nobody edited
-    sequence, offset = _sequence_indent(text)
-    yaml.indent(mapping=2, sequence=sequence, offset=offset)
+    mapping, sequence, offset = _indentation(text)
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     return yaml
 
 
-def _sequence_indent(text: str) -> tuple[int, int]:
-    """(sequence indent, dash offset) of the first block sequence under a key: ``key:\\n  - x`` → (4, 2)."""
-    lines = text.splitlines()
-    for number, line in enumerate(lines[:-1]):
-        stripped = line.rstrip()
-        if not stripped.endswith(":") or stripped.lstrip().startswith(("#", "-")):
+_DASH = re.compile(r"( *)-( +)\S")
+
+
+def _indentation(text: str) -> tuple[int, int, int]:
+    """The document's block indentation as ruamel.yaml's (mapping, sequence, offset).
+
+    Read from the first nested mapping (``key:`` then a deeper ``key``) and the first block
+    sequence under a key (``key:`` then ``  - x``: the dash's offset, and where the item starts).
+    """
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    mapping: int | None = None
+    sequence: tuple[int, int] | None = None
+    for line, following in zip(lines, lines[1:]):
+        if not line.rstrip().endswith(":") or line.lstrip().startswith("-"):
             continue
-        following = lines[number + 1]
-        if following.lstrip().startswith("- "):
-            offset = (len(following) - len(following.lstrip())) - (len(line) - len(line.lstrip()))
-            return (offset + 2, offset) if offset >= 0 else (2, 0)
-    return 2, 0
+        depth = len(following) - len(following.lstrip(" ")) - (len(line) - len(line.lstrip(" ")))
+        dash = _DASH.match(following)
+        if dash is not None and sequence is None and depth >= 0:
+            sequence = (depth + 1 + len(dash.group(2)), depth)
+        elif dash is None and mapping is None and depth > 0:
+            mapping = depth
+        if mapping is not None and sequence is not None:
+            break
+    sequence_indent, offset = sequence if sequence is not None else (2, 0)
+    return mapping or 2, max(sequence_indent, offset + 2), offset
 
 
 def _dump(yaml: YAML, document: Any) -> str:

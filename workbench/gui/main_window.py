@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or QSettings("rsp-workbench", "RSP Workbench")
         self.tasks = TaskRegistry(self)
         self.ask_close: Callable[[str], bool] = self._ask_close
+        self.error_box: QMessageBox | None = None
 
         self.library = LibraryView(self.settings, samples_dir)
         self.designer = DesignerView()
@@ -188,13 +189,33 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.designer)
 
     def open_path(self, path: str | Path) -> None:
-        """``rsp-workbench FILE|DIR``: a file opens in the designer, a folder becomes the library."""
-        path = Path(path)
-        if path.is_dir():
+        """``rsp-workbench FILE|DIR``: a result bundle (or published YABench folder) opens in Results,
+        another folder becomes the library, a file opens in the designer; a path that does not
+        exist is said in a message that stays (not a blank template)."""
+        from workbench.results.view_data import not_a_bundle
+
+        path = Path(path).expanduser()
+        if not path.exists():
+            self.tabs.setCurrentWidget(self.library)
+            self.show_error("Cannot open", f"{path}: no such file or directory")
+        elif path.is_dir() and not_a_bundle(path) is None:
+            self.results.open_bundle(path)
+            self.tabs.setCurrentWidget(self.results)
+        elif path.is_dir():
             self.library.set_samples_dir(path)
             self.tabs.setCurrentWidget(self.library)
         else:
             self.open_experiment(str(path))
+
+    def show_error(self, title: str, text: str) -> None:
+        """An error the user must see: a message box (not modal: the window stays usable) and the
+        same text in the status bar until the next message."""
+        self.statusBar().showMessage(text)
+        if self.error_box is not None:
+            self.error_box.close()
+        self.error_box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
+        self.error_box.setObjectName("errorMessage")
+        self.error_box.open()
 
     @Slot(str)
     def _remember_file(self, path: str) -> None:

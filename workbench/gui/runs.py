@@ -48,6 +48,7 @@ from workbench.errors import UserError
 from workbench.experiment.model import Experiment
 from workbench.experiment.runs import expand_runs
 from workbench.gui.qt import pg  # PySide6 first, then pyqtgraph
+from workbench.gui.results.common import fit_samples, plural
 from workbench.gui.runs_model import (
     CANCELLING,
     FINISHED,
@@ -697,12 +698,14 @@ class RunManagerView(QWidget):
         rss = f"{trace.rss_mb[-1]:.1f} MB" if trace.rss_mb else "–"
         cpu = f"{trace.cpu_percent[-1]:.0f} %" if trace.cpu_percent else "–"
         self.live_label.setText(f"<b>{_esc(trace.run_id)}</b> · responses <b>{trace.responses}</b> · "
-                                f"stimuli {stimuli} · RSS {rss} · CPU {cpu} · {len(trace.times)} samples")
+                                f"stimuli {stimuli} · RSS {rss} · CPU {cpu} · {plural(len(trace.times), 'sample')}")
         symbol = "o" if len(trace.times) <= FEW_SAMPLES else None  # a lone sample is still visible
         for curve in (self.rss_curve, self.cpu_curve):
             curve.setSymbol(symbol)
         self.rss_curve.setData(trace.times, trace.rss_mb)
         self.cpu_curve.setData(trace.times, trace.cpu_percent)
+        fit_samples(self.rss_plot, [trace.times], [trace.rss_mb])  # one sample too: no −10…10 s, no RSS < 0
+        self.cpu_plot.setYRange(0, max(100.0, max(trace.cpu_percent, default=0.0)), padding=0.05)
 
     # ------------------------------------------------------------------ dialogs
     def _ask_confirm(self, question: str) -> bool:

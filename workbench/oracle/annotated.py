@@ -32,7 +32,6 @@ differs from rdflib's (integers and decimals are exact).
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
@@ -40,9 +39,10 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Se
 import numpy as np
 
 from workbench.core.r2s import apply_r2s
-from workbench.core.report import Evaluation, content_at, evaluation_instants
-from workbench.core.semantics import ActiveWindowChoice, EngineSemantics, Strategy, Tick
+from workbench.core.report import Evaluation, content_at
+from workbench.core.semantics import ActiveWindowChoice, EngineSemantics
 from workbench.core.windows import WindowSpec
+from workbench.oracle.deltas import Timeline, evaluations_for  # noqa: F401 - this module's API too
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
 from workbench.streams.model import StreamElement
@@ -684,6 +684,8 @@ class RowTable:
 class RelationEvaluator:
     """The instantaneous relation (a bag, as the reference returns it) per content key."""
 
+    CACHE_SIZE = 4096  # relations kept for t0 values that share window contents
+
     def __init__(self, plan: FastPlan, tables: list[RowTable]) -> None:
         self.plan = plan
         self.tables = tables
@@ -698,6 +700,8 @@ class RelationEvaluator:
             result = self.tables[0].bag(key, self._solutions)
         else:
             result = self._upper(key)
+        if len(self._cache) >= self.CACHE_SIZE:  # bounded: contents of one t0 at a time, roughly
+            self._cache.clear()
         self._cache[key] = result
         return result
 
@@ -730,67 +734,6 @@ def annotate(plan: FastPlan, context: AnnotationContext,
 
 
 # --- evaluation instants on distinct timestamps -----------------------------------------------
-
-
-def compressible(semantics: EngineSemantics) -> bool:
-    """True if contents only ever start/end at timestamp boundaries (not tuple/batch ticks)."""
-    return semantics.tick is Tick.TIME or Strategy.CONTENT_CHANGE not in semantics.report.strategies or any(
-        s in semantics.report.strategies for s in (Strategy.WINDOW_CLOSE, Strategy.PERIODIC)
-    )
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """A time-sorted stream's timestamps, also as distinct values with start positions."""
-
-    times: Sequence[int]
-    distinct: list[int]
-    starts: list[int]  # starts[i] = position of the first element at distinct[i]; starts[-1] = n
-
-    @classmethod
-    def of(cls, times: Sequence[int]) -> "Timeline":
-        array = np.asarray(times, dtype=np.int64)
-        if len(array) and np.any(array[1:] < array[:-1]):
-            raise ValueError("timestamps must be non-decreasing")
-        distinct, first = np.unique(array, return_index=True)
-        return cls(times, distinct.tolist(), first.tolist() + [len(array)])
-
-    @classmethod
-    def from_counts(cls, distinct: Sequence[int], counts: Sequence[int]) -> "Timeline":
-        starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).tolist()
-        return cls(_LazyTimes(list(distinct), starts), list(distinct), starts)
-
-
-class _LazyTimes(Sequence[int]):
-    """The full time column rebuilt from distinct timestamps and counts, on demand."""
-
-    def __init__(self, distinct: list[int], starts: list[int]) -> None:
-        self.distinct, self.starts = distinct, starts
-
-    def __len__(self) -> int:
-        return self.starts[-1]
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        return self.distinct[bisect.bisect_right(self.starts, i) - 1]
-
-
-def evaluations_for(
-    timeline: Timeline, spec: WindowSpec, semantics: EngineSemantics, *, end: int | None
-) -> list[Evaluation]:
-    """`evaluation_instants` for one window, on distinct timestamps when that is exact."""
-    kwargs = dict(tick=semantics.tick, choice=semantics.active_window, batch_size=semantics.batch_size,
-                  start=spec.t0, end=end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0))
-    if not compressible(semantics):
-        return evaluation_instants(list(timeline.times), spec, semantics.report, **kwargs)  # type: ignore[arg-type]
-    starts = timeline.starts
-    return [
-        Evaluation(e.time, e.window, starts[e.lo], starts[e.hi], e.sequence)
-        for e in evaluation_instants(timeline.distinct, spec, semantics.report, **kwargs)  # type: ignore[arg-type]
-    ]
 
 
 def content_keys(
@@ -843,8 +786,15 @@ def fast_expected_answers(
     end: int | None = None,
     report_window: int = 0,
     plan: FastPlan | None = None,
-) -> dict[tuple[int, ...], "ExpectedAnswer"]:
-    """The expected answer for every t0 vector; the mappings are annotated once for all."""
+) -> Mapping[tuple[int, ...], Any]:
+    """The expected answer for every t0 vector; the mappings are annotated once for all.
+
+    A lazy mapping (`workbench.oracle.deltas.LazyAnswers`): each t0's answer is computed
+    when asked for, one at a time. Single-window monotone plans give `DeltaAnswer`s
+    (presence runs, `workbench.oracle.deltas`); the others an `ExpectedAnswer` from the
+    relation of each distinct window content.
+    """
+    from workbench.oracle.deltas import DeltaOracle, LazyAnswers
     from workbench.oracle.reference import ExpectedAnswer, StaticData, window_specs
 
     static = static if static is not None else StaticData()
@@ -852,16 +802,30 @@ def fast_expected_answers(
         raise UserError("the query has no window over a stream", field="query")
     plan = plan or compile_plan(query)
     context = build_context(query, streams, static)
-    evaluator = RelationEvaluator(plan, annotate(plan, context))
+    tables = annotate(plan, context)
+    evaluator = RelationEvaluator(plan, tables)
     timelines = [Timeline.of(w.times) for w in context.windows]
     r2s = query.r2s or semantics.r2s
-    answers = {}
-    for t0 in t0_vectors:
+    deltas = (DeltaOracle(query, semantics, tables[0], timelines[report_window], end)
+              if DeltaOracle.applies(plan, query) else None)
+
+    def compute(t0: tuple[int, ...]) -> Any:
+        if deltas is not None:
+            answer = deltas.answer(t0)
+            if answer is not None:
+                return answer
         specs = window_specs(query, semantics, t0)
         evaluations = evaluations_for(timelines[report_window], specs[report_window], semantics, end=end)
         keys = content_keys(evaluations, timelines, specs, semantics.active_window, report_window)
         relations = [evaluator.relation(k) for k in keys]
         emissions = list(apply_r2s(r2s, ((e.time, e.sequence, rel) for e, rel in zip(evaluations, relations)),
                                    empty_notification=semantics.empty_notification))
-        answers[tuple(t0)] = ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
-    return answers
+        return ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
+
+    def times(t0: tuple[int, ...]) -> Any:
+        from workbench.oracle.deltas import evaluation_grid
+
+        spec = window_specs(query, semantics, t0)[report_window]
+        return evaluation_grid(timelines[report_window], spec, semantics, end).time
+
+    return LazyAnswers([tuple(v) for v in t0_vectors], compute, times)  # type: ignore[return-value]

@@ -158,7 +158,13 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         return judge_eviction(run.stimuli, run.query, run.log)
     from workbench.core.semantics import Strategy, Tick
     from workbench.oracle.compare import Tolerance
-    from workbench.oracle.run import check_variables, engine_relations, measure_quality, regroup_responses
+    from workbench.oracle.run import (
+        check_variables,
+        engine_relations,
+        measure_quality,
+        plausible_order,
+        regroup_responses,
+    )
     from workbench.oracle.verdict import judge as verdict_of
 
     semantics = run.semantics
@@ -178,10 +184,13 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
                           "windows": []})
     vectors, answers, t_s, used = _expected(run, options, streams, static, expected)
     label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
-    candidates = _Candidates({label[v]: v for v in vectors}, answers, regroup=options.regroup)
     judged = [r for r in engine_relations(log) if r.time is None or r.time <= run.end]  # end: the last instant judged
-    verdict = verdict_of(judged, candidates, mode=options.match,
-                         comparison_start=t_s, tolerance=Tolerance(rel_tol=options.rel_tol))
+    strict = options.match == "strict"
+    # strict: t0 whose instants miss an engine time are never computed, and the first match ends the search
+    order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
+    candidates = _Candidates({label[v]: v for v in order}, answers, regroup=options.regroup)
+    verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
+                         tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict)
     if verdict.correct:
         # several t0 can match (CSRBench matching ignores times): measure quality against the
         # one whose evaluation times the engine actually reported, so windows pair up by time

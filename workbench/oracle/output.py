@@ -89,6 +89,11 @@ def _is_oracle_output(folder: Path) -> bool:
         return False
 
 
+LEGACY_MAX_T0 = 20  # up to this many t0 (and LEGACY_MAX_EVALUATIONS each): readable per-t0 files
+LEGACY_MAX_EVALUATIONS = 100_000
+MAPPINGS = "mappings.jsonl"
+
+
 def write_expected_answers(
     out: str | os.PathLike[str],
     answers: Mapping[tuple[int, ...], Any],
@@ -99,35 +104,203 @@ def write_expected_answers(
     engine_name: str = "engine",
     cancelled: Callable[[], bool] | None = None,
     after_file: Callable[[str], None] | None = None,
+    semantics: Any = None,
 ) -> list[str]:
-    """Write ``expected_t0_*.jsonl`` and ``windows_t0_*.json`` per t0 vector (+ YABench files).
+    """Write the expected answers of every t0 vector (+ YABench files); docs/formats.md.
 
-    ``answers[vector]`` is an `ExpectedAnswer`; ``yabench_runs`` (per-window quality per
-    repeated run) adds ``ORACLE_{name}_{run}`` and ``BOXPLOTS_{name}``. ``cancelled`` is
-    polled between files (`OutputCancelled`); either way the folder stays consistent.
-    Returns the files written.
+    Few t0 with few evaluations: ``expected_t0_*.jsonl`` and ``windows_t0_*.json`` per t0.
+    Otherwise the compact ``runs`` layout: the distinct mappings once (``mappings.jsonl``)
+    and per t0 one ``t0_*.npz`` with the evaluation grid and the mappings' presence runs
+    (`OracleOutput` reads any t0's full answer back). One t0's answer is held at a time.
+    ``answers[vector]`` is an `ExpectedAnswer` or a `DeltaAnswer`; ``yabench_runs``
+    (per-window quality per repeated run) adds ``ORACLE_{name}_{run}`` and
+    ``BOXPLOTS_{name}``. ``cancelled`` is polled between files (`OutputCancelled`); either
+    way the folder stays consistent. Returns the files written.
     """
     from workbench.oracle.quality import boxplots_text
-    from workbench.oracle.run import windows_summary
+    from workbench.oracle.run import evaluation_times, windows_summary
 
-    with StagedFolder(out, manifest, after_file) as folder:
+    compact = len(vectors) > LEGACY_MAX_T0 or (
+        bool(vectors) and len(evaluation_times(answers, vectors[0])) > LEGACY_MAX_EVALUATIONS)
+    extra = dict(manifest or {})
+    if compact:
+        extra.update({"layout": "runs", "t0": [list(v) for v in vectors]})
+        if semantics is not None:
+            extra.update({"r2s": (semantics.r2s.value), "empty_notification": semantics.empty_notification,
+                          "border": semantics.border.value})
+    with StagedFolder(out, extra, after_file) as folder:
         def check() -> None:
             if cancelled is not None and cancelled():
                 raise OutputCancelled(f"writing {out} was cancelled")
 
-        for vector in vectors:
-            check()
-            label = "-".join(str(v) for v in vector)
-            answer = answers[vector]
-            lines = [
-                json.dumps({"time": e.time, "operation": e.operation, "binding": dict(sorted(mapping))}) + "\n"
-                for e in answer.emissions for mapping in e.bindings.elements()
-            ]
-            folder.write(f"expected_t0_{label}.jsonl", "".join(lines))
-            folder.write(f"windows_t0_{label}.json", json.dumps(windows_summary(answer), indent=1) + "\n")
+        if compact:
+            _write_runs(folder, answers, vectors, check)
+        else:
+            for vector in vectors:
+                check()
+                label = "-".join(str(v) for v in vector)
+                answer = answers[vector]
+                lines = [
+                    json.dumps({"time": e.time, "operation": e.operation, "binding": dict(sorted(mapping))}) + "\n"
+                    for e in answer.emissions for mapping in e.bindings.elements()
+                ]
+                folder.write(f"expected_t0_{label}.jsonl", "".join(lines))
+                folder.write(f"windows_t0_{label}.json", json.dumps(windows_summary(answer), indent=1) + "\n")
         if yabench_runs:
             for index, run in enumerate(yabench_runs, 1):
                 check()
                 folder.write(f"ORACLE_{engine_name}_{index}", "".join(w.oracle_line() + "\n" for w in run))
             folder.write(f"BOXPLOTS_{engine_name}", boxplots_text(engine_name, yabench_runs))
         return list(folder.files)
+
+
+def _write_runs(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], vectors: Sequence[tuple[int, ...]],
+                check: Callable[[], None]) -> None:
+    """The ``runs`` layout: mappings once, then one compressed grid + runs file per t0.
+
+    After the first t0 the rest is estimated from its size; an output that would not fit
+    on the disk is refused before more is written.
+    """
+    import numpy as np
+
+    ids: dict[frozenset, int] = {}
+    with open(folder.partial / MAPPINGS, "w", encoding="utf-8") as mappings:
+        for n, vector in enumerate(vectors):
+            check()
+            grid, runs, solution = _grid_and_runs(answers[vector])
+            local = np.empty(len(runs[0]), dtype=np.int64)
+            for r, m in enumerate(runs[0].tolist()):
+                mapping = solution(m)
+                index = ids.get(mapping)
+                if index is None:
+                    index = ids[mapping] = len(ids)
+                    mappings.write(json.dumps(dict(sorted(mapping))) + "\n")
+                local[r] = index
+            name = f"t0_{'-'.join(str(v) for v in vector)}.npz"
+            columns = {"time": grid.time, "sequence": grid.sequence, "start": grid.open, "end": grid.close,
+                       "index": grid.index, "lo": grid.lo, "hi": grid.hi, "run_mapping": local,
+                       "run_first": runs[1], "run_last": runs[2], "run_count": runs[3]}
+            with open(folder.partial / name, "wb") as handle:
+                np.savez_compressed(handle, **{key: packed for name_, column in columns.items()
+                                               for key, packed in _packed(name_, column)})
+            folder.files.append(name)
+            if n == 0 and len(vectors) > 1:
+                _refuse_if_too_big(folder.partial, (folder.partial / name).stat().st_size * (len(vectors) - 1))
+            if folder.after_file is not None:
+                folder.after_file(name)
+    folder.files.insert(0, MAPPINGS)
+
+
+def _packed(name: str, column: Any) -> list[tuple[str, Any]]:
+    """A column as its first value (``NAME__first``) and first differences (``NAME``) in the
+    smallest integer type: grids move by small steps, so this is small and fast to compress."""
+    import numpy as np
+
+    column = np.asarray(column, dtype=np.int64)
+    steps = np.diff(column) if len(column) else column
+    kind = np.min_scalar_type(-max(abs(int(steps.min())), abs(int(steps.max())), 1)) if len(steps) else np.int8
+    first = np.asarray([column[0]] if len(column) else [], dtype=np.int64)
+    return [(name + "__first", first), (name, steps.astype(kind))]
+
+
+def _unpacked(data: Any, name: str) -> Any:
+    """`_packed` undone: the int64 column."""
+    import numpy as np
+
+    first = data[name + "__first"]
+    if not len(first):
+        return np.empty(0, dtype=np.int64)
+    return np.concatenate([first, first[0] + np.cumsum(data[name], dtype=np.int64)])
+
+
+def _refuse_if_too_big(where: Path, estimate: int) -> None:
+    free = shutil.disk_usage(where).free
+    if estimate > 0.9 * free:
+        raise UserError(f"the remaining t0 need about {estimate / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free: "
+                        "ask for fewer t0 (--t0 VALUE) or another --out disk", file=str(where), field="--out")
+
+
+def _grid_and_runs(answer: Any) -> tuple[Any, tuple[Any, Any, Any, Any], Callable[[int], frozenset]]:
+    """An answer's evaluation grid and presence runs (mapping, first, last, count) — from a
+    `DeltaAnswer` directly, else by one pass over its relations."""
+    import numpy as np
+
+    from workbench.oracle.deltas import EvaluationGrid
+
+    if hasattr(answer, "runs"):
+        runs = answer.runs
+        return answer.grid, (runs.mapping, runs.first, runs.last, runs.count), answer.solution
+    evaluations = answer.evaluations
+    border = evaluations[0].window.border if len(evaluations) else None
+    grid = EvaluationGrid.of(evaluations, border)
+    ids: dict[frozenset, int] = {}
+    mappings: list[frozenset] = []
+    open_runs: dict[int, tuple[int, int]] = {}  # mapping -> (count, first)
+    closed: list[tuple[int, int, int, int]] = []
+    for j, relation in enumerate(answer.relations):
+        now = {}
+        for mapping, count in relation.items():
+            m = ids.get(mapping)
+            if m is None:
+                m = ids[mapping] = len(mappings)
+                mappings.append(mapping)
+            now[m] = count
+        for m, (count, first) in list(open_runs.items()):
+            if now.get(m) != count:
+                closed.append((m, first, j - 1, count))
+                del open_runs[m]
+        for m, count in now.items():
+            if m not in open_runs:
+                open_runs[m] = (count, j)
+    closed += [(m, first, len(evaluations) - 1, count) for m, (count, first) in open_runs.items()]
+    closed.sort()
+    table = np.asarray(closed, dtype=np.int64).reshape(-1, 4)
+    return grid, (table[:, 0], table[:, 1], table[:, 2], table[:, 3]), mappings.__getitem__
+
+
+class OracleOutput:
+    """Reads an ``rspwb oracle --out`` folder back: any t0's full answer (`DeltaAnswer`).
+
+    Reads the ``runs`` layout; the mappings are loaded once, a t0's file when asked for.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        from workbench.core.semantics import R2S, BorderConvention
+
+        self.folder = Path(folder)
+        try:
+            self.manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise UserError(f"not a complete oracle output ({error})", file=str(self.folder)) from None
+        if self.manifest.get("format") != FORMAT or self.manifest.get("status") != "complete":
+            raise UserError("not a complete rspwb oracle output", file=str(self.folder / MANIFEST), field="format")
+        if self.manifest.get("layout") != "runs":
+            raise UserError("this output has per-t0 files (expected_t0_*.jsonl); read them directly",
+                            file=str(self.folder / MANIFEST), field="layout")
+        self.t0_values = [tuple(v) for v in self.manifest["t0"]]
+        self.r2s = R2S(self.manifest.get("r2s", "rstream"))
+        self.empty_notification = bool(self.manifest.get("empty_notification", True))
+        self.border = BorderConvention(self.manifest.get("border", "closed-open"))
+        self._mappings: list[frozenset] | None = None
+
+    def mapping(self, m: int) -> frozenset:
+        if self._mappings is None:
+            with open(self.folder / MAPPINGS, encoding="utf-8") as handle:
+                self._mappings = [frozenset(json.loads(line).items()) for line in handle]
+        return self._mappings[m]
+
+    def answer(self, t0: Sequence[int] | int) -> Any:
+        """The full answer of one t0: evaluations, relations, emissions (a `DeltaAnswer`)."""
+        import numpy as np
+
+        from workbench.oracle.deltas import DeltaAnswer, EvaluationGrid, PresenceRuns
+
+        vector = (t0,) if isinstance(t0, int) else tuple(t0)
+        if vector not in self.t0_values:
+            raise KeyError(vector)
+        with np.load(self.folder / f"t0_{'-'.join(str(v) for v in vector)}.npz") as data:
+            arrays = {name: _unpacked(data, name) for name in data.files if not name.endswith("__first")}
+        grid = EvaluationGrid(arrays["time"], arrays["sequence"], arrays["start"], arrays["end"], arrays["index"],
+                              arrays["lo"], arrays["hi"], self.border)
+        runs = PresenceRuns(grid, arrays["run_mapping"], arrays["run_first"], arrays["run_last"], arrays["run_count"])
+        return DeltaAnswer(vector, grid, lambda: runs, self.mapping, self.r2s, self.empty_notification)

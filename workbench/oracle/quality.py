@@ -16,6 +16,7 @@ nothing improves. The reconstructed borders are reported next to the expected on
 from __future__ import annotations
 
 import bisect
+import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -93,7 +94,9 @@ def window_quality(
         emitted, bag = actual[index] if index < len(actual) else (None, Counter())
         precision, recall = precision_recall(window.expected, bag, tolerance)
         due = window.report_time if due_at is None else due_at(window.report_time)
-        delay = None if emitted is None else int(round(emitted - due))
+        # emission times are whole ms (the response log's resolution) while the due time is
+        # sub-ms: on the same ms grid (floor), an answer within the due millisecond is 0, not −1
+        delay = None if emitted is None else int(math.floor(emitted) - math.floor(due))
         start, end = window.start, window.end
         expected_size = sum(window.expected.values())
         reconstructed = (None, None)

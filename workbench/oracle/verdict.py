@@ -166,10 +166,13 @@ def judge(
     mode: str = "strict",
     comparison_start: int = 0,
     tolerance: Tolerance = Tolerance(),
+    stop_at_first: bool = False,
 ) -> Verdict:
     """Decide correct/incorrect against the oracle's answer for every admissible t0.
 
-    ``candidates`` maps each admissible t0 (or t0 vector) to the oracle's relations.
+    ``candidates`` maps each admissible t0 (or t0 vector) to the oracle's relations; it
+    may compute them lazily (only one candidate's relations are held at a time here).
+    ``stop_at_first``: the verdict names the first matching t0 only and computes no more.
     """
     if mode not in MATCH_MODES:
         raise ValueError(f"unknown match mode {mode!r}")
@@ -182,6 +185,8 @@ def judge(
             divergence = _csrbench_against(t0, engine, oracle, tolerance)
         if divergence is None:
             matching.append(t0)
+            if stop_at_first:
+                break
         elif closest is None or divergence.matched_before > closest.matched_before:
             closest = divergence
     correct = bool(matching)

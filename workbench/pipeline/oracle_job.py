@@ -32,13 +32,12 @@ import uuid
 from collections import OrderedDict, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from workbench.core.r2s import apply_r2s
-from workbench.core.semantics import ActiveWindowChoice, BorderConvention, EngineSemantics, R2S, Strategy, Tick
-from workbench.core.windows import WindowSpec
+from workbench.core.semantics import EngineSemantics, R2S
 from workbench.errors import UserError
 from workbench.oracle.annotated import (
     BIG,
@@ -56,6 +55,13 @@ from workbench.oracle.annotated import (
     content_keys,
     evaluations_for,
     minimal_requirements,
+)
+from workbench.oracle.deltas import (  # noqa: F401 - vectorisable: this module's API too
+    DeltaOracle,
+    EvaluationArrays,
+    evaluation_arrays,
+    not_vectorisable,
+    vectorisable,
 )
 from workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer, window_specs
 from workbench.query.model import ContinuousQuery
@@ -433,123 +439,6 @@ class SparkBGP:
 # --- vectorised evaluations per t0 ------------------------------------------------------------------
 
 
-@dataclass
-class EvaluationArrays:
-    """The evaluations of one t0 as arrays (distinct-timestamp indices for lo/hi)."""
-
-    time: np.ndarray
-    open: np.ndarray
-    close: np.ndarray
-    index: np.ndarray
-    lo: np.ndarray  # content [lo, hi) in distinct-timestamp indices
-    hi: np.ndarray
-
-
-def vectorisable(query: ContinuousQuery, semantics: EngineSemantics) -> bool:
-    """True if `evaluation_arrays` reproduces `evaluation_instants` for these semantics."""
-    return not_vectorisable(query, semantics) is None
-
-
-def not_vectorisable(query: ContinuousQuery, semantics: EngineSemantics) -> str | None:
-    """Why `evaluation_arrays` cannot compute these evaluations (None if it can)."""
-    strategies = semantics.report.strategies
-    if len(query.windows) != 1:
-        return "the query has several windows"
-    if Strategy.PERIODIC in strategies:
-        return "the report policy is periodic"
-    if Strategy.NEXT_ELEMENT in strategies:
-        return "windows are reported at the next element after their close"
-    if Strategy.WINDOW_CLOSE in strategies:
-        return None
-    if semantics.tick is not Tick.TIME:
-        return f"content change with the {semantics.tick.value} tick"
-    if semantics.active_window is not ActiveWindowChoice.EARLIEST:
-        return f"content change with the {semantics.active_window.value} active window"
-    return None
-
-
-def evaluation_arrays(distinct: np.ndarray, spec: WindowSpec, semantics: EngineSemantics, end: int) -> EvaluationArrays:
-    """`workbench.core.report.evaluation_instants` in numpy, on distinct timestamps.
-
-    Window-close (with content-change / non-empty conjuncts), or content-change with the
-    time tick and the earliest active window (`vectorisable`). Pinned against the scalar
-    definition by tests/test_oracle_fast.py.
-    """
-    start, beta, omega, t0 = spec.t0, spec.slide, spec.size, spec.t0
-    border = spec.border
-    offset = 0 if spec.leading_partial else omega
-    first_index = 1 if spec.leading_partial else 0
-    strategies = semantics.report.strategies
-    left_side = "right" if border is BorderConvention.OPEN_CLOSED else "left"
-    right_side = "left" if border is BorderConvention.CLOSED_OPEN else "right"
-
-    def opens(k: np.ndarray) -> np.ndarray:
-        if spec.leading_partial:
-            return np.maximum(t0, t0 + k * beta - omega)
-        return t0 + k * beta
-
-    if Strategy.WINDOW_CLOSE in strategies:
-        first = max(first_index, -((-(start - t0 - offset)) // beta))
-        last = (end - t0 - offset) // beta
-        k = np.arange(first, last + 1, dtype=np.int64)
-        close = t0 + k * beta + offset
-        open_ = opens(k)
-        times = close
-        lo = np.searchsorted(distinct, open_, side=left_side)
-        hi = np.maximum(lo, np.searchsorted(distinct, close, side=right_side))
-        active = np.ones(len(k), dtype=bool)
-    else:
-        tick_lo, tick_hi = np.searchsorted(distinct, start, "left"), np.searchsorted(distinct, end, "right")
-        tick_times = distinct[tick_lo:tick_hi]
-        tick_arrived = np.arange(tick_lo + 1, tick_hi + 1, dtype=np.int64)
-        include_open = border is not BorderConvention.OPEN_CLOSED
-        include_close = border is not BorderConvention.CLOSED_OPEN
-        kb = max(first_index, -((-(start - t0 - offset - 1)) // beta))
-        kmax = max(kb, (end - t0 + omega) // beta + 2)
-        k = np.arange(kb, kmax + 1, dtype=np.int64)
-        enter = opens(k) + (0 if include_open else 1)
-        leave = t0 + k * beta + offset + (1 if include_close else 0)
-        k_ok = enter <= end
-        instants = np.unique(np.concatenate([enter[k_ok], leave[k_ok]]))
-        instants = instants[(instants >= start) & (instants <= end)]
-        at = np.minimum(np.searchsorted(tick_times, instants), max(len(tick_times) - 1, 0))
-        if len(tick_times):
-            instants = instants[tick_times[at] != instants]
-        boundary_arrived = np.searchsorted(distinct, instants, "left")
-        # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
-        where = np.searchsorted(tick_times, instants)
-        times = np.insert(tick_times, where, instants)
-        arrived = np.insert(tick_arrived, where, boundary_arrived)
-        # earliest window containing t: smallest k >= first_index whose close is not before t
-        if border is BorderConvention.CLOSED_OPEN:
-            kk = (times - t0 - offset) // beta + 1
-        else:
-            kk = -((-(times - t0 - offset)) // beta)
-        kk = np.maximum(kk, first_index)
-        # kk never decreases along times: borders and contents per window, then gathered
-        k_first = int(kk[0]) if len(kk) else first_index
-        windows = np.arange(k_first, (int(kk[-1]) if len(kk) else k_first) + 1, dtype=np.int64)
-        of_window = kk - k_first
-        open_ = opens(windows)[of_window]
-        close = (t0 + windows * beta + offset)[of_window]
-        active = open_ < times if border is BorderConvention.OPEN_CLOSED else open_ <= times
-        k = kk
-        lo = np.searchsorted(distinct, opens(windows), side=left_side)[of_window]
-        hi = np.minimum(np.searchsorted(distinct, t0 + windows * beta + offset, side=right_side)[of_window], arrived)
-        hi = np.maximum(lo, hi)
-    empty = hi <= lo
-    key_lo = np.where(empty, 0, lo)
-    key_hi = np.where(empty, 0, hi)
-    prev_lo = np.concatenate([[0], np.where(active[:-1], key_lo[:-1], 0)])
-    prev_hi = np.concatenate([[0], np.where(active[:-1], key_hi[:-1], 0)])
-    holds = active.copy()
-    if Strategy.CONTENT_CHANGE in strategies:
-        holds &= (key_lo != prev_lo) | (key_hi != prev_hi)
-    if Strategy.NON_EMPTY in strategies:
-        holds &= ~empty
-    return EvaluationArrays(times[holds], open_[holds], close[holds], k[holds], lo[holds], hi[holds])
-
-
 # --- results ----------------------------------------------------------------------------------------
 
 
@@ -608,7 +497,7 @@ class ExpectedAnswers:
     t0_values: list[tuple[int, ...]]
     mode: str  # "fast-vectorised", "fast", or "reference" (fallback, with the reason)
     reason: str | None
-    classes: list[AnswerClass]
+    _classes: list[AnswerClass] | None
     timelines: list[Timeline]
     end: int | None
     report_window: int
@@ -618,6 +507,36 @@ class ExpectedAnswers:
     _compute: Callable[[tuple[int, ...]], T0Result] | None = None
     annotations_reused: bool = False  # the annotated rows came from an earlier call's cache
     _known: set[tuple[int, ...]] | None = None
+    _deltas: DeltaOracle | None = None  # single-window monotone plans: presence runs per t0
+
+    @property
+    def classes(self) -> list[AnswerClass]:
+        """t0 values grouped by identical window contents (on the delta path: computed on
+        first use, one evaluation grid at a time)."""
+        if self._classes is None:
+            by_digest: dict[str, list[tuple[int, ...]]] = defaultdict(list)
+            for vector in self.t0_values:
+                grid = self._delta_grid(vector)
+                by_digest[_digest(grid.lo, grid.hi)].append(vector)
+            self._classes = [AnswerClass(d, v) for d, v in by_digest.items()]
+        return self._classes
+
+    @classes.setter
+    def classes(self, value: list[AnswerClass]) -> None:
+        self._classes = value
+
+    def evaluation_times(self, t0: Sequence[int] | int) -> np.ndarray:
+        """The evaluation instants of one t0 (its grid; no relation is computed)."""
+        vector = (t0,) if isinstance(t0, int) else tuple(t0)
+        if self._reference is not None:
+            return np.asarray([e.time for e in self._reference(vector).evaluations], dtype=np.int64)
+        return self._delta_grid(vector).time
+
+    def _delta_grid(self, vector: tuple[int, ...]) -> Any:
+        from workbench.oracle.deltas import evaluation_grid
+
+        spec = window_specs(self.query, self.semantics, vector)[self.report_window]
+        return evaluation_grid(self.timelines[self.report_window], spec, self.semantics, self.end)
 
     # a read-only mapping t0 vector -> ExpectedAnswer, like `workbench.oracle.run.compute_expected`
     def __getitem__(self, t0: tuple[int, ...]) -> ExpectedAnswer:
@@ -641,6 +560,10 @@ class ExpectedAnswers:
         vector = (t0,) if isinstance(t0, int) else tuple(t0)
         if self._reference is not None:
             return self._reference(vector)
+        if self._deltas is not None:
+            answer = self._deltas.answer(vector)
+            if answer is not None:
+                return answer
         assert self._evaluator is not None
         specs = window_specs(self.query, self.semantics, vector)
         r = self.report_window
@@ -652,6 +575,16 @@ class ExpectedAnswers:
                               empty_notification=self.semantics.empty_notification)
         return ExpectedAnswer(vector, tuple(evaluations), tuple(relations), tuple(emissions))
 
+    def summary_rows(self, t0: Sequence[int] | int) -> Iterator[dict[str, Any]]:
+        """`WindowSummary.as_row` per evaluation, streamed (no objects per evaluation on the
+        delta path)."""
+        vector = (t0,) if isinstance(t0, int) else tuple(t0)
+        if self._compute is None and self._deltas is not None:
+            answer = self.answer(vector)
+            if hasattr(answer, "summary_rows"):
+                return answer.summary_rows()
+        return (w.as_row() for w in self.summary(vector))
+
     def summary(self, t0: Sequence[int] | int) -> list[WindowSummary]:
         """Per evaluation: window borders, triples, expected and relation sizes."""
         vector = (t0,) if isinstance(t0, int) else tuple(t0)
@@ -659,6 +592,9 @@ class ExpectedAnswers:
             result = self._results.get(vector) or self._compute(vector)
             return result.summary(self.timelines[self.report_window].starts)
         answer = self.answer(vector)
+        if hasattr(answer, "summary_rows"):
+            return [WindowSummary(r["time"], r["start"], r["end"], r["triples"], r["expected"], r["relation_size"],
+                                  r["emitted"]) for r in answer.summary_rows()]
         out = []
         emitted = {(e.time, e.sequence): e for e in answer.emissions}
         for evaluation, relation in zip(answer.evaluations, answer.relations):
@@ -906,6 +842,13 @@ def expected_answers(
             vectorised = VectorisedAnswers(tables[0], reporting_timeline, query, semantics, int(last))  # type: ignore[arg-type]
         except FastPathUnsupported as error:
             problem = str(error)
+    if vectorised is None and DeltaOracle.applies(plan, query) and reporting_timeline.distinct:
+        # presence runs per t0 (`workbench.oracle.deltas`), computed when a t0 is asked for
+        answers._deltas = DeltaOracle(query, semantics, tables[0], reporting_timeline, end)
+        answers._classes = None
+        answers.reason = f"presence runs per t0 instead of the vectorised prefix sums: {problem}" if problem else None
+        report("done", 1.0)
+        return answers
     answers.reason = None if vectorised is not None else (
         f"per-t0 window contents instead of the vectorised path: {problem}" if problem else None)
     by_digest: dict[str, list[tuple[int, ...]]] = defaultdict(list)

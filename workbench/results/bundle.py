@@ -27,6 +27,7 @@ ORACLE_FILE = "oracle.json"
 RUN_FILE = "run.json"
 PARTIAL = ".partial"
 BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
+BUNDLE_FORMAT = "rspwb-result-bundle/1"
 
 # Columns of the summary table (header, row key, width).
 TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -84,17 +85,26 @@ class BundleSummary:
     name: str
     runs: tuple[Mapping[str, Any], ...]
     manifest: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what is missing (a published YABench folder: workbench.results.published)
+    problems: tuple[str, ...] = ()  # files that could not be read, as FILE:LINE: message
 
     def to_json(self) -> dict[str, Any]:
         """The ``rspwb report --json`` object (CLI.md)."""
-        return _clean({
+        payload: dict[str, Any] = {
             "bundle": str(self.folder),
             "name": self.name,
             "status": self.status,
             "started": self.manifest.get("started"),
             "finished": self.manifest.get("finished"),
             "runs": [dict(row) for row in self.runs],
-        })
+        }
+        if self.manifest.get("format") and self.manifest.get("format") != BUNDLE_FORMAT:
+            payload["format"] = self.manifest["format"]
+            payload["test_folders"] = self.manifest.get("test_folders")
+        if self.notes or self.problems:
+            payload["notes"] = list(self.notes)
+            payload["problems"] = list(self.problems)
+        return _clean(payload)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -254,6 +264,8 @@ def format_table(summary: BundleSummary) -> str:
     lines.extend(line(r) for r in rows)
     counts = ", ".join(f"{count} {name}" for name, count in sorted(summary.counts().items()))
     lines.append(f"{summary.name}: {summary.status}; {len(summary.runs)} runs ({counts or 'none'}) in {summary.folder}")
+    lines.extend(f"  {note}" for note in summary.notes)
+    lines.extend(f"  {problem}" for problem in summary.problems)
     errors = [row for row in summary.runs if row.get("error") and row.get("status") not in ("ok", None)]
     for row in errors:
         first = str(row["error"]).splitlines()[0] if row["error"] else ""

@@ -15,8 +15,6 @@ and recall vs cache size (eviction strategies, Sect. 3).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import statistics
@@ -39,6 +37,16 @@ from workbench.results.bundle import (
     run_row,
 )
 from workbench.errors import UserError
+from workbench.results.published import PUBLISHED_FORMAT, is_published, published_boxplots, read_published
+from workbench.results.yabench_files import (
+    ResourceSeries,
+    WindowBoxplots,
+    parse_boxplots,
+    parse_oracle,
+    parse_oracle_borders,
+    parse_performance,
+    window_positions,
+)
 
 RUN_SPEC = "run-spec.json"
 VERDICT_SYMBOLS = {"correct": "✓", "incorrect": "✗"}
@@ -68,10 +76,34 @@ class LoadedBundle:
     def run_folder(self, run_id: str) -> Path:
         return self.folder / RUNS_DIR / str(run_id)
 
+    @property
+    def published(self) -> bool:
+        """A published YABench folder read as a bundle (read-only; no streams or responses)."""
+        return self.manifest.get("format") == PUBLISHED_FORMAT
+
+
+def not_a_bundle(folder: str | Path) -> UserError | None:
+    """Why ``folder`` cannot be opened as a bundle at all (None if it can, even partly: a manifest,
+    run folders or a published YABench folder); opening it must not replace what is shown."""
+    root = Path(folder)
+    if not root.is_dir():
+        return UserError("not a result bundle folder (no such directory)", file=str(root))
+    if (root / MANIFEST).is_file() or (root / RUNS_DIR).is_dir() or is_published(root):
+        return None
+    return UserError(f"not a result bundle (no {MANIFEST}, no {RUNS_DIR}/) nor a YABench test folder "
+                     "(no config.json with a results/ folder)", file=str(root))
+
 
 def load_bundle(folder: str | Path) -> LoadedBundle:
-    """Read a bundle tolerantly: every problem becomes a located :class:`UserError` in ``problems``."""
+    """Read a bundle tolerantly: every problem becomes a located :class:`UserError` in ``problems``.
+
+    A published YABench test folder (or a folder of them) reads as a bundle too
+    (:mod:`workbench.results.published`)."""
     root = Path(folder)
+    if is_published(root):
+        published = read_published(root)
+        return LoadedBundle(root, published.name, "published", published.rows, published.manifest,
+                            published.problems, published.notes)
     problems: list[UserError] = []
     notes: list[str] = []
     if not root.is_dir():
@@ -144,13 +176,23 @@ def _tolerant_row(root: Path, spec: Mapping[str, Any], problems: list[UserError]
 def run_groups(bundle: LoadedBundle) -> list[tuple[tuple[Any, Any, Any], str]]:
     """The (case, repetition, query) groups whose engines are overlaid, with a label each."""
     groups: dict[tuple[Any, Any, Any], str] = {}
-    varying = grid_axes(bundle.rows)
+    members: dict[tuple[Any, Any, Any], set[str]] = {}
+    for row in bundle.rows:
+        key = (row.get("case"), row.get("repetition"), row.get("query"))
+        members.setdefault(key, set()).update(f"{k}={json.dumps(v, sort_keys=True)}"
+                                              for k, v in (row.get("variables") or {}).items())
+    # only the variables that tell groups apart (not those of one engine, e.g. a published WPOLICY)
+    varying = [v for v in grid_axes(bundle.rows)
+               if all(sum(m.startswith(f"{v}=") for m in vals) <= 1 for vals in members.values())]
     for row in bundle.rows:
         key = (row.get("case"), row.get("repetition"), row.get("query"))
         if key not in groups:
             variables = row.get("variables") or {}
             detail = ", ".join(f"{v}={variables.get(v)}" for v in varying if v in variables)
-            groups[key] = f"case {key[0]} · rep {key[1]} · {key[2]}" + (f" ({detail})" if detail else "")
+            parts = [f"case {key[0]}" if key[0] is not None else "", f"rep {key[1]}", str(key[2])]
+            if bundle.published:  # the test folder: several engines may share a test name
+                parts[0] = ""
+            groups[key] = " · ".join(p for p in parts if p) + (f" ({detail})" if detail else "")
     return list(groups.items())
 
 
@@ -167,23 +209,6 @@ def engines_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 # ---------------------------------------------------------------------- per-window quality
-
-
-def window_positions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Where per-window values are drawn on the time axis (ms): at the window's end; the
-    evaluations of one window by a content-change engine (consecutive lines with the same
-    borders) spread evenly across it, the last at its end, so that they do not pile up."""
-    x = np.asarray(end, dtype=float).copy()
-    first = 0
-    for index in range(1, len(x) + 1):
-        if index < len(x) and start[index] == start[first] and end[index] == end[first]:
-            continue
-        count = index - first
-        if count > 1:
-            width = float(end[first] - start[first])
-            x[first:index] = start[first] + width * np.arange(1, count + 1) / count
-        first = index
-    return x
 
 
 @dataclass(frozen=True)
@@ -217,6 +242,14 @@ class WindowSeries:
 
 def read_window_series(bundle: LoadedBundle, row: Mapping[str, Any]) -> WindowSeries | None:
     """The per-window quality of one run, or None when its oracle measured no windows."""
+    if row.get("oracle_file"):  # a published repetition: its ORACLE_<test><n> lines
+        published = bundle.folder / str(row["oracle_file"])
+        lines = parse_oracle(published.read_text(encoding="utf-8"), file=str(published))
+        if not len(lines):
+            return None
+        return WindowSeries(str(row.get("run_id")), str(row.get("engine")),
+                            *(lines.columns[k] for k in ("start", "end", "precision", "recall", "actual_size",
+                                                         "expected_size", "window_triples", "delay")))
     path = bundle.run_folder(str(row.get("run_id"))) / ORACLE_FILE
     if not path.is_file():
         return None
@@ -236,73 +269,17 @@ def read_window_series(bundle: LoadedBundle, row: Mapping[str, Any]) -> WindowSe
                         *(np.asarray(columns[k], dtype=float) for k in columns))
 
 
-@dataclass(frozen=True)
-class WindowBoxplots:
-    """YABench ``BOXPLOTS_<engine>``: per window, precision/recall/delay over the repetitions."""
-
-    group: str  # the yabench/ sub-folder, e.g. ``case0-q1``
-    engine: str
-    precision: tuple[tuple[float, ...], ...]
-    recall: tuple[tuple[float, ...], ...]
-    delay: tuple[tuple[float, ...], ...]
-    start: tuple[int, ...] = ()  # the window borders (ms) of each line, from ORACLE_<engine>_1, if present
-    end: tuple[int, ...] = ()
-
-    def positions(self) -> np.ndarray | None:
-        """Time-axis positions (ms) as :func:`window_positions`, or None when the borders are unknown."""
-        if len(self.start) != len(self.precision) or not self.start:
-            return None
-        return window_positions(np.asarray(self.start), np.asarray(self.end))
-
-    @property
-    def repetitions(self) -> int:
-        return max((len(v) for v in self.precision), default=0)
-
-    def metric(self, name: str) -> tuple[tuple[float, ...], ...]:
-        return {"precision": self.precision, "recall": self.recall, "delay": self.delay}[name]
-
-
-def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> WindowBoxplots:
-    """Parse a ``BOXPLOTS_*`` file (FORMATS.md: the engine name, then ``precisions;recalls;delays``)."""
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise UserError("empty BOXPLOTS file (the first line must name the engine)", file=file, line=1)
-    metrics: tuple[list[tuple[float, ...]], ...] = ([], [], [])
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        parts = line.split(";")
-        if len(parts) != 3:
-            raise UserError(f"expected precisions;recalls;delays, found {len(parts)} field(s)", file=file, line=number)
-        for name, part, values in zip(("precisions", "recalls", "delays"), parts, metrics):
-            try:
-                values.append(tuple(float(v) for v in part.split(",") if v.strip()))
-            except ValueError:
-                raise UserError(f"not a number in {part!r}", file=file, line=number, field=name) from None
-    return WindowBoxplots(group, lines[0].strip(), *(tuple(m) for m in metrics))
-
-
-def parse_oracle_borders(text: str, *, file: str | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The window borders of a YABench ``ORACLE_*`` file
-    (``precision,recall,actual,expected,triples,start,end,delay`` per line)."""
-    starts, ends = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        fields = line.split(",")
-        if len(fields) < 7:
-            raise UserError(f"expected 8 comma-separated fields, found {len(fields)}", file=file, line=number)
-        try:
-            starts.append(int(float(fields[5])))
-            ends.append(int(float(fields[6])))
-        except ValueError:
-            raise UserError(f"window borders are not numbers: {fields[5]!r}, {fields[6]!r}", file=file,
-                            line=number) from None
-    return tuple(starts), tuple(ends)
-
-
 def read_boxplots(bundle: LoadedBundle, problems: list[UserError] | None = None) -> list[WindowBoxplots]:
-    """Every ``yabench/*/BOXPLOTS_*`` of the bundle (unreadable files go to ``problems``)."""
+    """Every ``yabench/*/BOXPLOTS_*`` of the bundle (unreadable files go to ``problems``), or a
+    published folder's ``results/oracle/BOXPLOTS_*``; each knows its run group's case and query."""
+    if bundle.published:
+        found: list[UserError] = []
+        boxplots = published_boxplots(read_published(bundle.folder), found)
+        if found and problems is None:
+            raise found[0]
+        (problems if problems is not None else []).extend(found)
+        return boxplots
+    groups = {f"case{r.get('case')}-{r.get('query')}": (r.get("case"), r.get("query")) for r in bundle.rows}
     result = []
     for path in sorted((bundle.folder / YABENCH_DIR).glob("*/BOXPLOTS_*")):
         if path.name.endswith(PARTIAL):
@@ -313,7 +290,8 @@ def read_boxplots(bundle: LoadedBundle, problems: list[UserError] | None = None)
             if first.is_file():
                 start, end = parse_oracle_borders(first.read_text(encoding="utf-8"), file=str(first))
                 boxplots = replace(boxplots, start=start, end=end)
-            result.append(boxplots)
+            case, query = groups.get(path.parent.name, (None, None))
+            result.append(replace(boxplots, case=case, query=query))
         except UserError as error:
             if problems is None:
                 raise
@@ -346,48 +324,15 @@ def box_stats(values: Sequence[float]) -> BoxStats | None:
 # ---------------------------------------------------------------------- resources
 
 
-@dataclass(frozen=True)
-class ResourceSeries:
-    """One run's ``P_<engine>.csv``: time (s since engine start), RSS (MiB), CPU (% of one core), threads."""
-
-    run_id: str
-    engine: str
-    time_s: np.ndarray
-    rss_mb: np.ndarray
-    cpu_percent: np.ndarray
-    threads: np.ndarray
-
-
-P_COLUMNS = ("time", "rss_mem", "cpu_percent", "threads")
-
-
-def parse_performance(text: str, *, run_id: str = "", engine: str = "", file: str | None = None) -> ResourceSeries:
-    """Parse YABench performance samples (header ``time,rss_mem,cpu_percent,mem_percent,threads``)."""
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if header is None:
-        raise UserError("empty performance file (expected a header line)", file=file, line=1)
-    header = [h.strip() for h in header]
-    missing = [c for c in P_COLUMNS if c not in header]
-    if missing:
-        raise UserError(f"header lacks {', '.join(missing)} (expected time,rss_mem,cpu_percent,mem_percent,threads)",
-                        file=file, line=1)
-    index = {c: header.index(c) for c in P_COLUMNS}
-    values: dict[str, list[float]] = {c: [] for c in P_COLUMNS}
-    for number, record in enumerate(reader, start=2):
-        if not record:
-            continue
-        for column, position in index.items():
-            try:
-                values[column].append(float(record[position]))
-            except (ValueError, IndexError):
-                raise UserError(f"not a number: {record[position] if position < len(record) else '(missing)'!r}",
-                                file=file, line=number, field=column) from None
-    return ResourceSeries(run_id, engine, *(np.asarray(values[c], dtype=float) for c in P_COLUMNS))
-
-
 def read_resources(bundle: LoadedBundle, row: Mapping[str, Any]) -> ResourceSeries | None:
     """The performance samples of one run (None when the run wrote none)."""
+    if bundle.published:
+        name = row.get("performance_file")
+        if not name:
+            return None
+        path = bundle.folder / str(name)
+        return parse_performance(path.read_text(encoding="utf-8"), run_id=str(row.get("run_id")),
+                                 engine=str(row.get("engine")), file=str(path))
     folder = bundle.run_folder(str(row.get("run_id")))
     files = sorted(p for p in folder.glob("P_*.csv")) if folder.is_dir() else []
     if not files:
@@ -410,6 +355,49 @@ def read_runs(bundle: LoadedBundle, rows: Iterable[Mapping[str, Any]],
         if value is not None:
             found.append(value)
     return found, problems
+
+
+# ---------------------------------------------------------------------- overlay across bundles
+
+
+@dataclass(frozen=True)
+class OverlayMetric:
+    """A quantity that any run of any bundle (own or published) can be drawn as, over one axis."""
+
+    key: str
+    label: str
+    axis: str  # the x axis: "window" (application time of the window end, s) or "time" (s since engine start)
+    unit: str
+
+
+OVERLAY_METRICS: tuple[OverlayMetric, ...] = (
+    OverlayMetric("precision", "precision per window", "window", ""),
+    OverlayMetric("recall", "recall per window", "window", ""),
+    OverlayMetric("delay", "delay per window", "window", "ms"),
+    OverlayMetric("actual_size", "result size per window", "window", "bindings"),
+    OverlayMetric("rss_mb", "memory (RSS)", "time", "MB"),
+    OverlayMetric("cpu_percent", "CPU (% of one core)", "time", "%"),
+    OverlayMetric("threads", "threads", "time", ""),
+)
+
+
+def overlay_metric(key: str) -> OverlayMetric:
+    return next(m for m in OVERLAY_METRICS if m.key == key)
+
+
+def overlay_series(bundle: LoadedBundle, row: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """One run's ``key`` as (x in s, y): per window at the window's position (quality), or over
+    the time since engine start (resources); None when the run has no such data."""
+    metric = overlay_metric(key)
+    if metric.axis == "window":
+        series = read_window_series(bundle, row)
+        if series is None:
+            return None
+        return series.positions() / 1000.0, np.asarray(getattr(series, key), dtype=float)
+    samples = read_resources(bundle, row)
+    if samples is None or not len(samples.time_s):
+        return None
+    return samples.time_s, np.asarray(getattr(samples, key), dtype=float)
 
 
 # ---------------------------------------------------------------------- correctness matrix
@@ -765,7 +753,7 @@ __all__ = [
     "ApproachPoint", "BoxStats", "BundleData", "CorrectnessMatrix", "DominanceGrid", "LoadedBundle", "MatrixCell",
     "RecallCurve", "ResourceSeries", "WindowBoxplots", "WindowSeries", "box_stats", "correctness_matrix",
     "divergence_summary", "dominance_grid", "dominant", "engines_of", "eviction_curves", "grid_axes",
-    "heaven_points", "load_bundle", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
+    "heaven_points", "load_bundle", "not_a_bundle", "OVERLAY_METRICS", "overlay_metric", "overlay_series", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
     "read_resources", "read_runs", "read_window_series", "rows_in_group", "run_groups", "value_order",
     "window_positions",
 ]

@@ -204,6 +204,9 @@ _SKIP_LINE = re.compile(r"[ \t]*(?:#.*)?\r?\n?")
 _BLOCK_CHARS = 1 << 20
 
 
+MAX_LINE_CHARS = 16 << 20  # one stream line (element) is never this long
+
+
 def _line_blocks(handle: IO[str]) -> Iterator[str]:
     """Text in blocks of about 1 MiB that end at a line boundary (the last one may not)."""
     rest = ""
@@ -219,6 +222,9 @@ def _line_blocks(handle: IO[str]) -> Iterator[str]:
         cut = block.rfind("\n") + 1
         if cut == 0:
             rest += block
+            if len(rest) > MAX_LINE_CHARS:  # e.g. /dev/zero or a binary file: stop before memory does
+                raise UserError(f"a line longer than {MAX_LINE_CHARS >> 20} MiB characters: not a stream text file",
+                                file=getattr(handle, "name", None))
             continue
         yield rest + block[:cut] if rest else block[:cut]
         rest = block[cut:]
@@ -713,8 +719,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         with open(file, "rb") as raw:
             if raw.read(4) == b"PAR1":
                 return "parquet"
-        with _open_text(file) as handle:
-            for index, line in enumerate(handle):
+        with _open_text(file) as handle:  # the first 64 KiB only (a file of one endless line: /dev/zero)
+            head = handle.read(1 << 16)
+            lines = head.splitlines(keepends=True)
+            if len(head) == 1 << 16:
+                lines = lines[:-1]  # may be cut
+            for index, line in enumerate(lines):
                 if index > 1000:
                     break
                 if _SKIP_LINE.fullmatch(line):

@@ -2,7 +2,8 @@
 
 Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
 when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
-Latency × memory, Eviction and the window timeline. A bundle with more than
+Latency × memory, Eviction, Overlay (runs of several bundles, own and published, in one
+chart) and the window timeline. A bundle with more than
 ``inline_runs`` runs is read on a background task (workbench/gui/tasks.py), and so are the
 per-run files its views ask for; small bundles are read at once.
 """
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -31,17 +33,19 @@ from workbench.gui.results.common import ResultsView, escape
 from workbench.gui.results.eviction import EvictionView
 from workbench.gui.results.heaven import HeavenDashboardView
 from workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
+from workbench.gui.results.overlay import OverlayView
 from workbench.gui.results.quality import QualityView
 from workbench.gui.results.resources import ResourcesView
 from workbench.gui.results.summary import SummaryView
-from workbench.results.view_data import BundleData, read_bundle_data
+from workbench.results.view_data import BundleData, not_a_bundle, read_bundle_data
 
 RECENT_KEY = "results/recentBundles"
 RECENT_LIMIT = 10
 INLINE_RUNS = 40  # bundles with more run folders are read off the GUI thread
 STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "running": "#ef6c00", "cancelled": "#616161",
-                  "unreadable": "#c62828"}
+                  "unreadable": "#c62828", "published": "#1565c0"}
 RECENT_PROMPT = "Recent bundles…"
+SHOWN_PROBLEMS = 3  # lines of problems/notes shown under the title; the rest in its tooltip
 
 
 class ResultsBrowser(QWidget):
@@ -81,6 +85,11 @@ class ResultsBrowser(QWidget):
         self.problems.setObjectName("bundleProblems")
         self.problems.setWordWrap(True)
         self.problems.setVisible(False)
+        self.open_error = QLabel()  # a folder that could not be opened: the bundle shown stays
+        self.open_error.setObjectName("openError")
+        self.open_error.setWordWrap(True)
+        self.open_error.setStyleSheet("color: #c62828")
+        self.open_error.setVisible(False)
         top = QHBoxLayout()
         top.addWidget(self.open_button)
         top.addWidget(self.recent_combo, 1)
@@ -92,15 +101,22 @@ class ResultsBrowser(QWidget):
         self.matrix_view = CorrectnessMatrixView()
         self.heaven_view = HeavenDashboardView()
         self.eviction_view = EvictionView()
+        self.overlay_view = OverlayView()
         self.timeline_view = TimelineView(tasks)
         self.views: tuple[ResultsView, ...] = (self.summary_view, self.quality_view, self.resources_view,
-                                               self.matrix_view, self.heaven_view, self.eviction_view)
+                                               self.matrix_view, self.heaven_view, self.eviction_view,
+                                               self.overlay_view)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("resultsTabs")
         for view, name in zip(self.views, ("Summary", "Quality", "Resources", "Correctness", "Latency × memory",
-                                            "Eviction")):
+                                            "Eviction", "Overlay")):
             self.tabs.addTab(view, name)
             view.submit = self._submit
+        # the timeline's own minimum width (its field rows) must not widen the window past 1024 px
+        # (issue 13 §2.4): its width is what the tab gives it
+        policy = self.timeline_view.sizePolicy()
+        policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+        self.timeline_view.setSizePolicy(policy)
         self.tabs.addTab(self.timeline_view, "Timeline")
         self.matrix_view.divergenceRequested.connect(self.show_divergence)
         self.summary_view.runRequested.connect(self.show_run)
@@ -109,6 +125,7 @@ class ResultsBrowser(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.title)
+        layout.addWidget(self.open_error)
         layout.addWidget(self.problems)
         layout.addWidget(self.tabs, 1)
         self._refresh_recent()
@@ -132,8 +149,14 @@ class ResultsBrowser(QWidget):
             self.open_bundle(self.folder)
 
     def open_bundle(self, path: str | os.PathLike[str]) -> Any:
-        """Read the bundle (on a task when it is big and a TaskRegistry was given); returns the task or None."""
+        """Read the bundle (on a task when it is big and a TaskRegistry was given); returns the task or None.
+
+        A folder that is no bundle at all is refused with a message; the bundle shown stays."""
         folder = Path(path).expanduser()
+        refused = not_a_bundle(folder)
+        if refused is not None:
+            self._show_failure(refused, folder)
+            return None
         self.folder = folder
         self.reload_button.setEnabled(True)
         if self.load_task is not None and self.load_task.is_running():
@@ -166,6 +189,7 @@ class ResultsBrowser(QWidget):
         if self.folder is not None and data.bundle.folder != self.folder:
             return  # a superseded read
         self.data = data
+        self.open_error.setVisible(False)
         bundle = data.bundle
         colour = STATUS_COLOURS.get(bundle.status, "#333")
         counts: dict[str, int] = {}
@@ -180,7 +204,10 @@ class ResultsBrowser(QWidget):
             f"<code>{escape(str(bundle.folder))}</code>")
         lines = [f"<span style='color:#c62828'>{escape(str(p))}</span>" for p in data.problems]
         lines += [f"<span style='color:#ef6c00'>{escape(n)}</span>" for n in bundle.notes]
-        self.problems.setText("<br>".join(lines))
+        shown = lines if len(lines) <= SHOWN_PROBLEMS else lines[:SHOWN_PROBLEMS - 1] + [
+            f"<span style='color:#555'>… and {len(lines) - SHOWN_PROBLEMS + 1} more (hover to see all)</span>"]
+        self.problems.setText("<br>".join(shown))
+        self.problems.setToolTip("<br>".join(lines) if len(shown) < len(lines) else "")
         self.problems.setVisible(bool(lines))
         for view in self.views:
             try:
@@ -215,8 +242,18 @@ class ResultsBrowser(QWidget):
     def _on_load_progress(self, fraction: float, message: str) -> None:
         self.title.setText(f"reading <code>{escape(str(self.folder))}</code>: {escape(message)} …")
 
-    def _show_failure(self, error: object) -> None:
+    def _show_failure(self, error: object, folder: Path | None = None) -> None:
+        """Say why a folder could not be read; a bundle already shown stays (and stays current)."""
         kind = "" if isinstance(error, UserError) else f"{type(error).__name__}: "
+        if self.data is not None:
+            self.folder = self.data.bundle.folder
+            where = escape(str(folder or self.folder))
+            self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape(kind + str(error))} "
+                                    f"— still showing <code>{escape(str(self.folder))}</code>")
+            self.open_error.setVisible(True)
+            return
+        if folder is not None:
+            self.folder = folder
         self.title.setText(f"<b>Cannot read</b> <code>{escape(str(self.folder))}</code>")
         self.problems.setText(f"<span style='color:#c62828'>{escape(kind + str(error))}</span>")
         self.problems.setVisible(True)
@@ -273,6 +310,10 @@ class ResultsBrowser(QWidget):
         self.tabs.setCurrentWidget(self.timeline_view)
         view = self.timeline_view
         if self.folder is None:
+            return False
+        if self.data is not None and self.data.bundle.published:
+            view.status.setText("A published YABench folder holds per-window measurements only (no stream, "
+                                "no engine answers): its runs cannot be shown on the window timeline.")
             return False
         view.load_bundle_run(str(self.folder), run_id)
         if t_ms != UNKNOWN_TIME:

@@ -30,6 +30,9 @@ from workbench.results.view_data import (
 
 ALL_ENGINES = "all engines"
 BOX_METRICS = ("precision", "recall", "delay")
+DELAY_MEANING = ("delay = when the engine's answer arrived − when the window's report became due on the stand "
+                 "(YABench Sect. 3.4), in whole ms; 0 ms: within the same millisecond. No point: the window was "
+                 "not reported.")
 
 
 def _finite(x: np.ndarray, y: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -82,6 +85,7 @@ class QualityView(RunGroupView):
         self.chart.setObjectName("qualityChart")
         self.pr_plot = self.chart.addPlot(row=0, col=0, title="precision (solid) and recall (dashed) per window")
         self.delay_plot = self.chart.addPlot(row=1, col=0, title="delay of result delivery per window")
+        self.delay_plot.setToolTip(DELAY_MEANING)
         self.size_plot = self.chart.addPlot(row=2, col=0, title="actual (solid) vs expected (dashed) result size")
         style_plot(self.pr_plot, left="precision / recall")
         style_plot(self.delay_plot, left="delay (ms)")
@@ -105,6 +109,8 @@ class QualityView(RunGroupView):
         self.box_plot["recall"].setXLink(self.box_plot["precision"])
         self.box_plot["delay"].setXLink(self.box_plot["precision"])
         self.box_items: dict[str, list[_EngineBoxes]] = {metric: [] for metric in BOX_METRICS}
+        self.box_extent: tuple[float, float] | None = None
+        self.box_plot["delay"].setToolTip(DELAY_MEANING)
         layout = self.chart.ci.layout
         layout.setColumnStretchFactor(0, 3)
         layout.setColumnStretchFactor(1, 2)
@@ -130,8 +136,8 @@ class QualityView(RunGroupView):
         series, problems = result
         self.series = series
         group = self.group_combo.currentData()
-        folder = f"case{group[0]}-{group[2]}" if group else ""
-        self.boxplots = [b for b in (self.data.boxplots if self.data else ()) if b.group == folder]
+        self.boxplots = [b for b in (self.data.boxplots if self.data else ())
+                         if group is not None and (b.case, b.query) == (group[0], group[2])]
         self.engine_combo.blockSignals(True)
         current = self.engine_combo.currentText()
         self.engine_combo.clear()
@@ -218,9 +224,26 @@ class QualityView(RunGroupView):
                 item.setVisible(False)
         self._draw_bands(shown)
         self._draw_boxplots([b for b in self.boxplots if b.engine in engines])
-        if shown:
-            self.pr_plot.enableAutoRange(axis="x")
+        if shown or self.box_extent is not None:
+            self._fit_time_axis(shown)
             self.pr_plot.setYRange(-0.02, 1.05, padding=0)
+
+    def _fit_time_axis(self, shown: Sequence[WindowSeries]) -> None:
+        """The shared time axis spans every window band, point and box (the boxes of the last
+        window stick out past its end; autorange of the left column alone would clip them)."""
+        lows = [float(s.start.min()) / 1000.0 for s in shown if len(s)] + [
+            float(s.positions().min()) / 1000.0 for s in shown if len(s)]
+        highs = [float(s.positions().max()) / 1000.0 for s in shown if len(s)]
+        if self.box_extent is not None:
+            lows.append(self.box_extent[0])
+            highs.append(self.box_extent[1])
+        if not lows or not highs:
+            self.pr_plot.enableAutoRange(axis="x")
+            return
+        low, high = min(lows), max(highs)
+        if high <= low:  # one window end only: a second either side
+            low, high = low - 1.0, high + 1.0
+        self.pr_plot.setXRange(low, high, padding=0.03)
 
     def _draw_bands(self, shown: Sequence[WindowSeries]) -> None:
         windows = sorted({w for s in shown for w in s.windows()})
@@ -237,19 +260,20 @@ class QualityView(RunGroupView):
         the borders are known (ORACLE_<engine>_1), so that the column lines up with the left one."""
         repetitions = max((b.repetitions for b in boxplots), default=0)
         if not boxplots:
-            note = "across repetitions: no BOXPLOTS_ files for this case"
+            note = "across repetitions: none recorded for these runs"
         elif repetitions < 2:
             note = "across repetitions: one repetition only, no spread"
         else:
-            note = f"across {repetitions} repetitions (BOXPLOTS_)"
+            note = f"across {repetitions} repetitions"
         if repetitions < 2:
             boxplots = []  # one value per box is no distribution: the note says so
         positions = [b.positions() for b in boxplots]
         on_time = bool(boxplots) and all(p is not None for p in positions)
+        edges: list[float] = []  # the outermost box edges: the x range must show them whole
         for metric in BOX_METRICS:
             plot = self.box_plot[metric]
             plot.setXLink(self.pr_plot if on_time else (self.box_plot["precision"] if metric != "precision" else None))
-            plot.setTitle(f"{metric}: {note}" if metric == "precision" else metric)
+            plot.setTitle(f"{metric} {note}" if metric == "precision" else metric)
             if metric == "delay":
                 plot.setLabel("bottom", "application time (window end)" if on_time else "window",
                               units="s" if on_time else None)
@@ -276,6 +300,7 @@ class QualityView(RunGroupView):
                                  (x - cap, stats.minimum), (x + cap, stats.minimum),
                                  (x - cap, stats.maximum), (x + cap, stats.maximum)]
                     medians += [(x - width * 0.45, stats.median), (x + width * 0.45, stats.median)]
+                    edges += [x - width * 0.5, x + width * 0.5]
                 slot = self._box_slot(metric, index)
                 slot.boxes.setOpts(x=np.asarray(xs), y0=np.asarray(lows), height=np.asarray(heights), width=width * 0.9,
                                    brush=pg.mkBrush(pg.mkColor(colour).lighter(160)), pen=pg.mkPen(colour, width=1))
@@ -294,6 +319,7 @@ class QualityView(RunGroupView):
             plot.enableAutoRange(axis="y")
             if metric in ("precision", "recall"):
                 plot.setYRange(-0.02, 1.05, padding=0)
+        self.box_extent = (min(edges), max(edges)) if edges and on_time else None
         if boxplots and not on_time:
             count = max(len(b.precision) for b in boxplots)
             self.box_plot["precision"].setXRange(0.4, count + 0.6, padding=0)

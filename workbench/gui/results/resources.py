@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from workbench.errors import UserError
 from workbench.gui.qt import pg
-from workbench.gui.results.common import RunGroupView, escape, new_chart, style_plot
+from workbench.gui.results.common import RunGroupView, escape, fit_samples, new_chart, plural, style_plot
 from workbench.results.view_data import ResourceSeries, read_resources, read_runs, rows_in_group
 
 METRICS = (("rss_mb", "RSS (MB)"), ("cpu_percent", "CPU (% of one core)"), ("threads", "threads"))
@@ -81,10 +81,11 @@ class ResourcesView(RunGroupView):
             for item in items.values():
                 item.setData([], [])
                 item.setVisible(False)
-        for plot in self.plots.values():
-            plot.enableAutoRange()
+        for key, plot in self.plots.items():
+            fit_samples(plot, [s.time_s for s in series], [getattr(s, key) for s in series])
         peak = ", ".join(f"{s.engine} {s.rss_mb.max():.1f} MB" for s in series if len(s.rss_mb))
-        self.status.setText("; ".join(notes) if notes else f"peak RSS: {peak}; {sum(len(s.time_s) for s in series)} samples")
+        count = sum(len(s.time_s) for s in series)
+        self.status.setText("; ".join(notes) if notes else f"peak RSS: {peak}; {plural(count, 'sample')}")
 
     def chart_widget(self) -> QWidget:
         return self.chart

@@ -1,0 +1,602 @@
+"""Expected answers as deltas: when each annotated mapping enters and leaves the relation.
+
+Materialising every evaluation's relation and diffing consecutive ones costs
+evaluations × relation size — with content change on every element (CQELS: tuple tick,
+Istream) that is millions of evaluations × thousands of mappings. Here the evaluations
+of one t0 are arrays (`EvaluationGrid`, position contents ``[lo, hi)``). Along them the
+contents only move forward (``lo`` and ``hi`` never decrease), so an annotated row with
+requirement ``[pmin, pmax]`` is present in one contiguous run of evaluations: it enters
+when its last element has arrived (the first ``j`` with ``hi_j > pmax``) and leaves when
+its first element leaves (after the last ``j`` with ``lo_j ≤ pmin``). The rows' runs,
+merged per distinct mapping, are `PresenceRuns`: the whole answer of a t0 in
+O(mappings × windows per mapping) — relation sizes, Istream/Dstream and Rstream all
+follow from them, and `DeltaAnswer` gives any evaluation's relation or emission on demand.
+
+Used by the Python fast path and the Spark job alike for single-window queries whose
+pattern is monotone (no aggregates, OPTIONAL or MINUS above it); the others keep the
+per-content path of `workbench.oracle.annotated`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.r2s import OPERATION_SYMBOL, Emission
+from workbench.core.report import MAX_CLOSING_WINDOWS, Evaluation, evaluation_instants, skips_empty_prefix
+from workbench.core.semantics import ActiveWindowChoice, BorderConvention, EngineSemantics, R2S, Strategy, Tick
+from workbench.core.windows import WindowInstance, WindowSpec
+from workbench.errors import UserError
+
+INT64_MAX = (1 << 63) - 1
+
+
+# --- evaluation instants on distinct timestamps ------------------------------------------------
+
+
+def compressible(semantics: EngineSemantics) -> bool:
+    """True if contents only ever start/end at timestamp boundaries (not tuple/batch ticks)."""
+    return semantics.tick is Tick.TIME or Strategy.CONTENT_CHANGE not in semantics.report.strategies or any(
+        s in semantics.report.strategies for s in (Strategy.WINDOW_CLOSE, Strategy.PERIODIC)
+    )
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A time-sorted stream's timestamps, also as distinct values with start positions."""
+
+    times: Sequence[int]
+    distinct: list[int]
+    starts: list[int]  # starts[i] = position of the first element at distinct[i]; starts[-1] = n
+
+    @classmethod
+    def of(cls, times: Sequence[int]) -> "Timeline":
+        array = np.asarray(times, dtype=np.int64)
+        if len(array) and np.any(array[1:] < array[:-1]):
+            raise ValueError("timestamps must be non-decreasing")
+        distinct, first = np.unique(array, return_index=True)
+        return cls(times, distinct.tolist(), first.tolist() + [len(array)])
+
+    @classmethod
+    def from_counts(cls, distinct: Sequence[int], counts: Sequence[int]) -> "Timeline":
+        starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).tolist()
+        return cls(_LazyTimes(list(distinct), starts), list(distinct), starts)
+
+
+class _LazyTimes(Sequence[int]):
+    """The full time column rebuilt from distinct timestamps and counts, on demand."""
+
+    def __init__(self, distinct: list[int], starts: list[int]) -> None:
+        self.distinct, self.starts = distinct, starts
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return self.distinct[bisect.bisect_right(self.starts, i) - 1]
+
+
+def evaluations_for(
+    timeline: Timeline, spec: WindowSpec, semantics: EngineSemantics, *, end: int | None
+) -> list[Evaluation]:
+    """`evaluation_instants` for one window, on distinct timestamps when that is exact."""
+    kwargs = dict(tick=semantics.tick, choice=semantics.active_window, batch_size=semantics.batch_size,
+                  start=spec.t0, end=end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0))
+    if not compressible(semantics):
+        return evaluation_instants(list(timeline.times), spec, semantics.report, **kwargs)  # type: ignore[arg-type]
+    starts = timeline.starts
+    return [
+        Evaluation(e.time, e.window, starts[e.lo], starts[e.hi], e.sequence)
+        for e in evaluation_instants(timeline.distinct, spec, semantics.report, **kwargs)  # type: ignore[arg-type]
+    ]
+
+
+
+# --- evaluations of one t0 as arrays ------------------------------------------------------------
+
+
+@dataclass
+class EvaluationArrays:
+    """The evaluations of one t0 as arrays; ``lo``/``hi`` index the tick timeline given to
+    `evaluation_arrays` (distinct timestamps, or every element for the tuple tick)."""
+
+    time: np.ndarray
+    open: np.ndarray
+    close: np.ndarray
+    index: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    sequence: np.ndarray | None = None  # order among evaluations at one instant (tuple tick)
+
+
+def vectorisable(query: Any, semantics: EngineSemantics) -> bool:
+    """True if `evaluation_arrays` on distinct timestamps reproduces `evaluation_instants`."""
+    return not_vectorisable(query, semantics) is None
+
+
+def not_vectorisable(query: Any, semantics: EngineSemantics) -> str | None:
+    """Why `evaluation_arrays` on *distinct timestamps* cannot compute these evaluations."""
+    if len(query.windows) != 1:
+        return "the query has several windows"
+    problem = _grid_problem(semantics)
+    if problem is None and Strategy.WINDOW_CLOSE not in semantics.report.strategies and semantics.tick is not Tick.TIME:
+        return f"content change with the {semantics.tick.value} tick"
+    return problem
+
+
+def _grid_problem(semantics: EngineSemantics) -> str | None:
+    """Why `evaluation_arrays` cannot compute these evaluations on any tick timeline."""
+    strategies = semantics.report.strategies
+    if Strategy.PERIODIC in strategies:
+        return "the report policy is periodic"
+    if Strategy.NEXT_ELEMENT in strategies:
+        return "windows are reported at the next element after their close"
+    others = set(strategies) - {Strategy.CONTENT_CHANGE, Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY}
+    if others:  # a strategy the arrays do not model: the scalar definition decides
+        return f"the report policy has {sorted(s.value for s in others)[0]}"
+    if Strategy.WINDOW_CLOSE in strategies:
+        return None
+    if semantics.tick is Tick.BATCH:
+        return "content change with the batch tick"
+    if semantics.active_window is not ActiveWindowChoice.EARLIEST:
+        return f"content change with the {semantics.active_window.value} active window"
+    return None
+
+
+def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSemantics, end: int) -> EvaluationArrays:
+    """`workbench.core.report.evaluation_instants` in numpy on a sorted tick timeline.
+
+    ``ticks``: the distinct timestamps (time tick, or any tick with window-close), or
+    every element's timestamp (tuple tick with content change). Window-close (with
+    content-change / non-empty conjuncts), or content change with the time or tuple tick
+    and the earliest active window. Pinned against the scalar definition by
+    tests/test_oracle_fast.py and tests/test_oracle_deltas.py.
+    """
+    ticks = np.asarray(ticks, dtype=np.int64)
+    start, beta, omega, t0 = spec.t0, spec.slide, spec.size, spec.t0
+    end = min(int(end), INT64_MAX - 2 * (omega + beta))  # windows closing past int64 are never reached
+    if len(ticks) and skips_empty_prefix(semantics.report):
+        start = max(start, int(ticks[0]))  # nothing before the first element can be evaluated
+    border = spec.border
+    offset = 0 if spec.leading_partial else omega
+    first_index = 1 if spec.leading_partial else 0
+    strategies = semantics.report.strategies
+    left_side = "right" if border is BorderConvention.OPEN_CLOSED else "left"
+    right_side = "left" if border is BorderConvention.CLOSED_OPEN else "right"
+
+    def opens(k: np.ndarray) -> np.ndarray:
+        if spec.leading_partial:
+            return np.maximum(t0, t0 + k * beta - omega)
+        return t0 + k * beta
+
+    if Strategy.WINDOW_CLOSE in strategies:
+        first = max(first_index, -((-(start - t0 - offset)) // beta))
+        last = (end - t0 - offset) // beta
+        if last - first + 1 > MAX_CLOSING_WINDOWS:
+            raise UserError(f"about {last - first + 1:,} windows close between {start} and {end}, each an evaluation "
+                            "(the stream's times are far from t0): give a t0 near the stream's first element, or --end",
+                            field="--t0")
+        k = np.arange(first, last + 1, dtype=np.int64)
+        close = t0 + k * beta + offset
+        open_ = opens(k)
+        times = close
+        lo = np.searchsorted(ticks, open_, side=left_side)
+        hi = np.maximum(lo, np.searchsorted(ticks, close, side=right_side))
+        active = np.ones(len(k), dtype=bool)
+        sequence = np.zeros(len(k), dtype=np.int64)
+    else:
+        tick_lo, tick_hi = np.searchsorted(ticks, start, "left"), np.searchsorted(ticks, end, "right")
+        tick_times = ticks[tick_lo:tick_hi]
+        tick_arrived = np.arange(tick_lo + 1, tick_hi + 1, dtype=np.int64)
+        include_open = border is not BorderConvention.OPEN_CLOSED
+        include_close = border is not BorderConvention.CLOSED_OPEN
+        kb = max(first_index, -((-(start - t0 - offset - 1)) // beta))
+        kmax = max(kb, (end - t0 + omega) // beta + 2)
+        if len(tick_times):  # boundaries after the last element + ω change nothing
+            kmax = min(kmax, (int(tick_times[-1]) - t0 + omega) // beta + 2)
+        k = np.arange(kb, kmax + 1, dtype=np.int64)
+        enter = opens(k) + (0 if include_open else 1)
+        leave = t0 + k * beta + offset + (1 if include_close else 0)
+        k_ok = enter <= end
+        instants = np.unique(np.concatenate([enter[k_ok], leave[k_ok]]))
+        instants = instants[(instants >= start) & (instants <= end)]
+        at = np.minimum(np.searchsorted(tick_times, instants), max(len(tick_times) - 1, 0))
+        if len(tick_times):
+            instants = instants[tick_times[at] != instants]
+        boundary_arrived = np.searchsorted(ticks, instants, "left")
+        # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
+        where = np.searchsorted(tick_times, instants)
+        times = np.insert(tick_times, where, instants)
+        arrived = np.insert(tick_arrived, where, boundary_arrived)
+        sequence = np.arange(len(times), dtype=np.int64) - np.searchsorted(times, times, "left")
+        # earliest window containing t: smallest k >= first_index whose close is not before t
+        if border is BorderConvention.CLOSED_OPEN:
+            kk = (times - t0 - offset) // beta + 1
+        else:
+            kk = -((-(times - t0 - offset)) // beta)
+        kk = np.maximum(kk, first_index)
+        # kk never decreases along times: borders and contents per window, then gathered
+        k_first = int(kk[0]) if len(kk) else first_index
+        windows = np.arange(k_first, (int(kk[-1]) if len(kk) else k_first) + 1, dtype=np.int64)
+        of_window = kk - k_first
+        open_ = opens(windows)[of_window]
+        close = (t0 + windows * beta + offset)[of_window]
+        active = open_ < times if border is BorderConvention.OPEN_CLOSED else open_ <= times
+        k = kk
+        lo = np.searchsorted(ticks, opens(windows), side=left_side)[of_window]
+        hi = np.minimum(np.searchsorted(ticks, t0 + windows * beta + offset, side=right_side)[of_window], arrived)
+        hi = np.maximum(lo, hi)
+    empty = hi <= lo
+    key_lo = np.where(empty, 0, lo)
+    key_hi = np.where(empty, 0, hi)
+    prev_lo = np.concatenate([[0], np.where(active[:-1], key_lo[:-1], 0)])
+    prev_hi = np.concatenate([[0], np.where(active[:-1], key_hi[:-1], 0)])
+    holds = active.copy()
+    if Strategy.CONTENT_CHANGE in strategies:
+        holds &= (key_lo != prev_lo) | (key_hi != prev_hi)
+    if Strategy.NON_EMPTY in strategies:
+        holds &= ~empty
+    return EvaluationArrays(times[holds], open_[holds], close[holds], k[holds], lo[holds], hi[holds], sequence[holds])
+
+
+@dataclass
+class EvaluationGrid:
+    """The evaluations of one t0 (one window) as arrays; contents ``[lo, hi)`` are element positions."""
+
+    time: np.ndarray
+    sequence: np.ndarray
+    open: np.ndarray
+    close: np.ndarray
+    index: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    border: BorderConvention
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def evaluation(self, j: int) -> Evaluation:
+        window = WindowInstance(int(self.open[j]), int(self.close[j]), int(self.index[j]), self.border)
+        return Evaluation(int(self.time[j]), window, int(self.lo[j]), int(self.hi[j]), int(self.sequence[j]))
+
+    def evaluations(self) -> "LazySequence[Evaluation]":
+        return LazySequence(len(self), self.evaluation)
+
+    def monotone(self) -> bool:
+        """True if contents only move forward (each row is then present in one run)."""
+        return bool(np.all(np.diff(self.lo) >= 0) and np.all(np.diff(self.hi) >= 0))
+
+    @classmethod
+    def of(cls, evaluations: Sequence[Evaluation], border: BorderConvention) -> "EvaluationGrid":
+        def column(get: Callable[[Evaluation], int]) -> np.ndarray:
+            return np.fromiter((get(e) for e in evaluations), dtype=np.int64, count=len(evaluations))
+
+        return cls(column(lambda e: e.time), column(lambda e: e.sequence), column(lambda e: e.window.open),
+                   column(lambda e: e.window.close), column(lambda e: e.window.index), column(lambda e: e.lo),
+                   column(lambda e: e.hi), border)
+
+
+def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics, end: int | None) -> EvaluationGrid:
+    """The evaluations of one window for one t0 (`workbench.oracle.annotated.evaluations_for`),
+    vectorised when `evaluation_arrays` covers the semantics."""
+    last = end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0)
+    if _grid_problem(semantics) is not None or not timeline.distinct:
+        return EvaluationGrid.of(evaluations_for(timeline, spec, semantics, end=end), spec.border)
+    starts = np.asarray(timeline.starts, dtype=np.int64)
+    if compressible(semantics):
+        a = evaluation_arrays(np.asarray(timeline.distinct, dtype=np.int64), spec, semantics, int(last))
+        lo, hi = starts[a.lo], starts[a.hi]
+    else:  # tuple tick with content change: every element is a tick
+        a = evaluation_arrays(_element_times(timeline), spec, semantics, int(last))
+        lo, hi = a.lo, a.hi
+    sequence = a.sequence if a.sequence is not None else np.zeros(len(a.time), np.int64)
+    return EvaluationGrid(a.time, sequence, a.open, a.close, a.index, lo, hi, spec.border)
+
+
+def _element_times(timeline: Any) -> np.ndarray:
+    """Every element's timestamp, rebuilt from distinct timestamps and counts."""
+    starts = np.asarray(timeline.starts, dtype=np.int64)
+    return np.repeat(np.asarray(timeline.distinct, dtype=np.int64), np.diff(starts))
+
+
+# --- presence runs -------------------------------------------------------------------------------------
+
+
+@dataclass
+class PresenceRuns:
+    """Per distinct mapping, the runs of evaluations in which it is present.
+
+    Run ``r``: mapping ``mapping[r]`` is in the relation of evaluations
+    ``first[r] ..= last[r]`` with multiplicity ``count[r]``; consecutive runs of one
+    mapping have different counts. Sorted by mapping, then first.
+    """
+
+    grid: EvaluationGrid
+    mapping: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    count: np.ndarray
+
+    def relation_sizes(self) -> np.ndarray:
+        n = len(self.grid)
+        diff = np.bincount(self.first, weights=self.count, minlength=n + 1) - np.bincount(
+            self.last + 1, weights=self.count, minlength=n + 1)
+        return np.cumsum(diff[:n]).round().astype(np.int64)
+
+    def changes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(evaluation, mapping, delta)`` of every count change, sorted by evaluation."""
+        n = len(self.grid)
+        ev = np.concatenate([self.first, self.last + 1])
+        mp = np.concatenate([self.mapping, self.mapping])
+        d = np.concatenate([self.count, -self.count])
+        width = int(mp.max()) + 1 if len(mp) else 1
+        unique, inverse = np.unique(ev * width + mp, return_inverse=True)
+        net = np.bincount(inverse, weights=d, minlength=len(unique)).round().astype(np.int64)
+        evs, mps = unique // width, unique % width
+        keep = (net != 0) & (evs < n)
+        return evs[keep], mps[keep], net[keep]
+
+
+def presence_runs(table: Any, grid: EvaluationGrid) -> PresenceRuns:
+    """The runs of every distinct mapping of a one-window `RowTable` over ``grid``.
+
+    Requires a monotone grid. Static-only rows (no requirement on the stream) are in every
+    evaluation.
+    """
+    n = len(grid)
+    pmin, pmax = table.pmin[0], table.pmax[0]
+    enter = np.searchsorted(grid.hi, pmax, "right")  # first j with hi_j > pmax
+    exit_ = np.searchsorted(grid.lo, pmin, "right") - 1  # last j with lo_j <= pmin
+    ok = enter <= exit_
+    rows, enter, exit_ = table.row_of[ok], enter[ok], exit_[ok]
+    # a row is present where any of its requirements holds: merge its intervals
+    order = np.lexsort((enter, rows))
+    rows, enter, exit_ = rows[order], enter[order], exit_[order]
+    stride = n + 2
+    shifted_exit = np.maximum.accumulate(exit_ + rows * stride) if len(rows) else exit_
+    previous = np.concatenate([[-stride - 2], shifted_exit[:-1]])
+    starts = np.flatnonzero(enter + rows * stride > previous + 1)
+    seg_row = rows[starts]
+    seg_first = enter[starts]
+    ends = np.concatenate([starts[1:], [len(rows)]])[:len(starts)] - 1
+    seg_last = shifted_exit[ends] - seg_row * stride
+    # per mapping: +1 where a row's segment starts, -1 after it ends; runs of equal counts
+    mapping = table.mapping_of[seg_row]
+    ev = np.concatenate([seg_first, seg_last + 1])
+    mp = np.concatenate([mapping, mapping])
+    d = np.concatenate([np.ones(len(seg_row), np.int64), -np.ones(len(seg_row), np.int64)])
+    keys = mp * (n + 2) + ev
+    unique, inverse = np.unique(keys, return_inverse=True)
+    net = np.bincount(inverse, weights=d, minlength=len(unique)).round().astype(np.int64)
+    nz = net != 0
+    unique, net = unique[nz], net[nz]
+    ev_m, ev_j = unique // (n + 2), unique % (n + 2)
+    count = np.cumsum(net)  # each mapping's net sum is 0, so the running sum restarts per mapping
+    same_next = np.concatenate([ev_m[1:] == ev_m[:-1], [False]])
+    run = (count > 0) & same_next
+    next_j = np.concatenate([ev_j[1:], [0]])
+    return PresenceRuns(grid, ev_m[run], ev_j[run], next_j[run] - 1, count[run])
+
+
+# --- the answer of one t0, lazily ------------------------------------------------------------------
+
+
+class LazySequence(Sequence[Any]):
+    """A read-only sequence whose items are computed on access (compares equal to any
+    sequence with the same items)."""
+
+    def __init__(self, length: int, item: Callable[[int], Any], iterate: Callable[[], Iterator[Any]] | None = None) -> None:
+        self._length, self._item, self._iterate = length, item, iterate
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._iterate is not None:
+            return self._iterate()
+        return (self._item(i) for i in range(self._length))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazySequence(len={self._length})"
+
+
+class DeltaAnswer:
+    """The oracle's answer for one t0, held as presence runs (what `ExpectedAnswer` holds,
+    computed on demand: ``evaluations``, ``relations`` and ``emissions`` are sequences)."""
+
+    def __init__(self, t0: tuple[int, ...], grid: EvaluationGrid, runs: Callable[[], PresenceRuns],
+                 solution: Callable[[int], frozenset], r2s: R2S, empty_notification: bool) -> None:
+        self.t0 = t0
+        self.grid = grid
+        self._make_runs: Callable[[], PresenceRuns] | None = runs
+        self._runs: PresenceRuns | None = None
+        self.solution = solution
+        self.r2s, self.empty_notification = r2s, empty_notification
+        self._by_first: np.ndarray | None = None
+        self._emissions: tuple[Emission[Hashable], ...] | None = None
+        self._sizes: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def runs(self) -> PresenceRuns:
+        """The presence runs (computed on first use: the grid alone answers `evaluation_times`)."""
+        if self._runs is None:
+            assert self._make_runs is not None
+            self._runs, self._make_runs = self._make_runs(), None
+        return self._runs
+
+    def evaluation_times(self) -> np.ndarray:
+        return self.grid.time
+
+    @property
+    def evaluations(self) -> LazySequence:
+        return self.grid.evaluations()
+
+    @property
+    def relations(self) -> LazySequence:
+        return LazySequence(len(self.grid), self.relation, self._sweep)
+
+    def relation(self, j: int) -> Counter[Hashable]:
+        runs = self.runs
+        present = np.flatnonzero((runs.first <= j) & (runs.last >= j))
+        return Counter({self.solution(int(runs.mapping[r])): int(runs.count[r]) for r in present})
+
+    def _sweep(self) -> Iterator[Counter[Hashable]]:
+        """Every evaluation's relation in order, from the change events (no rescans)."""
+        evs, mps, deltas = self.runs.changes()
+        current: Counter[Hashable] = Counter()
+        at = 0
+        for j in range(len(self.grid)):
+            while at < len(evs) and evs[at] == j:
+                mapping = self.solution(int(mps[at]))
+                current[mapping] += int(deltas[at])
+                if current[mapping] <= 0:
+                    del current[mapping]
+                at += 1
+            yield Counter(current)
+
+    def sizes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per evaluation: the relation's size and the number of bindings R2S emits."""
+        if self._sizes is None:
+            relation = self.runs.relation_sizes()
+            if self.r2s is R2S.RSTREAM:
+                emitted = relation
+            else:
+                evs, _, deltas = self.runs.changes()
+                sign = 1 if self.r2s is R2S.ISTREAM else -1
+                part = np.maximum(sign * deltas, 0)
+                emitted = np.bincount(evs, weights=part, minlength=len(self.grid)).round().astype(np.int64)[:len(self.grid)]
+            self._sizes = (relation, emitted)
+        return self._sizes
+
+    def emitted(self) -> np.ndarray:
+        """Per evaluation: whether R2S emits (a non-empty output, or empty notification)."""
+        _, emitted = self.sizes()
+        return np.ones(len(self.grid), bool) if self.empty_notification else emitted > 0
+
+    @property
+    def emissions(self) -> tuple[Emission[Hashable], ...]:
+        if self._emissions is None:
+            self._emissions = tuple(self.iter_emissions())
+        return self._emissions
+
+    def iter_emissions(self) -> Iterator[Emission[Hashable]]:
+        """What R2S streams out, in order (`workbench.core.r2s.apply_r2s` from the changes)."""
+        symbol = OPERATION_SYMBOL[self.r2s]
+        grid = self.grid
+        emitted = self.emitted()
+        if self.r2s is R2S.RSTREAM:
+            for j, relation in enumerate(self._sweep()):
+                if emitted[j]:
+                    yield Emission(int(grid.time[j]), int(grid.sequence[j]), symbol, relation)
+            return
+        evs, mps, deltas = self.runs.changes()
+        sign = 1 if self.r2s is R2S.ISTREAM else -1
+        keep = sign * deltas > 0
+        evs, mps, counts = evs[keep], mps[keep], sign * deltas[keep]
+        bounds = np.searchsorted(evs, np.arange(len(grid) + 1))
+        for j in np.flatnonzero(emitted):
+            a, b = bounds[j], bounds[j + 1]
+            bag: Counter[Hashable] = Counter({self.solution(int(m)): int(c) for m, c in zip(mps[a:b], counts[a:b])})
+            yield Emission(int(grid.time[j]), int(grid.sequence[j]), symbol, bag)
+
+    def summary_rows(self) -> Iterator[dict[str, Any]]:
+        """`workbench.oracle.run.windows_summary` rows, from the arrays."""
+        relation, emitted_size = self.sizes()
+        emitted = self.emitted()
+        expected = np.where(emitted, emitted_size, 0)
+        g = self.grid
+        step = 1 << 16  # Python objects for one chunk of rows at a time
+        for a in range(0, len(g), step):
+            b = a + step
+            columns = zip(g.open[a:b].tolist(), g.close[a:b].tolist(), g.time[a:b].tolist(),
+                          (g.hi[a:b] - g.lo[a:b]).tolist(), expected[a:b].tolist(), relation[a:b].tolist(),
+                          emitted[a:b].tolist())
+            for start, end, time, triples, size_expected, size, flag in columns:
+                yield {"start": start, "end": end, "time": time, "triples": triples, "expected": size_expected,
+                       "relation_size": size, "emitted": flag}
+
+
+class DeltaOracle:
+    """Answers per t0 for a single-window monotone plan from its annotated `RowTable`."""
+
+    def __init__(self, query: Any, semantics: EngineSemantics, table: Any, timeline: Any, end: int | None) -> None:
+        self.query, self.semantics, self.table, self.timeline, self.end = query, semantics, table, timeline, end
+        self.r2s = query.r2s or semantics.r2s
+        self._solutions: dict[int, frozenset] = {}
+
+    @staticmethod
+    def applies(plan: Any, query: Any) -> bool:
+        return plan.upper is None and len(query.windows) == 1
+
+    def solution(self, m: int) -> frozenset:
+        return self.table.solution(m, self._solutions)
+
+    def answer(self, t0: Sequence[int]) -> "DeltaAnswer | None":
+        """The answer for ``t0``; None if the contents do not move monotonically."""
+        from workbench.oracle.reference import window_specs
+
+        spec = window_specs(self.query, self.semantics, tuple(t0))[0]
+        grid = evaluation_grid(self.timeline, spec, self.semantics, self.end)
+        if not grid.monotone():
+            return None
+        return DeltaAnswer(tuple(t0), grid, lambda: presence_runs(self.table, grid), self.solution, self.r2s,
+                           self.semantics.empty_notification)
+
+
+class LazyAnswers(Mapping[tuple[int, ...], Any]):
+    """t0 vector → answer, each computed when asked for and not kept (only the last one is,
+    for a caller that asks twice): memory holds one t0's answer at a time."""
+
+    def __init__(self, vectors: Sequence[tuple[int, ...]], compute: Callable[[tuple[int, ...]], Any],
+                 times: Callable[[tuple[int, ...]], Any] | None = None) -> None:
+        self.vectors = [tuple(v) for v in vectors]
+        self._known = set(self.vectors)
+        self._compute = compute
+        self._times = times
+        self._last: tuple[tuple[int, ...], Any] | None = None
+
+    def evaluation_times(self, t0: tuple[int, ...]) -> Any:
+        """The evaluation instants of ``t0`` (without computing its relations when possible)."""
+        if self._times is not None:
+            return self._times(tuple(t0))
+        answer = self[t0]
+        return answer.evaluation_times() if hasattr(answer, "evaluation_times") else [e.time for e in answer.evaluations]
+
+    def __getitem__(self, t0: tuple[int, ...]) -> Any:
+        t0 = tuple(t0)
+        if t0 not in self._known:
+            raise KeyError(t0)
+        if self._last is None or self._last[0] != t0:
+            self._last = None  # let the previous answer go before computing the next
+            self._last = (t0, self._compute(t0))
+        return self._last[1]
+
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        return iter(self.vectors)
+
+    def __len__(self) -> int:
+        return len(self.vectors)

@@ -1,0 +1,214 @@
+"""YABench's result files, read (FORMATS.md "Results out"): ``ORACLE_*``, ``BOXPLOTS_*``, ``P_*``.
+
+The workbench writes these files into its own bundles (``yabench/``, ``runs/*/P_*.csv``)
+and YABench's runner writes them into its test folders (:mod:`workbench.results.published`);
+both are read here, so that published and own results go through one parser each. YABench's
+published files put the engine name on the first line of ``BOXPLOTS_*`` and ``P_*``; the
+workbench's ``P_*.csv`` starts with the CSV header: both are accepted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from workbench.errors import UserError
+
+#: ``ORACLE_*`` columns, one line per window (FORMATS.md).
+ORACLE_COLUMNS = ("precision", "recall", "actual_size", "expected_size", "window_triples", "start", "end", "delay")
+#: ``P_*`` columns the views use (the header also has ``mem_percent``).
+P_COLUMNS = ("time", "rss_mem", "cpu_percent", "threads")
+P_HEADER = "time,rss_mem,cpu_percent,mem_percent,threads"
+
+
+@dataclass(frozen=True)
+class OracleLines:
+    """An ``ORACLE_*`` file as columns; ``delay`` is NaN where the file leaves it empty (the
+    window was not reported)."""
+
+    engine: str  # the first line when the file names the engine, else ""
+    columns: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.columns["start"])
+
+    def mean(self, column: str) -> float | None:
+        """The mean over the windows (None for a file without windows)."""
+        values = self.columns[column]
+        return round(float(np.mean(values)), 6) if len(values) else None
+
+
+def parse_oracle(text: str, *, file: str | None = None) -> OracleLines:
+    """Parse ``precision,recall,actual,expected,triples,start,end,delay`` lines (an optional
+    first line naming the engine is accepted)."""
+    values: dict[str, list[float]] = {c: [] for c in ORACLE_COLUMNS}
+    engine = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        if number == 1 and len(fields) == 1 and not _is_number(fields[0]):
+            engine = fields[0]
+            continue
+        if len(fields) not in (7, 8):
+            raise UserError(f"expected 8 comma-separated fields ({','.join(ORACLE_COLUMNS)}), found {len(fields)}",
+                            file=file, line=number)
+        fields += [""] * (8 - len(fields))
+        for column, field in zip(ORACLE_COLUMNS, fields):
+            if column == "delay" and field == "":
+                values[column].append(math.nan)
+                continue
+            try:
+                values[column].append(float(field))
+            except ValueError:
+                raise UserError(f"not a number: {field!r}", file=file, line=number, field=column) from None
+    return OracleLines(engine, {c: np.asarray(v, dtype=float) for c, v in values.items()})
+
+
+def parse_oracle_borders(text: str, *, file: str | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The window borders (start, end in ms) of an ``ORACLE_*`` file."""
+    lines = parse_oracle(text, file=file)
+    return (tuple(int(v) for v in lines.columns["start"]), tuple(int(v) for v in lines.columns["end"]))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def window_positions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Where per-window values are drawn on the time axis (ms): at the window's end; the
+    evaluations of one window by a content-change engine (consecutive lines with the same
+    borders) spread evenly across it, the last at its end, so that they do not pile up."""
+    x = np.asarray(end, dtype=float).copy()
+    first = 0
+    for index in range(1, len(x) + 1):
+        if index < len(x) and start[index] == start[first] and end[index] == end[first]:
+            continue
+        count = index - first
+        if count > 1:
+            width = float(end[first] - start[first])
+            x[first:index] = start[first] + width * np.arange(1, count + 1) / count
+        first = index
+    return x
+
+
+@dataclass(frozen=True)
+class WindowBoxplots:
+    """YABench ``BOXPLOTS_*``: per window, precision/recall/delay over the repetitions.
+
+    ``case`` and ``query`` say which run group the boxplots belong to (the case index and
+    query id of a workbench bundle; None and the test name for a published YABench test).
+    """
+
+    group: str  # where it came from: the yabench/ sub-folder (``case0-q1``) or the test folder
+    engine: str
+    precision: tuple[tuple[float, ...], ...]
+    recall: tuple[tuple[float, ...], ...]
+    delay: tuple[tuple[float, ...], ...]
+    start: tuple[int, ...] = ()  # the window borders (ms) of each line, from an ORACLE_ file, if present
+    end: tuple[int, ...] = ()
+    case: object = None
+    query: object = None
+
+    def positions(self) -> np.ndarray | None:
+        """Time-axis positions (ms) as ``window_positions``, or None when the borders are unknown."""
+        if len(self.start) != len(self.precision) or not self.start:
+            return None
+        return window_positions(np.asarray(self.start), np.asarray(self.end))
+
+    @property
+    def repetitions(self) -> int:
+        return max((len(v) for v in self.precision), default=0)
+
+    def metric(self, name: str) -> tuple[tuple[float, ...], ...]:
+        return {"precision": self.precision, "recall": self.recall, "delay": self.delay}[name]
+
+
+def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> WindowBoxplots:
+    """Parse a ``BOXPLOTS_*`` file (FORMATS.md: the engine name, then ``precisions;recalls;delays``)."""
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise UserError("empty BOXPLOTS file (the first line must name the engine)", file=file, line=1)
+    metrics: tuple[list[tuple[float, ...]], ...] = ([], [], [])
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split(";")
+        if len(parts) != 3:
+            raise UserError(f"expected precisions;recalls;delays, found {len(parts)} field(s)", file=file, line=number)
+        for name, part, values in zip(("precisions", "recalls", "delays"), parts, metrics):
+            try:
+                values.append(tuple(float(v) for v in part.split(",") if v.strip()))
+            except ValueError:
+                raise UserError(f"not a number in {part!r}", file=file, line=number, field=name) from None
+    return WindowBoxplots(group, lines[0].strip(), *(tuple(m) for m in metrics))
+
+
+@dataclass(frozen=True)
+class ResourceSeries:
+    """One run's ``P_*`` samples: time (s since engine start), RSS (MiB), CPU (% of one core), threads."""
+
+    run_id: str
+    engine: str
+    time_s: np.ndarray
+    rss_mb: np.ndarray
+    cpu_percent: np.ndarray
+    threads: np.ndarray
+
+    @property
+    def peak_rss_mb(self) -> float | None:
+        return round(float(self.rss_mb.max()), 3) if len(self.rss_mb) else None
+
+
+def parse_performance(text: str, *, run_id: str = "", engine: str = "", file: str | None = None) -> ResourceSeries:
+    """Parse performance samples (header ``time,rss_mem,cpu_percent,mem_percent,threads``; a first
+    line naming the engine, as YABench's published ``P_*`` files have, is accepted and names it)."""
+    lines = text.splitlines(keepends=True)
+    offset = 0
+    if lines and "," not in lines[0] and lines[0].strip():
+        engine = engine or lines[0].strip()
+        offset = 1
+    reader = csv.reader(io.StringIO("".join(lines[offset:])))
+    header = next(reader, None)
+    if header is None:
+        raise UserError("empty performance file (expected a header line)", file=file, line=1 + offset)
+    header = [h.strip() for h in header]
+    missing = [c for c in P_COLUMNS if c not in header]
+    if missing:
+        raise UserError(f"header lacks {', '.join(missing)} (expected {P_HEADER})", file=file, line=1 + offset)
+    index = {c: header.index(c) for c in P_COLUMNS}
+    values: dict[str, list[float]] = {c: [] for c in P_COLUMNS}
+    for number, record in enumerate(reader, start=2 + offset):
+        if not record:
+            continue
+        for column, position in index.items():
+            try:
+                values[column].append(float(record[position]))
+            except (ValueError, IndexError):
+                raise UserError(f"not a number: {record[position] if position < len(record) else '(missing)'!r}",
+                                file=file, line=number, field=column) from None
+    return ResourceSeries(run_id, engine, *(np.asarray(values[c], dtype=float) for c in P_COLUMNS))
+
+
+def first_line(path: object) -> str:
+    """The first line of a file (the engine name of a published ``BOXPLOTS_``/``P_`` file); "" if unreadable."""
+    try:
+        with open(path, encoding="utf-8") as handle:  # type: ignore[call-overload]
+            return handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+__all__: Sequence[str] = (
+    "ORACLE_COLUMNS", "OracleLines", "P_COLUMNS", "ResourceSeries", "WindowBoxplots", "first_line", "parse_boxplots",
+    "parse_oracle", "parse_oracle_borders", "parse_performance", "window_positions",
+)
