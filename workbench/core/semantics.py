@@ -249,6 +249,13 @@ PRESETS: dict[str, EngineSemantics] = {
         border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TUPLE, r2s=R2S.RSTREAM,
         empty_notification=False, time_unit=TimeUnit.HUNDRED_MS,
     ),
+    # RSP-QL (Dell'Aglio et al.): windows (o, c] (Def. 9), the report policy of Example 9
+    # (WC ∧ NC), Rstream, time-driven; an empty relation is not streamed. With the coupon
+    # query's t0 vector this gives Example 10's rows at 8 and 16.
+    "rspql": EngineSemantics(
+        border=BorderConvention.OPEN_CLOSED, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
+        empty_notification=False, time_unit=TimeUnit.MS,
+    ),
     "yabench-window-close": EngineSemantics(
         border=BorderConvention.CLOSED, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
         r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=0, leading_partial=True,

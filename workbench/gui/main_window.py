@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         self.designer.fileChanged.connect(self._remember_file)
         self.designer.statusMessage.connect(self._show_status)
         self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
+        self.runs.resultsRequested.connect(self.show_bundle)  # "Open results": load it and show it
 
         self.spark_status = SparkStatus()
         self.statusBar().addPermanentWidget(self.spark_status)
@@ -187,6 +188,12 @@ class MainWindow(QMainWindow):
             return
         self.designer.open_file(path)
         self.tabs.setCurrentWidget(self.designer)
+
+    @Slot(str)
+    def show_bundle(self, path: str) -> None:
+        """Runs → "Open results": the bundle in the Results tab, which comes to the front."""
+        self.results.open_bundle(path)
+        self.tabs.setCurrentWidget(self.results)
 
     def open_path(self, path: str | Path) -> None:
         """``rsp-workbench FILE|DIR``: a result bundle (or published YABench folder) opens in Results,

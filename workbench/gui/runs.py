@@ -82,7 +82,8 @@ RUN_COLUMNS = ("engine run", "engine", "status / verdict", "responses", "stimuli
 class RunManagerView(QWidget):
     """Queue list, enqueue controls, and the selected run's stages, engine runs, live chart, log and error."""
 
-    bundleReady = Signal(str)
+    bundleReady = Signal(str)  # a run finished: its bundle (Results loads it in the background)
+    resultsRequested = Signal(str)  # the user asked to see a bundle ("Open results")
 
     def __init__(self, tasks: TaskRegistry, designer: Any = None, *, results_dir: Path | None = None,
                  parent: QWidget | None = None) -> None:
@@ -514,7 +515,7 @@ class RunManagerView(QWidget):
     def open_selected_bundle(self) -> None:
         entry = self.selected_entry()
         if entry is not None and entry.bundle is not None:
-            self.bundleReady.emit(str(entry.bundle))
+            self.resultsRequested.emit(str(entry.bundle))
 
     def is_running(self) -> bool:
         return self._task is not None

@@ -50,6 +50,8 @@ class TeachingExample:
     step: int = 1000
     static: StaticData = field(default_factory=StaticData)
     report_window: int = 0
+    #: the policy columns shown first: the example's own system beside the others
+    default_columns: tuple[str, ...] = ("csparql", "cqels", "sparqlstream", "custom")
 
     def query(self) -> ContinuousQuery:
         """The parsed query with its R2S keyword dropped (the column decides R2S)."""
@@ -129,11 +131,11 @@ def _coupon() -> TeachingExample:
         step=1000,
         static=StaticData(time_varying_default=_shops_at),
         report_window=1,
+        default_columns=("rspql", "csparql", "cqels", "custom"),
     )
 
 
 EXAMPLES: dict[str, Callable[[], TeachingExample]] = {"rooms": _rooms, "coupon": _coupon}
-DEFAULT_COLUMNS = ("csparql", "cqels", "sparqlstream", "custom")
 
 
 @dataclass(frozen=True)
@@ -206,13 +208,13 @@ class TeachingModel:
     change (napari-style evented model, kept minimal).
     """
 
-    def __init__(self, example: str = "rooms", columns: Sequence[str] = DEFAULT_COLUMNS) -> None:
+    def __init__(self, example: str = "rooms", columns: Sequence[str] | None = None) -> None:
         self._listeners: list[Callable[[], None]] = []
         self._cache: dict[tuple[object, ...], ExpectedAnswer] = {}
         self.example = EXAMPLES[example]()
         self._query = self.example.query()
         self.t0: tuple[int, ...] = self.example.default_t0
-        self.columns: list[PolicyColumn] = [column_for(name) for name in columns]
+        self.columns: list[PolicyColumn] = [column_for(name) for name in columns or self.example.default_columns]
         self.time = 0
 
     # ------------------------------------------------------------------ observers
@@ -233,6 +235,9 @@ class TeachingModel:
         return self._query
 
     def set_example(self, key: str) -> None:
+        """Switch example; columns still at the old example's defaults take the new one's."""
+        if self.columns == [column_for(name) for name in self.example.default_columns]:
+            self.columns = [column_for(name) for name in EXAMPLES[key]().default_columns]
         self.example = EXAMPLES[key]()
         self._query = self.example.query()
         self.t0 = self.example.default_t0
