@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workbench.responses", "workbench.generators"),
     ("workbench.engine", "workbench.experiment"),
     ("workbench.oracle", "workbench.results", "workbench.bundle", "workbench.results_data", "workbench.stand", "engines"),
-    ("workbench.pipeline",),
+    ("workbench.pipeline", "workbench.probe"),
     ("workbench.cli", "workbench.gui"),
 )
 

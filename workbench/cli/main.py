@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.oracle_cmd",
     "workbench.cli.run_cmd",
     "workbench.cli.import_cmd",
+    "workbench.cli.probe_cmd",
 )
 
 

@@ -39,13 +39,13 @@ def _missing_action(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def parse_variables(items: list[str]) -> dict[str, str]:
+def parse_variables(items: list[str], option: str = "--var") -> dict[str, str]:
     """``--var NAME=VALUE`` options to a mapping; a malformed one names the option."""
     variables: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise UserError(f"expected NAME=VALUE, got {item!r}", field="--var")
+            raise UserError(f"expected NAME=VALUE, got {item!r}", field=option)
         variables[name.strip()] = value
     return variables
 

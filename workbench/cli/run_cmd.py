@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
     report.set_defaults(func=report_command)
 
 
-def _ask(prompt: str) -> bool:
+def ask_on_terminal(prompt: str) -> bool:
+    """A y/N question on stderr, answered on stdin (external commands are confirmed like this)."""
     sys.stderr.write(prompt + " [y/N] ")
     sys.stderr.flush()
     answer = sys.stdin.readline()
@@ -82,7 +83,7 @@ def run_command(args: argparse.Namespace) -> int:
     session_before = active_spark()
     try:
         summary = run_experiment(
-            experiment, args.out, size=args.size, assume_yes=args.yes, ask=_ask if sys.stdin.isatty() else None,
+            experiment, args.out, size=args.size, assume_yes=args.yes, ask=ask_on_terminal if sys.stdin.isatty() else None,
             cancel=cancel, progress=progress, scheduler=args.scheduler, stream_format=args.stream_format,
         )
     finally:

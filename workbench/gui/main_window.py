@@ -95,6 +95,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{APP_NAME} {__version__}")
         self.settings = settings or QSettings("rsp-workbench", "RSP Workbench")
         self.tasks = TaskRegistry(self)
+        self.probe_dialog: Any = None
         self.ask_close: Callable[[str], bool] = self._ask_close
         self.error_box: QMessageBox | None = None
 
@@ -136,6 +137,8 @@ class MainWindow(QMainWindow):
         run_menu = self.menuBar().addMenu("&Run")
         self.run_action = self._action("&Run the designer's experiment", "Ctrl+R", self.run_designer_experiment)
         run_menu.addAction(self.run_action)
+        self.probe_action = self._action("&Probe engine…", "Ctrl+Shift+P", self.open_probe_dialog)
+        run_menu.addAction(self.probe_action)
         edit_menu = self.menuBar().addMenu("&Edit")
         self.undo_action = self._action("&Undo", "Ctrl+Z", self.undo)
         self.redo_action = self._action("&Redo", "Ctrl+Shift+Z", self.redo)
@@ -164,6 +167,24 @@ class MainWindow(QMainWindow):
         """Queue what the designer shows (unsaved edits included) and show the Runs tab."""
         if self.runs.enqueue_designer() is not None:
             self.tabs.setCurrentWidget(self.runs)
+
+    @Slot()
+    def open_probe_dialog(self) -> Any:
+        """Run > Probe engine…: infer an engine's semantics (built-in, or one of the designer's experiment)."""
+        from workbench.gui.probe import ProbeDialog
+        from workbench.gui.runs_model import experiment_from_designer
+
+        if self.probe_dialog is None:
+            def designer_experiment() -> Any:
+                self.designer.flush_pending_edits()
+                return experiment_from_designer(self.designer.model)
+
+            self.probe_dialog = ProbeDialog(self.tasks, designer_experiment, self)
+        else:
+            self.probe_dialog.refresh_engines()
+        self.probe_dialog.show()
+        self.probe_dialog.raise_()
+        return self.probe_dialog
 
     @Slot()
     def undo(self) -> None:
@@ -278,4 +299,6 @@ class MainWindow(QMainWindow):
         self.tasks.cancel_all(timeout_ms=15_000)
         for view in (self.designer, self.teaching, self.results.timeline):
             view.close()
+        if self.probe_dialog is not None:
+            self.probe_dialog.close()
         event.accept()

@@ -61,6 +61,17 @@ class Divergence:
             "extra": mappings_to_json(self.extra),
         }
 
+    @classmethod
+    def from_json(cls, payload: Mapping[str, Any]) -> "Divergence":
+        """The inverse of :meth:`to_json` (a verdict read back from ``oracle.json`` or a judgement)."""
+        t0 = payload.get("t0")
+        return cls(
+            tuple(t0) if isinstance(t0, list) else t0, int(payload.get("index", 0)), payload.get("expected_time"),
+            payload.get("actual_time"), mappings_from_json(payload.get("missing") or []),
+            mappings_from_json(payload.get("extra") or []), str(payload.get("reason", "")),
+            int(payload.get("matched_before", 0)),
+        )
+
 
 def mappings_to_json(bag: Counter[Hashable]) -> list[dict[str, Any]]:
     rows = []
@@ -70,6 +81,11 @@ def mappings_to_json(bag: Counter[Hashable]) -> list[dict[str, Any]]:
             row["count"] = count
         rows.append(row)
     return rows
+
+
+def mappings_from_json(rows: Sequence[Mapping[str, Any]]) -> Counter[Hashable]:
+    """The bag that :func:`mappings_to_json` wrote."""
+    return Counter({frozenset(row["binding"].items()): int(row.get("count", 1)) for row in rows})
 
 
 @dataclass(frozen=True)

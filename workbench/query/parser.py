@@ -40,6 +40,7 @@ static named graphs.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urljoin
@@ -56,6 +57,10 @@ from workbench.query.model import (
     WindowDeclaration,
 )
 from workbench.query.template import line_column
+
+#: rdflib's SPARQL grammar (pyparsing) is not thread-safe: two threads parsing at once fail
+#: with spurious errors (the probe battery and the GUI's workers parse from threads).
+_RDFLIB_PARSING = threading.Lock()
 
 # Slide used for a CQELS window without SLIDE: continuous sliding at millisecond resolution.
 CQELS_CONTINUOUS_SLIDE_MS = 1
@@ -543,7 +548,8 @@ class _QueryScanner:
         from rdflib.plugins.sparql.parser import parseQuery
 
         try:
-            tree = parseQuery(rewritten.text)
+            with _RDFLIB_PARSING:
+                tree = parseQuery(rewritten.text)
         except ParseBaseException as exc:
             offset = rewritten.original_offset(exc.loc)
             found = re.match(r"\S{1,30}", self.text[offset:])
@@ -552,7 +558,8 @@ class _QueryScanner:
         except Exception as exc:  # rdflib raises plain exceptions for some bad terms
             raise self.error(f"SPARQL error: {exc}", self.form_token) from None
         try:
-            prepared = translateQuery(tree)
+            with _RDFLIB_PARSING:
+                prepared = translateQuery(tree)
         except Exception as exc:  # rdflib's algebra checks raise plain Exception
             raise self.error(f"SPARQL error: {exc}", self.form_token) from None
         form = {
