@@ -10,6 +10,8 @@
 #         that is not externally managed (pyenv, python.org) lends the venv its installed
 #         packages (--system-site-packages), so nothing is downloaded twice;
 #   - the system libraries Qt's xcb platform plugin needs (asked of the dynamic linker);
+#   - Node.js and npm (Debian's packages, when missing) and the RSP-JS engine plug-in's npm
+#     packages exactly as pinned (npm ci in engines/rspjs);
 # The interpreter used is recorded in .rspwb-python; ./rspwb, ./rsp-workbench and ./run-tests
 # run with it, wherever they are called from.
 set -euo pipefail
@@ -83,6 +85,22 @@ else
       "$base" -m venv $share .venv
     fi
   fi
+fi
+
+# Node.js + npm for the RSP-JS engine plug-in (engine type rspjs, engines/rspjs), then its
+# npm packages exactly as pinned in engines/rspjs/package-lock.json.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  say "Node.js/npm not found; installing nodejs and npm (needed by the rspjs engine)"
+  apt_install nodejs npm || {
+    say "could not install Node.js automatically (needed by engine type rspjs). Install" \
+         "nodejs and npm (e.g. 'sudo apt-get install nodejs npm'), then rerun." >&2
+    exit 1
+  }
+fi
+if [ ! -f engines/rspjs/node_modules/rsp-js/package.json ] \
+   || [ engines/rspjs/package-lock.json -nt engines/rspjs/node_modules/.package-lock.json ]; then
+  say "npm ci in engines/rspjs (RSP-JS and its dependencies)"
+  npm ci --prefix engines/rspjs --no-audit --no-fund --loglevel=error
 fi
 
 "$python" -m pip install --quiet --disable-pip-version-check -e ".[test]"

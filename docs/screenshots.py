@@ -1,10 +1,10 @@
 """Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py [GROUP…]``
-(groups: library, designer — with the library —, teaching, runs, timeline, results; default all).
+(groups: library, designer — with the library —, teaching, probe, runs, timeline, results; default all).
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-variables.png,
 gui-designer-1024.png,
-gui-teaching.png, gui-teaching-coupon.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
+gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples, a YABench-layout folder made from one of them, and the
 Overlay of both). No Spark is started.
@@ -263,7 +263,31 @@ def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     window.designer.model._saved_raw = window.designer.model.raw
 
 
-GROUPS = ("library", "designer", "teaching", "runs", "timeline", "results")
+GROUPS = ("library", "designer", "teaching", "probe", "runs", "timeline", "results")
+
+
+def probe_shot(window: Any) -> None:
+    """Run > Probe engine… on the secret engine under the C-SPARQL preset with its border_drift
+    fault knob on: the inferred preset, the fault with its evidence (~10 s: nine engine runs)."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    dialog = window.open_probe_dialog()
+    dialog.select_engine("preset", "csparql")
+    dialog.fault_combo.setCurrentIndex(dialog.fault_combo.findData("border_drift"))
+    dialog.resize(1100, 700)
+    dialog.start()
+    deadline = time.monotonic() + 180
+    while dialog.task is not None and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.02)
+    for _ in range(3):
+        QApplication.processEvents()
+    path = DOCS / "gui-probe.png"
+    dialog.grab().save(str(path))
+    print(path)
+    dialog.close()
 
 
 def main() -> int:
@@ -309,6 +333,8 @@ def main() -> int:
             window.teaching.model.override(3, border="open-closed", empty_notification=False)
             window.teaching.model.set_time(8_000)
             shot("gui-teaching-coupon.png")
+        if "probe" in groups:
+            probe_shot(window)
         if "runs" in groups:
             runs_shots(window, shot, Path(tmp))
         if "timeline" in groups:

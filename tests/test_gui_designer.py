@@ -832,3 +832,34 @@ def test_form_edits_keep_the_files_own_indentation() -> None:
     assert _changed_lines(text, model.yaml_text()) == [("        stations: 3   # few\n", "        stations: 5   # few\n")]
     model.set(("engines", 0, "preset"), "cqels")
     assert model.yaml_text().endswith("-   id: e\n    type: secret\n    preset: cqels\n")
+
+
+@pytest.mark.gui
+def test_report_boxes_offer_next_element(designer) -> None:  # type: ignore[no-untyped-def]
+    """`window-close & next-element` (data-driven engines) round-trips through the report check boxes."""
+    from PySide6.QtWidgets import QCheckBox
+
+    def box(short: str) -> QCheckBox:
+        return designer.findChild(QCheckBox, f"semantics_report_{short}")
+
+    for short in ("override", "WC", "NE"):
+        if not box(short).isChecked():
+            box(short).click()
+    for short in ("CC", "NC", "P"):
+        if box(short).isChecked():
+            box(short).click()
+    assert _yaml(designer)["engines"][0]["semantics"]["report"] == "window-close & next-element"
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace(
+        "report: window-close & next-element", "report: next-element & wc & nc"))
+    assert [short for short in ("CC", "WC", "NE", "NC", "P") if box(short).isChecked()] == ["WC", "NE", "NC"]
+
+
+@pytest.mark.gui
+def test_oracle_end_and_regroup_fields(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QCheckBox, QLineEdit
+
+    end = designer.findChild(QLineEdit, "oracle_end")
+    _type_line(end, "last-element")
+    designer.findChild(QCheckBox, "oracle_regroup").click()
+    oracle = _yaml(designer)["oracle"]
+    assert oracle["end"] == "last-element" and oracle["regroup"] is True

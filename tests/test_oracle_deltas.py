@@ -242,6 +242,11 @@ def test_plausible_order_computes_no_relation() -> None:
     original = answers._compute
     answers._compute = lambda v: computed.append(v) or original(v)
     binding = frozenset({("x", E.format("a")), ("v", INT.format(2))})
-    order = plausible_order(answers, vectors, [Relation(5000, "+", Counter({binding: 1}))], 0)
+    order = list(plausible_order(answers, vectors, [Relation(5000, "+", Counter({binding: 1}))], 0))
     assert computed == [] and order == [(0,)]  # only t0 = 0 evaluates at 5 s (its second window opens)
-    assert len(plausible_order(answers, vectors, [Relation(5001, "+", Counter())], 0)) == 3  # none: the closest 3
+    assert len(list(plausible_order(answers, vectors, [Relation(5001, "+", Counter())], 0))) == 3  # the closest 3
+    grids: list[tuple[int, ...]] = []
+    times = answers._times
+    answers._times = lambda v: grids.append(v) or times(v)
+    lazy = plausible_order(answers, vectors, [Relation(3000, "+", Counter({binding: 1}))], 0)
+    assert next(lazy) == (0,) and grids == [(0,)]  # found lazily: one grid computed so far

@@ -45,7 +45,7 @@ def test_a_missing_binding_is_incorrect_at_its_evaluation() -> None:
     assert judgement.verdict == "incorrect"
     divergence = judgement.payload["first_divergence"]
     assert divergence["expected_time"] == 2000 and divergence["missing"] == [{"binding": {"s": "<http://ex.org/b>"}}]
-    assert judgement.recall == (0.5 + 1 + 1) / 3
+    assert judgement.recall == round((0.5 + 1 + 1) / 3, 6)
 
 
 def test_an_output_for_another_query_is_incorrect_with_the_reason() -> None:

@@ -415,3 +415,43 @@ def test_report_due_times_follow_the_stand_mode(tmp_path: Path) -> None:
     assert absolute is not None
     assert [absolute(t) for t in (0, 1000, 2000, 3000, 5000, 9000)] == [500.0, 500.0, 700.0, 700.0, 1000.0, 1000.0]
     assert report_due_at(tmp_path / "missing.jsonl", {"mode": "real-time"}, run_start=0) is None
+
+
+def test_misbehaving_external_engines_fail_their_runs_only_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loop = """
+        import json, sys
+        def send(m):
+            sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "register":
+                send({"type": "ready"})
+            elif msg["type"] == "stimulus":
+                %s
+                send({"type": "done", "stimulus": msg["id"]})
+            elif msg["type"] == "advance":
+                send({"type": "done", "advance": msg["t"]})
+            elif msg["type"] == "close":
+                send({"type": "done", "closed": True}); break
+        """
+    chatter = external(loop % 'print("processing", msg["id"], flush=True)')
+    stranger = external(loop % 'send({"type": "response", "stimulus": 99, "t": msg["t"], "bindings": []})')
+    path = experiment_file(tmp_path, f"""
+        - id: chatter
+          type: external
+          parameters: {{command: {chatter}}}
+        - id: stranger
+          type: external
+          parameters: {{command: {stranger}}}
+        - {{id: csparql, type: secret, preset: csparql}}
+        """)
+    out = tmp_path / "bundle"
+    assert main(["run", str(path), "--out", str(out), "--yes", "--quiet"]) == 1
+    rows = {row["engine"]: row for row in report_json(out, capsys)["runs"]}
+    assert rows["chatter"]["status"] == "failed" and "protocol error" in rows["chatter"]["error"]
+    assert "processing 0" in rows["chatter"]["error"]
+    assert rows["stranger"]["status"] == "failed"
+    assert "response for stimulus 99, which the stand never sent" in rows["stranger"]["error"]
+    assert rows["csparql"]["verdict"] == "correct"

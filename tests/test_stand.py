@@ -220,3 +220,38 @@ def test_bad_input_fails_before_a_process_starts(tmp_path: Path) -> None:
         run_engine(EngineConfig("secret"), "SELECT nonsense {", [], tmp_path)
     with pytest.raises(UserError, match="command"):
         run_engine(EngineConfig("external"), QUERY, [], tmp_path)
+
+
+def test_engine_answering_an_unknown_stimulus_fails_the_run(tmp_path: Path) -> None:
+    config = fake_engine("""
+        if msg["type"] == "stimulus":
+            send({"type": "response", "stimulus": msg["id"] + 7, "t": msg["t"], "bindings": []})
+            send({"type": "done", "stimulus": msg["id"]})
+        """)
+    result = run_engine(config, QUERY, iter_stimuli(elements([0, 1000])), tmp_path, options=StandOptions(stimulus_timeout_s=5))
+    assert result.status == "failed"
+    assert result.error == "protocol error: a response for stimulus 7, which the stand never sent"
+
+
+def test_engine_answering_twice_for_a_stimulus_fails_the_run(tmp_path: Path) -> None:
+    config = fake_engine("""
+        if msg["type"] == "stimulus":
+            send({"type": "done", "stimulus": msg["id"]})
+            send({"type": "done", "stimulus": msg["id"]})
+        """)
+    result = run_engine(config, QUERY, iter_stimuli(elements([0, 1000, 2000])), tmp_path,
+                        options=StandOptions(stimulus_timeout_s=5))
+    assert result.status == "failed"
+    assert result.error == "protocol error: done for stimulus 0, which is already done"
+
+
+def test_engine_losing_a_done_times_out_naming_the_stimulus(tmp_path: Path) -> None:
+    config = fake_engine("""
+        if msg["type"] == "stimulus" and msg["id"] != 1:
+            send({"type": "done", "stimulus": msg["id"]})
+        """)
+    result = run_engine(config, QUERY, iter_stimuli(elements([0, 1000, 2000])), tmp_path,
+                        options=StandOptions(stimulus_timeout_s=0.5))
+    assert result.status == "timeout"
+    assert "stimulus 1" in (result.error or "")
+    assert result.stimuli_done == 1  # stimulus 0 was measured and kept

@@ -75,6 +75,7 @@ class EngineConfig:
     faults: Mapping[str, bool] = field(default_factory=dict)
     parameters: Mapping[str, Any] = field(default_factory=dict)
     name: str | None = None
+    dialect: str | None = None  # the query dialect the engine reads (None: the experiment's text as is)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly form (the ``engine`` part of the protocol's register message)."""
@@ -86,6 +87,7 @@ class EngineConfig:
             "semantics": semantics,
             "faults": {key: bool(value) for key, value in self.faults.items()},
             "parameters": dict(self.parameters),
+            "dialect": self.dialect,
         }
 
     @classmethod
@@ -97,6 +99,7 @@ class EngineConfig:
             faults=dict(payload.get("faults") or {}),
             parameters=dict(payload.get("parameters") or {}),
             name=payload.get("name"),
+            dialect=payload.get("dialect"),
         )
 
 
@@ -158,6 +161,33 @@ ENGINE_REGISTRY: dict[str, str] = {
 EXTERNAL_TYPE = "external"
 
 
+@dataclass(frozen=True)
+class ProgramEngine:
+    """A shipped engine that is a program (another language) behind the protocol.
+
+    ``command`` is ``"module:function"``; the function takes the EngineConfig and returns
+    the command line, raising UserError with how to install it when it is not installed.
+    ``preset`` is the semantics it runs under unless the experiment says otherwise;
+    ``dialect`` the query text it reads (`workbench.query.writer`).
+    """
+
+    command: str
+    preset: str
+    dialect: str
+
+
+#: Shipped program engines by type (imported on first use, like ENGINE_REGISTRY).
+PROGRAM_ENGINES: dict[str, ProgramEngine] = {
+    "rspjs": ProgramEngine("engines.rspjs:command", preset="rspjs", dialect="rspjs"),
+}
+
+
+def program_command(config: "EngineConfig") -> list[str]:
+    """The command line of a shipped program engine (UserError saying how to install it)."""
+    module_name, _, function = PROGRAM_ENGINES[config.type].command.partition(":")
+    return list(getattr(importlib.import_module(module_name), function)(config))
+
+
 def register_engine(type_name: str, target: str) -> None:
     """Add or replace a plug-in: ``target`` is ``"package.module:ClassName"``."""
     if ":" not in target:
@@ -170,7 +200,7 @@ def engine_class(type_name: str) -> type[Engine]:
     try:
         target = ENGINE_REGISTRY[type_name]
     except KeyError:
-        known = ", ".join(sorted([*ENGINE_REGISTRY, EXTERNAL_TYPE]))
+        known = ", ".join(sorted([*ENGINE_REGISTRY, *PROGRAM_ENGINES, EXTERNAL_TYPE]))
         raise UserError(f"unknown engine type {type_name!r}; expected one of {known}", field="type") from None
     module_name, _, class_name = target.partition(":")
     try:
@@ -198,6 +228,7 @@ def engine_config_from_spec(spec: Any, parameters: Mapping[str, Any] | None = No
         faults={key: bool(value) for key, value in spec.faults.items()},
         parameters=dict(parameters if parameters is not None else spec.parameters),
         name=spec.id,
+        dialect=spec.dialect,
     )
 
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """A complete external RSP engine in one file: tumbling windows + SPARQL over rdflib, Rstream out.
 
-It speaks the JSON-lines protocol of ``docs/engine-protocol.md`` on stdin/stdout and
-imports nothing from the workbench (only the standard library and rdflib), so it is a
-template for wrapping any engine, in any language:
+It runs on the Python wrapping kit (`workbench.stand.kit`, standard library only: copy
+it next to an engine that lives elsewhere), which speaks the JSON-lines protocol of
+``docs/engine-protocol.md`` on stdin/stdout; the engine writes only:
 
-- ``register``: read the query; answer ``ready`` (or a fatal ``error`` if it cannot run).
-- ``stimulus``: add the elements to the open window; a stimulus at or after the window's
-  end first closes the window(s) before it. Answer ``response``s, then ``done``.
+- ``register``: read the query; raise ``EngineError`` if it cannot run it (the kit sends
+  the fatal ``error``), else the kit answers ``ready``.
+- ``push``: add the elements to the open window; a stimulus at or after the window's end
+  first closes the window(s) before it (``emit`` each answer; the kit sends ``done``).
 - ``advance``: application time reached ``t``: close the windows that end at or before it.
-- ``close``: answer ``{"type":"done","closed":true}`` and exit 0.
+- ``close``: nothing is left open at the end here (the kit answers and exits 0).
 
 Semantics (say what your engine does: the oracle compares against it):
 
@@ -24,18 +25,22 @@ Semantics (say what your engine does: the oracle compares against it):
 - The query is evaluated by rdflib over the window content in the default graph: the
   ``FROM NAMED WINDOW`` clause is removed and ``WINDOW <w> { … }`` becomes ``{ … }``.
 
-Run ``python3 tumbling_bgp.py`` and type protocol lines to try it by hand; diagnostics go
-to stderr, never to stdout (stdout carries protocol lines only).
+Run ``python3 tumbling_bgp.py`` and type protocol lines to try it by hand; ``print`` goes
+to stderr (the kit keeps stdout for protocol lines only).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
-import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Sequence
+
+try:
+    from workbench.stand.kit import EngineError, WrappedEngine, serve
+except ImportError:  # run from a checkout without the workbench installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from workbench.stand.kit import EngineError, WrappedEngine, serve
 
 _WINDOW_CLAUSE = re.compile(
     r"FROM\s+NAMED\s+WINDOW\s+(\S+)\s+ON\s+(\S+)\s*\[\s*RANGE\s+(\S+)(?:\s+STEP\s+(\S+))?\s*\]", re.IGNORECASE
@@ -78,49 +83,53 @@ def plan(query_text: str, parameters: dict[str, Any]) -> tuple[str, int]:
     return sparql, width
 
 
-class TumblingEngine:
-    """Window state and evaluation; ``send`` writes one protocol message."""
+class TumblingEngine(WrappedEngine):
+    """Window state and evaluation; the kit (`workbench.stand.kit`) speaks the protocol."""
 
-    def __init__(self, register: dict[str, Any], send: Any) -> None:
+    def register(self, query: dict[str, Any], engine: dict[str, Any], static: dict[str, Any]) -> dict[str, Any]:
         from rdflib.plugins.sparql import prepareQuery
 
-        engine = register.get("engine") or {}
         parameters = engine.get("parameters") or {}
         semantics = engine.get("semantics") or {}
-        sparql, self.width = plan(register["query"]["text"], parameters)
+        try:
+            sparql, self.width = plan(query["text"], parameters)
+        except QueryError as error:
+            raise EngineError(str(error)) from None
         try:
             self.query = prepareQuery(sparql)
         except Exception as error:  # rdflib raises pyparsing errors
-            raise QueryError(f"rdflib cannot parse the query: {error}") from None
+            raise EngineError(f"rdflib cannot parse the query: {error}") from None
         if self.query.algebra.name != "SelectQuery":
-            raise QueryError("this example engine answers SELECT queries only")
+            raise EngineError("this example engine answers SELECT queries only")
         t0 = parameters.get("t0", semantics.get("t0"))
         self.t0 = int(t0) if t0 is not None else 0
         self.report_empty = bool(parameters.get("report_empty", False))
-        self.send = send
-        self.static = [list(t) for t in (register.get("static") or {}).get("default", [])]
+        self.static = [list(t) for t in static.get("default", [])]
         self.window_end: int | None = None  # end of the open window
         self.content: list[list[str]] = []
+        return {"engine": "tumbling-bgp example"}
 
     def _end_of(self, t: int) -> int:
         return self.t0 + ((t - self.t0) // self.width + 1) * self.width
 
-    def close_until(self, t: int, stimulus: int | None) -> None:
+    def close_until(self, t: int) -> None:
         """Close (evaluate and report) every open window that ends at or before ``t``."""
         while self.window_end is not None and self.window_end <= t:
-            self.report(self.window_end, stimulus)
+            self.report(self.window_end)
             self.content = []
             following = self.window_end + self.width
             self.window_end = following if following <= t else None
 
-    def stimulus(self, message: dict[str, Any]) -> None:
-        t = int(message["t"])
-        self.close_until(t, message["id"])
+    def push(self, t: int, elements: Sequence[Sequence[str]], streams: Sequence[str] | None) -> None:
+        self.close_until(t)
         if self.window_end is None:
             self.window_end = self._end_of(t)
-        self.content.extend(element[:3] for element in message["elements"])
+        self.content.extend(list(element[:3]) for element in elements)
 
-    def report(self, t: int, stimulus: int | None) -> None:
+    def advance(self, t: int) -> None:
+        self.close_until(t)
+
+    def report(self, t: int) -> None:
         from rdflib import Graph
 
         graph = Graph()
@@ -132,49 +141,8 @@ class TumblingEngine:
         for row in graph.query(self.query):
             bindings.append({name: value.n3() for name, value in zip(variables, row) if value is not None})
         if bindings or self.report_empty:
-            self.send({"type": "response", "stimulus": stimulus, "t": t, "operation": "=",
-                       "bindings": bindings, "system_time": int(time.time() * 1000)})
-
-
-def main() -> int:
-    out = sys.stdout.buffer
-
-    def send(message: dict[str, Any]) -> None:
-        out.write((json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8"))
-
-    engine: TumblingEngine | None = None
-    for raw in sys.stdin.buffer:
-        if not raw.strip():
-            continue
-        message = json.loads(raw)
-        kind = message.get("type")
-        if kind == "register":
-            try:
-                engine = TumblingEngine(message, send)
-            except QueryError as error:
-                send({"type": "error", "message": str(error), "fatal": True})
-                out.flush()
-                return 2
-            send({"type": "ready", "engine": "tumbling-bgp example", "pid": os.getpid()})
-        elif engine is None:
-            send({"type": "error", "message": "register first", "fatal": True})
-            out.flush()
-            return 1
-        elif kind == "stimulus":
-            engine.stimulus(message)
-            send({"type": "done", "stimulus": message["id"]})
-        elif kind == "advance":
-            engine.close_until(int(message["t"]), None)
-            send({"type": "done", "advance": message["t"]})
-        elif kind == "close":
-            send({"type": "done", "closed": True})
-            out.flush()
-            return 0
-        else:
-            print(f"ignoring unknown message type {kind!r}", file=sys.stderr)
-        out.flush()
-    return 0
+            self.emit(bindings, t=t)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(TumblingEngine()))

@@ -1,4 +1,5 @@
-"""``rspwb query explain FILE``: show how the workbench reads a continuous query.
+"""``rspwb query explain FILE``: show how the workbench reads a continuous query;
+``rspwb query translate FILE --to DIALECT``: write it in another engine's dialect.
 
 A teaching aid: syntax, R2S, windows (stream, size, slide), dataset mode, static graphs,
 query form, projected variables, the SPARQL 1.1 text one evaluation runs, and its algebra.
@@ -14,6 +15,7 @@ from typing import Any
 from workbench.errors import UserError
 
 SYNTAX_CHOICES = ("auto", "rspql", "csparql", "sparqlstream", "cqels", "sparql")
+DIALECTS = ("rspql", "csparql", "cqels", "rspjs")  # = workbench.query.writer.DIALECTS (kept import-free)
 
 
 def register(subparsers: Any) -> None:
@@ -25,13 +27,27 @@ def register(subparsers: Any) -> None:
         description="Parse a continuous query (syntax auto-detected) and show the model the "
         "workbench evaluates. Template placeholders ${NAME} / %NAME% are filled from --var.",
     )
-    explain.add_argument("file", metavar="FILE", help="query file (.rq)")
-    explain.add_argument("--syntax", choices=SYNTAX_CHOICES, default="auto", help="query syntax (default: auto-detect)")
-    explain.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
-                         help="template variable value (repeatable)")
+    _query_file_arguments(explain)
     explain.add_argument("--json", action="store_true", help="print exactly one JSON object")
     explain.set_defaults(func=run_explain)
+    translate = actions.add_parser(
+        "translate",
+        help="write a query in another dialect (rspql, csparql, cqels, rspjs)",
+        description="Parse a continuous query (syntax auto-detected) and print it in the dialect an "
+        "engine reads: RSP-QL, C-SPARQL, CQELS-QL or RSP-JS's RSP-QL (ON STREAM, sizes in ms).",
+    )
+    _query_file_arguments(translate)
+    translate.add_argument("--to", required=True, choices=DIALECTS, help="the dialect to write")
+    translate.set_defaults(func=run_translate)
     query.set_defaults(func=lambda args: _missing_action(query))
+
+
+def _query_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILE, --syntax and --var: how every query action reads its query."""
+    parser.add_argument("file", metavar="FILE", help="query file (.rq)")
+    parser.add_argument("--syntax", choices=SYNTAX_CHOICES, default="auto", help="query syntax (default: auto-detect)")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="template variable value (repeatable)")
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
@@ -66,18 +82,26 @@ def load_query(path: str, *, syntax: str | None = None, variables: dict[str, str
     return parse_query(text, syntax=syntax, source=path)
 
 
+def _load_query_arguments(args: argparse.Namespace) -> Any:
+    return load_query(args.file, syntax=None if args.syntax == "auto" else args.syntax,
+                      variables=parse_variables(args.var))
+
+
 def run_explain(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
 
-    query = load_query(
-        args.file,
-        syntax=None if args.syntax == "auto" else args.syntax,
-        variables=parse_variables(args.var),
-    )
+    query = _load_query_arguments(args)
     if args.json:
         print_json(query.describe())
     else:
         print(render_text(query.describe()))
+    return 0
+
+
+def run_translate(args: argparse.Namespace) -> int:
+    from workbench.query.writer import write_query
+
+    print(write_query(_load_query_arguments(args), args.to), end="")
     return 0
 
 

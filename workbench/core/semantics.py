@@ -264,6 +264,18 @@ PRESETS: dict[str, EngineSemantics] = {
         border=BorderConvention.CLOSED, report=ReportPolicy.of(Strategy.CONTENT_CHANGE), tick=Tick.TIME,
         r2s=R2S.ISTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
     ),
+    # RSP-JS 1.3.5 (npm rsp-js) as read from its code: engines/rspjs/README.md cites each
+    # line. Closed-open windows [iβ − ω, iβ) aligned on multiples of β from 0 (the leading
+    # ones shorter), a closed window evaluated when the first element after its close
+    # arrives and only over non-empty content, every binding of the answer emitted
+    # (Rstream), nothing for an empty answer, timestamps taken as milliseconds. What no
+    # parameter says (one window per element, the drifting window start) is in the README.
+    "rspjs": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN,
+        report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY),
+        tick=Tick.TIME, r2s=R2S.RSTREAM,
+        empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+    ),
 }
 
 

@@ -17,6 +17,7 @@ import yaml
 
 from workbench.core.semantics import PRESETS, SEMANTICS_FIELDS, EngineSemantics
 from workbench.core.time import parse_duration
+from workbench.engine import PROGRAM_ENGINES
 from workbench.errors import UserError, unknown_key_message
 from workbench.experiment.model import (
     END_RULES,
@@ -43,6 +44,7 @@ from workbench.experiment.model import (
 from workbench.experiment.runs import VARIABLE_NAME, resolve_case, variable_combinations
 from workbench.experiment.source import SourceMap, is_identifier, join_path, load_yaml
 from workbench.query.template import find_placeholders
+from workbench.query.writer import check_dialect
 
 TOP_LEVEL_FIELDS = (
     "name", "description", "seed", "repetitions", "variables", "sweep", "cases", "sizes",
@@ -449,7 +451,8 @@ def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
     ids: dict[str, int] = {}
     for index, item in enumerate(c.sequence(value, "engines", nonempty=True)):
         path = f"engines[{index}]"
-        c.mapping(item, path, ("id", "type", "preset", "semantics", "faults", "parameters"), ("id", "type"), what="engine field")
+        c.mapping(item, path, ("id", "type", "preset", "semantics", "faults", "parameters", "dialect"), ("id", "type"),
+                  what="engine field")
         engine_id = c.identifier(item["id"], join_path(path, "id"))
         if engine_id in ids:
             raise c.error(join_path(path, "id"), f"duplicate engine id {engine_id!r} (also engines[{ids[engine_id]}])")
@@ -457,21 +460,32 @@ def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
         engine_type = c.choice(item["type"], join_path(path, "type"), ENGINE_TYPES)
         preset_name = None
         base = EngineSemantics()
+        program = PROGRAM_ENGINES.get(engine_type)
         if item.get("preset") is not None:
             preset_name = c.choice(item["preset"], join_path(path, "preset"), tuple(PRESETS))
             base = PRESETS[preset_name]
+        elif program is not None:  # a shipped program engine runs under its declared preset
+            preset_name = program.preset
+            base = PRESETS[preset_name]
+        dialect = program.dialect if program is not None else None
+        if item.get("dialect") is not None:
+            try:
+                dialect = check_dialect(c.string(item["dialect"], join_path(path, "dialect")))
+            except UserError as error:
+                raise c.error(join_path(path, "dialect"), error.message) from None
         semantics, overrides = c.semantics(item.get("semantics"), join_path(path, "semantics"), base)
         faults: dict[str, bool] = {}
         if item.get("faults"):
-            if engine_type == "external":
-                raise c.error(join_path(path, "faults"), "faults can only be injected into built-in engines, not external ones", key=True)
+            if engine_type == "external" or program is not None:
+                raise c.error(join_path(path, "faults"),
+                              f"faults can only be injected into built-in engines, not {engine_type} ones", key=True)
             for key, flag in c.mapping(item["faults"], join_path(path, "faults"), FAULTS, what="fault").items():
                 faults[key] = c.boolean(flag, join_path(path, f"faults.{key}"))
         parameters = dict(c.names(item.get("parameters"), join_path(path, "parameters")))
         engines.append(
             EngineSpec(
                 id=engine_id, type=engine_type, semantics=semantics, preset=preset_name,
-                semantics_overrides=overrides, faults=faults, parameters=parameters,
+                semantics_overrides=overrides, faults=faults, parameters=parameters, dialect=dialect,
             )
         )
     return tuple(engines)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # A variable value: what may be written into a query template or a parameter.
 Scalar = str | int | float | bool
 
-ENGINE_TYPES = ("secret", "naive", "incremental", "eviction", "null", "external")
+ENGINE_TYPES = ("secret", "naive", "incremental", "eviction", "null", "external", "rspjs")
 FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_window")
 KPI_NAMES = ("latency", "throughput", "memory", "cpu", "threads", "correctness")
 FLOW_SHAPES = (
@@ -105,6 +105,7 @@ class EngineSpec:
     semantics_overrides: Mapping[str, Any] = field(default_factory=dict)
     faults: Mapping[str, bool] = field(default_factory=dict)
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    dialect: str | None = None  # the query dialect the stand sends the engine (None: the text as written)
 
     @property
     def requires_confirmation(self) -> bool:

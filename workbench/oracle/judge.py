@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics
 from workbench.errors import UserError
@@ -188,7 +188,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     strict = options.match == "strict"
     # strict: t0 whose instants miss an engine time are never computed, and the first match ends the search
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
-    candidates = _Candidates({label[v]: v for v in order}, answers, regroup=options.regroup)
+    candidates = _Candidates(order, label, answers, regroup=options.regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
                          tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict)
     if verdict.correct:
@@ -268,28 +268,36 @@ def assumed_semantics_warning(semantics: EngineSemantics) -> str:
 
 
 class _Candidates(Mapping[Any, Any]):
-    """The oracle's relations per t0, built when the verdict asks for them (one t0 at a time)."""
+    """The oracle's relations per t0 label, built when the verdict asks for them (one t0 at a
+    time), over t0 vectors that may themselves be found lazily (`run.plausible_order`)."""
 
-    def __init__(self, vectors: Mapping[Any, tuple[int, ...]], answers: Mapping[tuple[int, ...], ExpectedAnswer],
-                 *, regroup: bool = False) -> None:
-        self.vectors, self.answers, self.regroup = vectors, answers, regroup
+    def __init__(self, order: Iterable[tuple[int, ...]], label: Mapping[tuple[int, ...], Any],
+                 answers: Mapping[tuple[int, ...], ExpectedAnswer], *, regroup: bool = False) -> None:
+        self.order, self.label, self.answers, self.regroup = iter(order), label, answers, regroup
+        self.vectors: dict[Any, tuple[int, ...]] = {}  # label -> vector, as the order is read
 
     def __getitem__(self, t0: Any) -> Any:
         from workbench.oracle.run import expected_relations
         from workbench.oracle.verdict import regroup_by_time
 
+        if t0 not in self.vectors:
+            raise KeyError(t0)
         relations = expected_relations(self.answers[self.vectors[t0]])
         return regroup_by_time(relations) if self.regroup else relations  # both sides compared per instant
 
     def __iter__(self) -> Any:
-        return iter(self.vectors)
+        yield from list(self.vectors)
+        for vector in self.order:
+            self.vectors[self.label[vector]] = vector
+            yield self.label[vector]
 
-    def __len__(self) -> int:
-        return len(self.vectors)
+    def __len__(self) -> int:  # at most the admissible t0 (the order may skip some)
+        return len(self.label)
 
 
 def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    """The mean over windows as oracle.json has always stored it (6 decimals)."""
+    return round(sum(values) / len(values), 6) if values else None
 
 
 def judge_eviction(stimuli: Sequence[Any], query: ContinuousQuery, log: ResponseLog) -> Judgement:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics, preset
 from workbench.core.t0 import admissible_t0_vectors, comparison_start
@@ -208,25 +208,33 @@ def evaluation_times(answers: Mapping[tuple[int, ...], Any], vector: tuple[int, 
 def plausible_order(
     answers: Mapping[tuple[int, ...], Any], vectors: Sequence[tuple[int, ...]], engine: Sequence[Relation],
     t_s: int,
-) -> list[tuple[int, ...]]:
-    """The t0 vectors worth judging under strict matching, in order (no relation computed).
+) -> Iterator[tuple[int, ...]]:
+    """The t0 vectors worth judging under strict matching, in order, found lazily (a judge
+    that stops at the first match computes no further grid; no relation is computed here).
 
     With application times on every engine relation, a t0 whose evaluation instants do not
-    include every engine time from t_s on cannot match: it is dropped. If none is left, the
-    few with the most instants in common are kept, for a closest divergence.
+    include every engine time from t_s on cannot match: it is skipped. If none is left, the
+    few with the most instants in common follow, for a closest divergence.
     """
     reported = {r.time for r in engine if r.time is not None and r.time >= t_s}
     if not engine or not reported or any(r.time is None for r in engine):
-        return list(vectors)
+        yield from vectors
+        return
     import numpy as np
 
     wanted = np.fromiter(sorted(reported), dtype=np.int64)
-    overlap = {}
-    for vector in vectors:  # the grid only: no relations are computed here
+    overlap: dict[tuple[int, ...], int] = {}
+    found = False
+    for vector in vectors:  # the grid only
         times = np.asarray(evaluation_times(answers, vector), dtype=np.int64)
-        overlap[vector] = int(np.isin(wanted, times).sum())
-    plausible = [v for v in vectors if overlap[v] == len(wanted)]
-    return plausible or sorted(vectors, key=lambda v: -overlap[v])[:IMPLAUSIBLE_TRIED]
+        common = int(np.isin(wanted, times).sum())
+        if common == len(wanted):
+            found = True
+            yield vector
+        else:
+            overlap[vector] = common
+    if not found:
+        yield from sorted(overlap, key=lambda v: -overlap[v])[:IMPLAUSIBLE_TRIED]
 
 
 def windows_summary(answer: ExpectedAnswer) -> list[dict[str, Any]]:

@@ -188,11 +188,13 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
 
     Checks: the engine type exists; its query parses; a built-in engine accepts the query
     (registered in-process, which builds its plan without any data); the external
-    command's program exists; the oracle's preset exists and can compute the query.
+    command's program exists; a shipped program engine is installed; the query can be
+    written in the engine's dialect; the oracle's preset exists and can compute the query.
     """
-    from workbench.engine import EXTERNAL_TYPE, create_engine
+    from workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, create_engine
     from workbench.oracle.judge import oracle_semantics
     from workbench.query.parser import parse_query
+    from workbench.query.writer import write_query
     from workbench.stand.host import engine_command
 
     seen: set[tuple[str, str, str]] = set()
@@ -217,7 +219,15 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
             raise UserError(f"{where}: query text {inner}", file=_file(experiment),
                             field=f"queries.{spec.query.id}") from None
         _check_stream_bindings(experiment, spec, query)
-        if config.type == EXTERNAL_TYPE:
+        if config.dialect is not None:
+            try:
+                write_query(query, config.dialect)
+            except UserError as error:
+                raise UserError(f"{where}: {error.message}", file=_file(experiment),
+                                field=f"engines.{spec.engine.id}.dialect") from None
+        if config.type in PROGRAM_ENGINES:
+            pass  # a shipped program: engine_command above checked that it is installed
+        elif config.type == EXTERNAL_TYPE:
             program = argv[0]
             cwd = spec.engine_parameters.get("cwd") or experiment.base_dir
             if shutil.which(program) is None and not (Path(cwd) / program).is_file():

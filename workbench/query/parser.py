@@ -7,7 +7,9 @@ line and column of the *original* text (`workbench.query.lexer.RewrittenText`).
 Accepted forms (keywords case-insensitive, IRIs as ``<…>`` or prefixed names):
 
 - RSP-QL: ``REGISTER RSTREAM|ISTREAM|DSTREAM <out> AS`` (optional) ``SELECT …
-  FROM NAMED WINDOW <w> ON <s> [RANGE PT10S STEP PT5S] … WHERE { WINDOW <w> { … } }``.
+  FROM NAMED WINDOW <w> ON <s> [RANGE PT10S STEP PT5S] … WHERE { WINDOW <w> { … } }``;
+  also ``ON STREAM <s>`` and sizes without a unit in milliseconds (``[RANGE 10000 STEP
+  5000]``), as RSP-JS writes them.
   Windows are named graphs (``WINDOW`` becomes ``GRAPH``); a ``WINDOW <w>`` that was never
   declared is an error.
 - C-SPARQL: ``REGISTER QUERY|STREAM name [COMPUTED EVERY 5s] AS … FROM STREAM <s>
@@ -352,8 +354,12 @@ class _QueryScanner:
         window_word = self.tokens[index - 1]
         name = self.expect(index, self.is_term, "the window IRI", window_word)
         on = self.expect(index + 1, lambda t: t.is_word("ON"), "ON <stream>", name)
+        after_on = self.token(index + 2)
+        if after_on is not None and after_on.is_word("STREAM") and (nxt := self.token(index + 3)) is not None \
+                and self.is_term(nxt):
+            index += 1  # `ON STREAM <s>`: the spelling of RSP-JS and of several RSP-QL papers
         stream = self.expect(index + 2, self.is_term, "the stream IRI", on)
-        size, slide, close = self.window_spec(index + 3, stream)
+        size, slide, close = self.window_spec(index + 3, stream, unitless_ms=True)
         window_iri = self.iri(name)
         for other in self.windows:
             if other.name == window_iri:
@@ -391,8 +397,12 @@ class _QueryScanner:
 
     # -- window specifications -----------------------------------------------------------
 
-    def window_spec(self, index: int, after: Token) -> tuple[int, int | None, Token]:
-        """Parse ``[ … ]`` at ``index``: (size ms, slide ms or None, the ``]`` token)."""
+    def window_spec(self, index: int, after: Token, *, unitless_ms: bool = False) -> tuple[int, int | None, Token]:
+        """Parse ``[ … ]`` at ``index``: (size ms, slide ms or None, the ``]`` token).
+
+        ``unitless_ms``: a number without a unit is milliseconds (RSP-QL windows as RSP-JS
+        writes them, ``[RANGE 10000 STEP 5000]``, in the unit of the stream's timestamps).
+        """
         open_ = self.expect(index, lambda t: t.text == "[", "a window like [RANGE 10s STEP 5s]", after)
         close_index = index + 1
         while True:
@@ -422,7 +432,7 @@ class _QueryScanner:
             minus = self.expect(index + 2, lambda t: t.text == "-", "'-' (NOW - 10 S)", first)
             size, cursor = self.duration(index + 3, minus, close_index, "NOW -")
         elif first.is_word("RANGE"):
-            size, cursor = self.duration(index + 2, first, close_index, "RANGE")
+            size, cursor = self.duration(index + 2, first, close_index, "RANGE", unitless_ms)
         else:
             raise self.error(
                 f"unknown window specification starting with {first.text!r}; expected "
@@ -433,7 +443,7 @@ class _QueryScanner:
         if token.is_word("TO"):
             raise self.error("SPARQLstream 'TO NOW - …' window offsets are not supported", token)
         if token.is_word("STEP", "SLIDE"):
-            slide, cursor = self.duration(cursor + 1, token, close_index, token.text.upper())
+            slide, cursor = self.duration(cursor + 1, token, close_index, token.text.upper(), unitless_ms)
         elif token.is_word("TUMBLING"):
             slide, cursor = size, cursor + 1
         if cursor != close_index:
@@ -445,18 +455,28 @@ class _QueryScanner:
             raise self.error("window slide must be greater than 0 (a zero slide never advances)", token)
         return size, slide, close
 
-    def duration(self, index: int, keyword: Token, limit: int, what: str) -> tuple[int, int]:
-        """Parse ``10s``, ``10 s``, ``500 MS`` or ``PT10S`` at ``index``: (ms, next index)."""
+    def duration(self, index: int, keyword: Token, limit: int, what: str, unitless_ms: bool = False) -> tuple[int, int]:
+        """Parse ``10s``, ``10 s``, ``500 MS`` or ``PT10S`` at ``index``: (ms, next index).
+
+        With ``unitless_ms`` a bare number (``10000``) is milliseconds.
+        """
         from workbench.core.time import parse_duration
 
         token = self.token(index)
         if token is None or index >= limit:
             raise self.error(f"{what} needs a duration, e.g. {what} 10s", keyword)
-        if token.kind == "word" and _ISO_DURATION.fullmatch(token.text) and token.text.upper() not in ("P", "PT"):
-            try:
-                return parse_duration(token.text, field=what), index + 1
-            except UserError as error:
-                raise self.error(error.message, token) from None
+        if token.kind == "word" and token.text[:1] in "Pp":
+            # ISO 8601: PT10S is one token, PT0.5S three adjacent ones (PT0 .5 S)
+            last, text = index, token.text
+            while (last + 1 < limit and self.tokens[last + 1].start == self.tokens[last].end
+                   and self.tokens[last + 1].kind in ("word", "number")):
+                last += 1
+                text += self.tokens[last].text
+            if _ISO_DURATION.fullmatch(text) and text.upper() not in ("P", "PT"):
+                try:
+                    return parse_duration(text, field=what), last + 1
+                except UserError as error:
+                    raise self.error(error.message, token) from None
         if token.kind != "number":
             raise self.error(f"{what} needs a duration like 10s or PT10S, found {token.text!r}", token)
         unit = self.token(index + 1)
@@ -464,6 +484,8 @@ class _QueryScanner:
         if unit is None or index + 1 >= limit or unit.kind != "word" or (
             not adjacent and unit.text.upper() in _WINDOW_KEYWORDS
         ):
+            if unitless_ms and re.fullmatch(r"\d+", token.text):
+                return int(token.text), index + 1
             raise self.error(f"duration {token.text} has no time unit; write e.g. {token.text}s or {token.text}ms", token)
         unit_ms = _UNIT_MS.get(unit.text.lower())
         if unit_ms is None:

@@ -46,7 +46,7 @@ from typing import IO, Any, Callable, Iterable, Sequence
 
 import psutil
 
-from workbench.engine import EXTERNAL_TYPE, EngineConfig, StaticGraphs, Stimulus
+from workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, EngineConfig, StaticGraphs, Stimulus, program_command
 from workbench.errors import UserError
 from workbench.responses.model import EngineResponse, ResponseLog
 from workbench.stand.protocol import (
@@ -130,7 +130,9 @@ class _Stop(Exception):
 
 
 def engine_command(config: EngineConfig) -> list[str]:
-    """The program to start: the built-in worker, or the external engine's ``command``."""
+    """The program to start: the built-in worker, a shipped program engine, or the external ``command``."""
+    if config.type in PROGRAM_ENGINES:
+        return program_command(config)
     if config.type == EXTERNAL_TYPE:
         command = config.parameters.get("command")
         if not command:
@@ -140,6 +142,19 @@ def engine_command(config: EngineConfig) -> list[str]:
 
     engine_class(config.type)  # unknown types fail here, before a process starts
     return [sys.executable, "-m", "workbench.stand.worker"]
+
+
+def query_for_engine(engine: EngineConfig, query_text: str, syntax: str | None) -> tuple[str, str | None]:
+    """The query text (and the syntax that parses it) the engine is sent: its ``dialect``'s.
+
+    UserError if the query cannot be written in that dialect.
+    """
+    if engine.dialect is None:
+        return query_text, syntax
+    from workbench.query.parser import parse_query
+    from workbench.query.writer import parse_syntax_of, write_query
+
+    return write_query(parse_query(query_text, syntax=syntax), engine.dialect), parse_syntax_of(engine.dialect)
 
 
 class _ProcessTree:
@@ -246,6 +261,7 @@ class _Run:
         self.ready: dict[str, Any] | None = None
         self.closed = False
         self.advanced: set[int] = set()
+        self.last_sent: int | None = None  # id of the last stimulus sent (ids increase)
         self.pending: collections.OrderedDict[int, _Pending] = collections.OrderedDict()
         self.responses: list[EngineResponse] = []
         self.bindings = 0
@@ -310,6 +326,7 @@ def run_engine(
     argv = list(command) if command is not None else engine_command(engine)
     run = _Run(name, out, options, cancel, on_sample)
     run.variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
+    sent_text, sent_syntax = query_for_engine(engine, query_text, syntax)
     result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
                        mode=options.mode, time_scale=options.time_scale)
     main_cpu_start = time.thread_time()
@@ -331,6 +348,8 @@ def run_engine(
             # the experiment's `cwd` and `env` for external programs (FORMATS.md: shown and confirmed first)
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
+        elif engine.type in PROGRAM_ENGINES:
+            cwd = str(out)  # whatever the program writes to its working directory stays in the run folder
         try:
             process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -348,7 +367,7 @@ def run_engine(
         ]
         for thread in threads:
             thread.start()
-        inbox.put(dumps(register_message(engine, query_text, syntax=syntax, static=static, query_id=query_id)))
+        inbox.put(dumps(register_message(engine, sent_text, syntax=sent_syntax, static=static, query_id=query_id)))
         _wait(run, lambda: run.ready is not None, options.start_timeout_s, "the engine did not become ready")
         timings["register_s"] = time.monotonic() - started
         feed_start = time.monotonic()
@@ -445,6 +464,7 @@ def _feed(
         entry.sent_ms = time.time() * 1000.0
         with run.condition:
             run.pending[stimulus.id] = entry
+            run.last_sent = stimulus.id
         if run.first_sent_ms is None:
             run.first_sent_ms = entry.sent_ms
         inbox.put(message)
@@ -557,10 +577,13 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
         if kind == "ready":
             run.ready = message
         elif kind == "response":
+            ident = message.get("stimulus")
+            if ident is not None and ident not in run.pending:
+                _fail_unknown(run, "a response", ident)
+                return
             response = response_from_message(message, int(received))
             run.responses.append(response)
             run.bindings += len(response.bindings)
-            ident = message.get("stimulus")
             entry = run.pending.get(ident) if ident is not None else next(iter(run.pending.values()), None)
             if entry is not None:
                 entry.responses.append({
@@ -574,7 +597,10 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
         elif kind == "done":
             if "stimulus" in message:
                 entry = run.pending.pop(message["stimulus"], None)
-                if entry is not None:
+                if entry is None:
+                    _fail_unknown(run, "done", message["stimulus"])
+                    return
+                else:
                     run.stimuli_done += 1
                     run.elements_done += entry.elements
                     run.latencies.append(received - entry.sent_ms)
@@ -594,6 +620,17 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
             else:
                 run.stderr_tail.append(f"[engine error] {text}")
         run.condition.notify_all()
+
+
+def _fail_unknown(run: _Run, what: str, ident: Any) -> None:
+    """An answer for a stimulus that is not waiting for one fails the run (caller holds the lock)."""
+    sent = isinstance(ident, int) and not isinstance(ident, bool) and run.last_sent is not None and ident <= run.last_sent
+    reason = (f"{what} for stimulus {ident!r}, which is already done" if sent
+              else f"{what} for stimulus {ident!r}, which the stand never sent")
+    if run.failure is None:
+        run.failure = _Stop("failed", f"protocol error: {reason}")
+    run.condition.notify_all()
+    run.stopped.set()
 
 
 def _note_rss(run: _Run, kpis: dict[str, float] | None) -> None:

@@ -65,7 +65,7 @@ def register_message(
         "type": "register",
         "protocol": PROTOCOL_VERSION,
         "engine": engine.to_json(),
-        "query": {"id": query_id, "text": query_text, "syntax": syntax},
+        "query": {"id": query_id, "text": query_text, "syntax": syntax, "dialect": engine.dialect},
         "static": {
             "default": [list(t) for t in static.default],
             "named": {name: [list(t) for t in triples] for name, triples in static.named.items()},
@@ -98,17 +98,6 @@ def parse_static(payload: Mapping[str, Any] | None) -> StaticGraphs:
     default = tuple(tuple(t) for t in payload.get("default", ()))
     named = {name: tuple(tuple(t) for t in triples) for name, triples in (payload.get("named") or {}).items()}
     return StaticGraphs(default, named)  # type: ignore[arg-type]
-
-
-def response_message(response: EngineResponse, stimulus: int | None) -> dict[str, Any]:
-    return {
-        "type": "response",
-        "stimulus": stimulus,
-        "t": response.application_time,
-        "operation": response.operation,
-        "bindings": [dict(sorted(mapping)) for mapping in response.bindings],
-        "system_time": response.system_time,
-    }
 
 
 def parse_engine_line(line: bytes) -> dict[str, Any]:

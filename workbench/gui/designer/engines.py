@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.semantics import PRESETS, EngineSemantics
+from workbench.engine import PROGRAM_ENGINES
 from workbench.experiment.model import ENGINE_TYPES, EVICTION_STRATEGIES, FAULTS
 from workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list, grid_of, item_list
 from workbench.gui.designer.semantics import semantics_form
@@ -115,8 +116,9 @@ class EnginesSection(DesignerSection):
         engine_type = self.model.get(("engines", self.engine_index, "type"))
         self._rebuild_engine_params(engine_type)
         self.external_warning.setVisible(engine_type == "external")
-        self.faults_box.setEnabled(engine_type != "external")
-        self.faults_box.setToolTip("external engines cannot have injected faults" if engine_type == "external" else "")
+        program = engine_type == "external" or engine_type in PROGRAM_ENGINES  # faults exist in built-in engines only
+        self.faults_box.setEnabled(not program)
+        self.faults_box.setToolTip(f"{engine_type} engines cannot have injected faults" if program else "")
 
     def forget_forms(self) -> None:
         self.engine_index = 0

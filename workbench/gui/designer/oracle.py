@@ -1,5 +1,5 @@
 """How runs are measured and judged: ``kpis`` (what the probe collects, sampling period),
-``oracle`` (``system``, ``match``, ``gracious``, ``t0``, ``semantics`` overrides), ``stand``
+``oracle`` (``system``, ``match``, ``gracious``, ``t0``, ``end``, ``regroup``, ``semantics`` overrides), ``stand``
 (``mode``, ``time_scale``, ``timeout``) and ``spark`` (``master``).
 """
 
@@ -62,6 +62,14 @@ class OracleSection(DesignerSection):
         t0 = self.line(lambda: ("oracle", "t0"), placeholder="all (every admissible t0, RSP-QL Theorem 1)")
         t0.setObjectName("oracle_t0")
         oracle_form.addRow("t0", t0)
+        end = self.line(lambda: ("oracle", "end"), placeholder="after-last-window (last element + largest window)",
+                        tooltip="the last instant judged and the stand's final advance: after-last-window, "
+                                "last-element or a time, e.g. 30s")
+        end.setObjectName("oracle_end")
+        oracle_form.addRow("End", end)
+        regroup = self.check(lambda: ("oracle", "regroup"), "regroup (engines answer one response per binding)")
+        regroup.setObjectName("oracle_regroup")
+        oracle_form.addRow("", regroup)
         oracle_layout.addLayout(oracle_form)
         oracle_layout.addWidget(semantics_form(self, "Semantics overrides of the system's preset",
                                                lambda: ("oracle", "semantics"), self._oracle_semantics,

@@ -35,7 +35,8 @@ SEMANTICS_LABELS = (  # key, label, what it decides (tooltip)
     ("active_window", "Active window", "which window is active when several are open"),
     ("leading_partial", "Leading partials", "YABench's first windows shorter than the size"),
 )
-STRATEGY_BOXES = (("CC", "content-change"), ("WC", "window-close"), ("NC", "non-empty"), ("P", "periodic"))
+STRATEGY_BOXES = (("CC", "content-change"), ("WC", "window-close"), ("NE", "next-element"), ("NC", "non-empty"),
+                  ("P", "periodic"))
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def semantics_form(section: DesignerSection, title: str, base: Callable[[], Fiel
 
 def report_boxes(section: DesignerSection, path: Callable[[], FieldPath], semantics: Callable[[], EngineSemantics],
                  prefix: str) -> ReportBoxes:
-    """The report policy (CSRBench/SECRET strategies CC, WC, NC, P(period)) as check boxes."""
+    """The report policy (CSRBench/SECRET strategies CC, WC, NC, P(period); NE: window close reported at
+    the next element) as check boxes."""
     box = QWidget()
     box.setObjectName(f"{prefix}_report")
     box.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
