@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -63,3 +64,13 @@ def unknown_key_message(key: str, allowed: Iterable[str], what: str = "field") -
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown {what} {key!r}{hint} (expected one of {', '.join(allowed)})"
+
+
+def file_error(error: OSError, path: str | os.PathLike[str], doing: str = "cannot write") -> Exception:
+    """The error to raise for ``error`` met while working on ``path``: a `UserError` naming the file.
+
+    pyarrow, compressors and a full disk raise OSErrors that name no file; the user needs
+    to know which file (and the CLI prints an error's file first).
+    """
+    reason = error.strerror or " ".join(str(error).split()) or type(error).__name__
+    return UserError(f"{doing}: {reason}", file=str(error.filename or path))

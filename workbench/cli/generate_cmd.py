@@ -12,9 +12,13 @@ to stderr when it is a terminal (not with ``--quiet``); a summary line is always
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
+import signal
 import sys
+import threading
 import time
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
 from workbench.errors import UserError
 
@@ -236,6 +240,32 @@ def _transform(args: argparse.Namespace, fmt: str) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def cancel_on_stop_signals(cancel: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C, SIGTERM or SIGHUP: the first cancels (``cancel`` runs on its own thread, since it may call
+    into the JVM, which a signal handler must not); a second one interrupts at once."""
+    from workbench.cli.main import STOP_SIGNALS
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    requested = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        if requested.is_set():  # the user insists: stop now, without Py4J's logged stack traces
+            logging.disable(logging.CRITICAL)
+            raise KeyboardInterrupt
+        requested.set()
+        threading.Thread(target=cancel, name="rspwb-cancel", daemon=True).start()
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, *STOP_SIGNALS)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.main import print_json
     from workbench.pipeline.generate import GenerationCancelled, TaskState, generate
@@ -264,17 +294,22 @@ def run(args: argparse.Namespace) -> int:
 
     stderr = sys.stderr
     bar = ProgressBar(stderr, enabled=not args.quiet and stderr.isatty())
+    state = TaskState(on_progress=bar)
+    from workbench.pipeline.spark import active_spark, stop_spark
+
+    session_before = active_spark()
     try:
-        result = generate(
-            generator, params, args.out, fmt, engine=engine, spark_master=master,
-            state=TaskState(on_progress=bar), flow=flow,
-        )
-    except GenerationCancelled:
+        with cancel_on_stop_signals(state.cancel):
+            result = generate(generator, params, args.out, fmt, engine=engine, spark_master=master, state=state,
+                              flow=flow)
+    except (GenerationCancelled, KeyboardInterrupt):
         bar.finish()
         stderr.write("rspwb: generation cancelled; no output written\n")
         return 130
     finally:
         bar.finish()
+        if session_before is None and active_spark() is not None:
+            stop_spark()  # a session this command started: stopped before exit, not killed with its workers
     rate = result.elements_per_second
     stderr.write(
         f"generated {result.generator} ({result.engine}): {result.elements:,} elements (triples), "

@@ -8,10 +8,13 @@ only inside the command functions, so ``rspwb --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import signal
 import sys
-from typing import Any, Sequence
+import threading
+from typing import Any, Iterator, Sequence
 
 from workbench import __version__
 from workbench.errors import UserError
@@ -54,6 +57,35 @@ def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
 
 
+# What a scheduler, a container stop or a closing terminal sends: handled like Ctrl-C.
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _stop_like_ctrl_c(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def stop_signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in the main thread while a command runs.
+
+    Every cleanup path already handles Ctrl-C (``.partial`` files removed, bundles marked
+    cancelled, engine processes stopped), so the other stop signals take the same path
+    instead of killing the process with files half-written. Handlers are restored after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _stop_like_ctrl_c) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -61,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with stop_signals_as_interrupt():
+            return int(args.func(args) or 0)
     except UserError as error:
         # FILE:LINE: … lines start with the location (as compilers print them) so that
         # editors and CI annotators can jump there; other errors name the program.

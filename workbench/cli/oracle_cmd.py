@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from workbench.core.semantics import PRESETS
 from workbench.core.time import parse_duration
@@ -117,6 +117,9 @@ def _prepare(args: argparse.Namespace) -> Prepared:
     query = load_query(args.query, syntax=args.syntax, variables=parse_variables(args.var))
     size = parse_duration(args.window_size, field="--window-size") if args.window_size else None
     slide = parse_duration(args.window_slide, field="--window-slide") if args.window_slide else None
+    for value, option in ((size, "--window-size"), (slide, "--window-slide")):
+        if value == 0:  # blame the option given, not the slide the size defaults it to
+            raise UserError("must be greater than 0", field=option)
     bindings = _stream_bindings(args.stream)
     default_stream = next((iri for iri in bindings if iri), None)
     query = with_window(query, size, slide, default_stream)
@@ -174,28 +177,43 @@ class StreamInputs:
                 raise UserError("no such file or directory", file=path, field="--stream")
             self.paths[stream_iri] = path
             self.formats[stream_iri] = args.stream_format or detect_format(path)
+            if self.formats[stream_iri] == "parquet":  # footer and schema now: a clear error before Spark starts
+                from workbench.streams.parquet import check_parquet_stream
+
+                check_parquet_stream(path)
         self._elements: dict[str, list[Any]] | None = None
         self._parquet: dict[str, str] = {}  # path -> temporary Parquet copy (`_converted`)
         self._folder: Any = None
+        self._warned: set[str] = set()  # stream files whose read summary was printed (read twice at most)
 
     def elements(self) -> dict[str, list[Any]]:
         """Every stream's elements (read once; disorder per ``--on-disorder``)."""
         if self._elements is None:
-            from workbench.streams.readers import ReadReport, read_stream
-
             loaded: dict[str, list[Any]] = {}
             cache: dict[str, list[Any]] = {}
             for stream_iri, path in self.paths.items():
                 if path not in cache:
-                    report = ReadReport(source=path)
-                    cache[path] = list(read_stream(path, self.formats[stream_iri], interval_ms=self.interval,
-                                                   on_disorder=self.args.on_disorder, report=report))
-                    summary = report.summary()
-                    if summary:
-                        sys.stderr.write(f"rspwb: warning: {summary}\n")
+                    cache[path] = list(self._read(path))
                 loaded[stream_iri] = cache[path]
             self._elements = loaded
         return self._elements
+
+    def _read(self, path: str) -> Iterator[Any]:
+        """One stream file's elements, streaming; with ``--on-disorder warn`` sorted by time (stable: windows
+        are defined on application time) and the disorder reported once on stderr."""
+        from workbench.streams.readers import ReadReport, read_stream
+
+        report = ReadReport(source=path)
+        elements: Iterable[Any] = read_stream(path, self._format_of(path), interval_ms=self.interval,
+                                              on_disorder=self.args.on_disorder, report=report)
+        if self.args.on_disorder == "warn":
+            elements = sorted(elements, key=lambda element: element.t)
+        yield from elements
+        summary = report.summary()
+        if summary and path not in self._warned:
+            self._warned.add(path)
+            note = "; the oracle sorts them by time" if report.disorders else ""
+            sys.stderr.write(f"rspwb: warning: {summary}{note}\n")
 
     def _parquet_only(self) -> bool:
         return self._elements is None and all(fmt == "parquet" for fmt in self.formats.values())
@@ -224,19 +242,13 @@ class StreamInputs:
         import tempfile
 
         from workbench.streams.parquet import ParquetStreamWriter
-        from workbench.streams.readers import ReadReport, read_stream
 
         if path not in self._parquet:
             if self._folder is None:
                 self._folder = tempfile.TemporaryDirectory(prefix="rspwb-oracle-")
             target = os.path.join(self._folder.name, f"stream{len(self._parquet)}.parquet")
-            report = ReadReport(source=path)
             with ParquetStreamWriter(target) as writer:
-                writer.write_all(read_stream(path, self._format_of(path), interval_ms=self.interval,
-                                             on_disorder=self.args.on_disorder, report=report))
-            summary = report.summary()
-            if summary:
-                sys.stderr.write(f"rspwb: warning: {summary}\n")
+                writer.write_all(self._read(path))
             self._parquet[path] = target
         return self._parquet[path]
 
@@ -245,10 +257,10 @@ class StreamInputs:
         from workbench.oracle.run import default_end, end_after
 
         if self._elements is None and self.args.method in ("auto", "spark"):  # no element list in memory
-            import pyarrow.parquet as pq
+            from workbench.streams.parquet import parquet_stream_extent
 
-            last = [pq.read_table(path, columns=["t"]).column("t") for path in set(self.parquet_sources().values())]
-            return end_after(self.query, max((int(c[len(c) - 1].as_py()) for c in last if len(c)), default=0))
+            last = [parquet_stream_extent(path)[1] for path in set(self.parquet_sources().values())]
+            return end_after(self.query, max((t for t in last if t is not None), default=0))
         return default_end(self.query, self.elements())
 
     def parquet_sources(self, folder: str | None = None) -> dict[str, str]:

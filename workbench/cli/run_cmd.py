@@ -57,7 +57,7 @@ def ask_on_terminal(prompt: str) -> bool:
 
 def run_command(args: argparse.Namespace) -> int:
     from workbench.results.bundle import format_table
-    from workbench.cli.main import print_json
+    from workbench.cli.main import STOP_SIGNALS, print_json
     from workbench.experiment import load_experiment
     from workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
 
@@ -71,13 +71,15 @@ def run_command(args: argparse.Namespace) -> int:
         sys.stderr.write(f"rspwb: {counter}{event.message}\n")
         sys.stderr.flush()
 
-    def interrupted(signum: int, frame: Any) -> None:  # first Ctrl-C: cancel cleanly; second: abort
+    def interrupted(signum: int, frame: Any) -> None:  # first Ctrl-C/SIGTERM: cancel cleanly; second: abort
         if cancel.is_set():
             raise KeyboardInterrupt
         sys.stderr.write("rspwb: cancelling (stopping the engine process)…\n")
         cancel.set()
 
-    previous = signal.signal(signal.SIGINT, interrupted) if threading.current_thread() is threading.main_thread() else None
+    handled = (signal.SIGINT, *STOP_SIGNALS)
+    previous = ({signum: signal.signal(signum, interrupted) for signum in handled}
+                if threading.current_thread() is threading.main_thread() else {})
     from workbench.pipeline.spark import active_spark, stop_spark
 
     session_before = active_spark()
@@ -87,14 +89,19 @@ def run_command(args: argparse.Namespace) -> int:
             cancel=cancel, progress=progress, scheduler=args.scheduler, stream_format=args.stream_format,
         )
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if session_before is None and active_spark() is not None:
             stop_spark()  # a session this command started: a cluster must see the app end, not its executors die
     if args.json:
         print_json(summary.to_json())
     else:
         print(format_table(summary))
+    failed = [row for row in summary.runs if row.get("status") not in ("ok", "cancelled")]
+    if summary.status == "failed" and failed:  # one line on stderr for scripts; every error is in the table
+        first = failed[0]
+        reason = str(first.get("error") or first.get("status")).splitlines()[0]
+        sys.stderr.write(f"rspwb: {len(failed)} of {len(summary.runs)} runs failed; {first.get('run_id')}: {reason}\n")
     return 0 if summary.status == "ok" else (130 if summary.status == "cancelled" else 1)
 
 
@@ -108,4 +115,9 @@ def report_command(args: argparse.Namespace) -> int:
         print_json(summary.to_json())
     else:
         print(format_table(summary))
+    damaged = [row for row in summary.runs if row.get("status") in ("missing", "unreadable")]
+    if damaged:  # what is there is shown; the exit code and one line say that something is not
+        sys.stderr.write(f"rspwb: {args.dir}: {len(damaged)} of {len(summary.runs)} runs missing or damaged; "
+                         f"{damaged[0].get('run_id')}: {damaged[0].get('error')}\n")
+        return 1
     return 0

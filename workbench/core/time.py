@@ -81,9 +81,17 @@ def parse_duration(value: str | int | float, *, default_unit: str = "ms", field:
     return _whole_ms(number * unit_ms, str(value), field)
 
 
+# The longest duration any field accepts (about 31,700 years): windows, slides, t0 and
+# stream lengths stay far inside int64 milliseconds even added to epoch-ms times.
+MAX_DURATION_MS = 10**15
+
+
 def _whole_ms(total: float, text: str, field: str) -> int:
     if total < 0:
         raise UserError(f"duration {text!r} is negative", field=field)
+    if not total <= MAX_DURATION_MS:  # also inf and NaN
+        raise UserError(f"duration {text!r} is longer than the limit of {MAX_DURATION_MS:.0e} ms "
+                        "(about 31,700 years)", field=field)
     rounded = round(total)
     if abs(total - rounded) > 1e-6:
         raise UserError(f"duration {text!r} is not a whole number of milliseconds", field=field)

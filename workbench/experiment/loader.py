@@ -603,30 +603,56 @@ def build_experiment(
         raw=raw,
         source=source,
     )
-    query_texts: dict[tuple[int, str], None] = {}
+    query_texts: dict[tuple[int, str], Mapping[str, Scalar]] = {}
     for combination in variable_combinations(experiment):
         case = resolve_case(experiment, combination)
-        query_texts.update(dict.fromkeys(enumerate(case.query_texts)))
+        for key in enumerate(case.query_texts):
+            query_texts.setdefault(key, combination)
+    parsed = {key: _parse_filled_query(experiment, key[0], key[1], combination)
+              for key, combination in query_texts.items()}
     if experiment.named_streams:
-        _check_stream_bindings(experiment, query_texts)
+        _check_stream_bindings(experiment, parsed.items())
     if check_sizes:
         for size in experiment.sizes:
             apply_size(experiment, size)
     return experiment
 
 
-def _check_stream_bindings(experiment: Experiment, query_texts: Iterable[tuple[int, str]]) -> None:
-    """Every window of a ``streams:`` experiment must read a declared stream (checked per filled query text).
+def _parse_filled_query(experiment: Experiment, index: int, text: str, variables: Mapping[str, Scalar]) -> Any:
+    """Parse query ``index`` as one variable combination fills it: a window size of ``-2s``, ``0s``
+    or beyond the duration limit is an error at validation, at the file line of the query line.
 
-    A query that does not parse is left to the query checks (``rspwb run``, the designer):
-    this check is about bindings only.
+    The error names the variables the query uses (their values are what broke it); for a
+    query file the position is in that file, as ``rspwb run`` reports it.
     """
     from workbench.query.parser import parse_query
 
-    for index, text in query_texts:
-        try:
-            query = parse_query(text, experiment.queries[index].syntax)
-        except UserError:
+    spec = experiment.queries[index]
+    try:
+        return parse_query(text, spec.syntax)
+    except UserError as error:
+        if spec.syntax is None and error.message.startswith("no stream window found"):
+            return None  # a window-less text: its syntax (one-time SPARQL or not) is the engine's business
+        used = [name for name in spec.variables if name in variables]
+        context = f" (with {', '.join(f'{name}={variables[name]!r}' for name in used)})" if used else ""
+        path = f"queries[{index}].{'file' if spec.file is not None else 'text'}"
+        source = experiment.source or SourceMap()
+        if spec.file is not None:
+            raise UserError(f"query {spec.id}{context}: {error.message}", file=str(spec.file), line=error.line,
+                            column=error.column, field=source.origin(path)) from None
+        where = f" (query line {error.line})" if error.line is not None else ""
+        raise UserError(
+            f"query {spec.id}{context}{where}: {error.message}",
+            file=str(experiment.file) if experiment.file is not None else None,
+            line=_template_line(source, path, spec.template, error.line) if error.line else source.line(path),
+            field=source.origin(path),
+        ) from None
+
+
+def _check_stream_bindings(experiment: Experiment, parsed: Iterable[tuple[tuple[int, str], Any]]) -> None:
+    """Every window of a ``streams:`` experiment must read a declared stream (checked per filled query text)."""
+    for (index, _text), query in parsed:
+        if query is None:
             continue
         error = undeclared_stream_error(experiment, index, query)
         if error is not None:

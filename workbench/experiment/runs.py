@@ -212,9 +212,13 @@ def resolve_stream_params(
             raise _error(experiment, path, error.message + _context(raw, variables), key=error.message.startswith("unknown")) from None
     try:
         resolved = spec.resolve(filled)
+        from workbench.generators import check_generator_params
+
+        check_generator_params(stream.generator, resolved)  # ranges and volume, as generation will check them
     except UserError as error:
         field = (error.field or "").removeprefix("param ")
-        raise _error(experiment, join_path(base, field) if field else base, error.message) from None
+        raw = stream.params.get(field) if field else None
+        raise _error(experiment, join_path(base, field) if field else base, error.message + _context(raw, variables)) from None
     takes_seed = "seed" not in stream.params and any(p.name == "seed" for p in spec.params)
     return resolved, takes_seed
 

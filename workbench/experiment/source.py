@@ -26,6 +26,10 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # Expanding aliases can blow up exponentially ("billion laughs"); no real experiment is this big.
 MAX_NODES = 200_000
+# PyYAML's composer needs 10-70 s and ~80 MB per MB of YAML (dense flow lists are the slowest):
+# a bigger file is refused before parsing (the largest sample experiment has 5 KB;
+# docs/experiment-format.md, "Bounds").
+MAX_TEXT_CHARS = 128 * 1024
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -118,14 +122,24 @@ class _Builder:
         self.source = SourceMap()
         self.visited = 0
         self.active: set[int] = set()
+        self.built: set[int] = set()  # nodes built once: building one again is an alias expansion
+        self.expansions = 0
 
     def error(self, node: Node, message: str, path: str) -> UserError:
         return UserError(message, file=self.file, line=node.start_mark.line + 1, field=path or None)
 
     def build(self, node: Node, path: str) -> Any:
         self.visited += 1
+        if id(node) in self.built:
+            self.expansions += 1
+        else:
+            self.built.add(id(node))
         if self.visited > MAX_NODES:
-            raise self.error(node, f"the document expands to more than {MAX_NODES} values (alias bomb?)", path)
+            if self.expansions:
+                raise self.error(node, f"the document expands to more than {MAX_NODES:,} values through its "
+                                       f"aliases ({self.expansions:,} alias expansions; alias bomb?)", path)
+            raise self.error(node, f"the document has more than {MAX_NODES:,} values; that is the limit for "
+                                   "an experiment file", path)
         self.source.values.setdefault(path, _position(node))
         if isinstance(node, ScalarNode):
             return self._scalar(node, path)
@@ -202,6 +216,9 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, SourceMap]:
 
     YAML syntax errors become a :class:`UserError` with the line of the problem.
     """
+    if len(text) > MAX_TEXT_CHARS:
+        raise UserError(f"the file has {len(text):,} characters; the limit for an experiment file is "
+                        f"{MAX_TEXT_CHARS:,} (128 KiB)", file=file, line=1)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:

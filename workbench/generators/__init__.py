@@ -107,6 +107,27 @@ class GeneratorSpec:
         return values
 
 
+# The most one stream may hold (docs/experiment-format.md, "Bounds"): a file asking for
+# more (e.g. ``duration: 1e18``) is refused when it is validated, not after days of writing.
+MAX_GENERATED_ELEMENTS = 10**10
+
+
+def check_volume(count: int, what: str, field: str) -> None:
+    """Refuse a stream of more than `MAX_GENERATED_ELEMENTS` (``what`` says how ``count`` was estimated)."""
+    if count > MAX_GENERATED_ELEMENTS:
+        raise UserError(
+            f"asks for about {count:.3g} {what}; the limit is {MAX_GENERATED_ELEMENTS:.0e} per stream",
+            field=field,
+        )
+
+
+def check_generator_params(name: str, params: Mapping[str, Any]) -> None:
+    """The generator's own parameter checks (its ``check_params``: ranges, relations, volume), so that
+    what validates also generates."""
+    generator_spec(name)
+    importlib.import_module(GENERATOR_MODULES[name]).check_params(params)
+
+
 def generator_spec(name: str) -> GeneratorSpec:
     """The spec of a registered generator, or a UserError listing the known ones."""
     module_name = GENERATOR_MODULES.get(name)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
 from workbench.errors import UserError
-from workbench.generators import GeneratorSpec, ParamSpec
+from workbench.generators import GeneratorSpec, ParamSpec, check_volume
 from workbench.generators._random import rng_for
 from workbench.streams.model import StreamElement
 
@@ -99,6 +99,8 @@ def check_params(params: Mapping[str, Any] | ChainParams) -> ChainParams:
         raise UserError(f"must be positive, got {v['rate']:g}", field="param rate")
     if v["tick"] <= 0:
         raise UserError(f"must be positive, got {v['tick']} ms", field="param tick")
+    check_volume(int(v["rate"] * v["duration"] / 1000) + v["duration"] // v["tick"], "triples and stimuli "
+                 "(rate × duration + duration / tick)", "param duration")
     if not 0.0 <= v["match_probability"] <= 1.0:
         raise UserError(f"must be between 0 and 1, got {v['match_probability']:g}", field="param match_probability")
     if v["distribution"] == "zipf" and not v["zipf_exponent"] > 0:

@@ -51,7 +51,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from workbench.errors import UserError
-from workbench.generators import GeneratorSpec, ParamSpec
+from workbench.generators import GeneratorSpec, ParamSpec, check_volume
 from workbench.generators._random import rng_for, unit_hash
 from workbench.streams.model import XSD, StreamElement
 
@@ -196,6 +196,8 @@ def check_params(params: Mapping[str, Any] | LsdParams) -> LsdParams:
     v = SPEC.resolve(params)
     if v["interval"] <= 0:
         raise UserError(f"must be positive, got {v['interval']} ms", field="param interval")
+    check_volume(v["stations"] * (v["duration"] // v["interval"] + 1), "reports (stations × duration / interval)",
+                 "param duration")
     text = str(v["properties"]).strip()
     names = tuple(PROPERTIES) if text == "all" else tuple(n.strip() for n in text.split(",") if n.strip())
     if not names:

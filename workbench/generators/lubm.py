@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from workbench.errors import UserError
-from workbench.generators import GeneratorSpec, ParamSpec
+from workbench.generators import GeneratorSpec, ParamSpec, check_volume
 from workbench.generators._random import hash64
 from workbench.generators.flows import FlowShape, apply_flow, parse_flow, read_triples
 from workbench.streams.model import StreamElement
@@ -110,6 +110,8 @@ def check_params(params: Mapping[str, Any] | LubmParams) -> LubmParams:
         )
     if v["period"] <= 0:
         raise UserError(f"must be positive, got {v['period']} ms", field="param period")
+    check_volume(v["universities"] * v["max_departments"] * 10_000, "triples (about 10,000 per department)",
+                 "param universities")
     return LubmParams(**v)
 
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any, Iterator, Mapping
 
 from workbench.errors import UserError
-from workbench.generators import GeneratorSpec, ParamSpec
+from workbench.generators import GeneratorSpec, ParamSpec, check_volume
 from workbench.generators.javarandom import (
     INT_MAX,
     LONG_MAX,
@@ -179,6 +179,8 @@ def check_params(params: Mapping[str, Any]) -> Sg1Params:
         raise UserError(f"must fit a Java int ({INT_MAX} ms), got {p.interval} ms", field="param interval")
     if p.duration < 0:
         raise UserError(f"must not be negative, got {p.duration} ms", field="param duration")
+    check_volume(p.stations * (p.duration // p.interval + 1), "observations (stations × duration / interval)",
+                 "param duration")
     if not LONG_MIN <= p.seed <= LONG_MAX:
         raise UserError(f"must be a Java long ({LONG_MIN}..{LONG_MAX}), got {p.seed}", field="param seed")
     if p.max_temp <= p.min_temp:

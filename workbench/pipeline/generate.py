@@ -49,6 +49,7 @@ failed or cancelled run leaves nothing that looks complete.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import importlib
 import itertools
@@ -61,7 +62,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from workbench.errors import UserError
+from workbench.errors import UserError, file_error
 from workbench.generators import GENERATOR_MODULES, generator_spec
 from workbench.streams.model import StreamElement
 from workbench.streams.writers import format_nquads_line, format_yabench_line
@@ -257,27 +258,33 @@ class _Output:
             from workbench.streams.parquet import SCHEMA
 
             self._schema = SCHEMA
-            self._parquet = pq.ParquetWriter(str(self.partial), SCHEMA, compression="zstd")
+            self._parquet = pq.ParquetWriter(str(self.partial), SCHEMA, compression="zstd", write_page_checksum=True)
         else:
             self._handle = open(self.partial, "wb", buffering=1 << 20)
 
     def write_payload(self, payload: Any) -> None:
         """Write a payload made by :func:`render_chunk`."""
-        if self._parquet is not None:
-            import pyarrow as pa
+        try:
+            if self._parquet is not None:
+                import pyarrow as pa
 
-            self._parquet.write_table(pa.Table.from_pydict(dict(zip(self._schema.names, payload)), schema=self._schema))
-        else:
-            self._handle.write(payload)
+                self._parquet.write_table(pa.Table.from_pydict(dict(zip(self._schema.names, payload)), schema=self._schema))
+            else:
+                self._handle.write(payload)
+        except OSError as error:  # a full disk, pyarrow's own errors: name the file
+            raise file_error(error, self.path) from None
 
     def commit(self) -> None:
-        if self._parquet is not None:
-            self._parquet.close()
-            self._parquet = None
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-        os.replace(self.partial, self.path)
+        try:
+            if self._parquet is not None:
+                self._parquet.close()
+                self._parquet = None
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+            os.replace(self.partial, self.path)
+        except OSError as error:
+            raise file_error(error, self.path) from None
 
     def abort(self) -> None:
         try:
@@ -285,6 +292,8 @@ class _Output:
                 self._parquet.close()
             if self._handle is not None:
                 self._handle.close()
+        except OSError:
+            pass  # the file is being discarded (its buffer may not fit on a full disk): the first error is the one to show
         finally:
             self._parquet = self._handle = None
             self.partial.unlink(missing_ok=True)
@@ -323,8 +332,10 @@ def _spark_payloads(
 
     group = f"rspwb-generate-{uuid.uuid4().hex[:12]}"
     state.job_group = group
+    if state.cancelled:  # cancelled while the JVM started
+        raise GenerationCancelled("generation cancelled before the Spark job started")
     try:
-        with job_group(spark, group, f"generate {module_name} ({len(keys)} partitions)"):
+        with job_group(spark, group, f"generate {module_name} ({len(keys)} partitions)"), _cancel_watch(state, group):
             context = spark.sparkContext
             rdd = context.parallelize(list(enumerate(keys)), slices)
             if ordered or not has_keys:
@@ -333,6 +344,32 @@ def _spark_payloads(
                 yield from _spark_sorted_payloads(spark, rdd, module_name, plan, fmt, sort_partitions)
     finally:
         state.job_group = None
+
+
+@contextlib.contextmanager
+def _cancel_watch(state: TaskState, group: str) -> Iterator[None]:
+    """While the block runs, cancel ``group``'s jobs whenever ``state`` is cancelled (polled every 0.2 s).
+
+    A cancel that lands between two jobs (the sort of unordered keys runs several) or just
+    before the first one is submitted still stops them; the JVM is called from this thread,
+    never from a signal handler.
+    """
+    from workbench.pipeline.spark import cancel_job_group
+
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.2):
+            if state.cancelled:
+                cancel_job_group(group)
+
+    watcher = threading.Thread(target=watch, name="rspwb-generate-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join(timeout=2)
 
 
 def _spark_sorted_payloads(

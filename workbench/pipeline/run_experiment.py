@@ -38,11 +38,13 @@ from workbench.results.bundle import (
     MANIFEST,
     ORACLE_FILE,
     PARTIAL,
+    RUN_FILE,
     RUNS_DIR,
     STREAMS_DIR,
     SUMMARY,
     YABENCH_DIR,
     BundleSummary,
+    read_json,
     run_row,
     write_json_atomic,
     write_text_atomic,
@@ -513,19 +515,41 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
         report(ExperimentProgress("kpi", spec.run_id, run_id=spec.run_id, data={
             "final": True, "status": result.status, "responses": result.responses,
             "stimuli_done": result.stimuli_done, "peak_rss_mb": result.peak_rss_mb}))
+    failure = None
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
             oracle = judge_run(task, query, streams, stimuli, end, folder, allow_spark=spark_oracle)
-        except Exception as error:  # an oracle bug must not stop the other runs
-            oracle = {"verdict": "error", "error": f"oracle failed: {type(error).__name__}: {error}"}
+        except UserError as error:  # e.g. a malformed term in the engine's answers: the run failed
+            failure = str(error).replace(str(folder), str(final))
+            oracle = {"verdict": "error", "error": failure}
+        except Exception as error:  # an oracle bug must not stop the other runs, nor pass for a result
+            failure = f"oracle failed: {type(error).__name__}: {error}".replace(str(folder), str(final))
+            oracle = {"verdict": "error", "error": failure}
         write_json_atomic(folder / ORACLE_FILE, oracle)
+    _record_outcome(folder / RUN_FILE, final, failure)
     write_json_atomic(folder / "run-spec.json", meta)
     if final.exists():
         shutil.rmtree(final)
     os.replace(folder, final)
-    meta["status"] = result.status
+    meta["status"] = "failed" if failure else result.status
     return run_row(final, meta)
+
+
+def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:
+    """``run.json`` names the run's final folder (not ``.partial``) and, if judging failed, says so.
+
+    A run whose answers cannot be judged is a failed run (status ``failed``, exit 1), not a
+    green one with a verdict nobody reads.
+    """
+    if not run_file.is_file():
+        return
+    record = read_json(run_file)
+    record["folder"] = str(final)
+    if failure:
+        record["status"] = "failed"
+        record["error"] = failure
+    write_json_atomic(run_file, record)
 
 
 def _run_meta(spec: RunSpec, stream: StreamRef, streams: Sequence[StreamRef] = ()) -> dict[str, Any]:
@@ -775,6 +799,8 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
             row = run_row(out / RUNS_DIR / spec.run_id, {**meta, "status": "cancelled" if status == "cancelled" else "not-run"})
             if row["verdict"] is None:
                 row["verdict"] = row["status"]
+        if meta:
+            meta["status"] = row.get("status")
         ordered.append(row)
     _write_yabench_files(out, runs, ordered)
     write_json_atomic(out / SUMMARY, {"name": manifest["name"], "status": status, "runs": ordered})

@@ -23,6 +23,7 @@ becomes one :class:`UserError` line saying what to install where.
 from __future__ import annotations
 
 import os
+import signal
 import re
 import shutil
 import subprocess
@@ -295,10 +296,17 @@ def get_spark(
         builder = SparkSession.builder.master(resolved).appName(app_name)
         for key, value in session_config(resolved, conf).items():
             builder = builder.config(key, value)
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT) if in_main else None
         try:
             session = builder.getOrCreate()
         except Exception as error:  # Py4J/JVM start-up failures
             raise SparkUnavailable(f"Spark did not start with master {resolved}: {error}") from None
+        finally:
+            if in_main and previous is not None:
+                # PySpark installs a SIGINT handler that calls the JVM from inside the signal handler
+                # (Py4J "reentrant call" stack traces); the workbench's own handlers cancel job groups
+                signal.signal(signal.SIGINT, previous)
         session.sparkContext.setLogLevel("ERROR")
         # PySpark names the executors' Python from PYSPARK_PYTHON alone when it starts the
         # JVM itself; spark.pyspark.python (ours for local masters, or spark-defaults.conf)

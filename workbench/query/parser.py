@@ -106,7 +106,23 @@ def parse_query(
     Raises `UserError` with file, line and column for every problem in the text.
     """
     requested = _requested_syntax(syntax)
-    return _QueryScanner(text, tokenize(text, source), source).parse(requested)
+    if len(text) > MAX_QUERY_CHARS:
+        raise UserError(f"the query has {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,} "
+                        "(rdflib's SPARQL parser needs seconds per kilobyte)", file=source, line=1)
+    tokens = tokenize(text, source)
+    if len(tokens) > MAX_QUERY_TOKENS:
+        line, column = line_column(text, tokens[MAX_QUERY_TOKENS].start)
+        raise UserError(f"the query has {len(tokens):,} tokens; the limit is {MAX_QUERY_TOKENS:,} "
+                        "(rdflib's SPARQL parser needs about a second per thousand)", file=source, line=line,
+                        column=column)
+    return _QueryScanner(text, tokens, source).parse(requested)
+
+
+# Bounds on one query text (docs/experiment-format.md, "Bounds"): the benchmarks' largest
+# query has 823 characters and ~150 tokens; rdflib's parser takes ~3 s for 2,000 tokens of
+# an IN list, so a megabyte would take minutes and gigabytes.
+MAX_QUERY_CHARS = 64 * 1024
+MAX_QUERY_TOKENS = 5_000
 
 
 def _requested_syntax(syntax: str | QuerySyntax | None) -> QuerySyntax | None:
@@ -460,7 +476,7 @@ class _QueryScanner:
 
         With ``unitless_ms`` a bare number (``10000``) is milliseconds.
         """
-        from workbench.core.time import parse_duration
+        from workbench.core.time import MAX_DURATION_MS, parse_duration
 
         token = self.token(index)
         if token is None or index >= limit:
@@ -492,6 +508,9 @@ class _QueryScanner:
             raise self.error(
                 f"unknown time unit {unit.text!r}; expected ms, s, m, h or d (or PT10S)", unit)
         total = float(token.text) * unit_ms
+        if not total <= MAX_DURATION_MS:
+            raise self.error(f"duration {token.text}{unit.text} is longer than the limit of {MAX_DURATION_MS:.0e} ms "
+                             "(about 31,700 years)", token)
         if abs(total - round(total)) > 1e-6:
             raise self.error(f"duration {token.text}{unit.text} is not a whole number of milliseconds", token)
         return int(round(total)), index + 2
@@ -563,6 +582,15 @@ class _QueryScanner:
         return [f"window <{w.name}> is declared but never used in WHERE (its content cannot "
                 "affect the answer)" for w in windows if w.name not in used]
 
+    def _blamed_offset(self, exc: Exception) -> Any:
+        """Where an rdflib error points: an unknown prefix at its first use, else the query form."""
+        unknown = re.search(r"Unknown namespace prefix : (\S*)", str(exc))
+        if unknown:
+            use = re.search(rf"(?<![\w<\"'#:/.-]){re.escape(unknown.group(1))}:", self.text)
+            if use:
+                return use.start()
+        return self.form_token
+
     def compile_sparql(self, rewritten: RewrittenText) -> tuple[Any, QueryForm, tuple[str, ...]]:
         """rdflib parse + algebra of the rewritten text; errors located in the original."""
         from pyparsing import ParseBaseException
@@ -577,13 +605,19 @@ class _QueryScanner:
             found = re.match(r"\S{1,30}", self.text[offset:])
             where = f"at or after {found.group(0)!r}" if found else "at the end of the query"
             raise self.error(f"SPARQL syntax error {where} (rdflib: {exc.msg})", offset) from None
+        except RecursionError:
+            raise self.error("the query is nested too deeply for rdflib's SPARQL parser (Python's recursion "
+                             "limit); use fewer nested groups or patterns", self.form_token) from None
         except Exception as exc:  # rdflib raises plain exceptions for some bad terms
-            raise self.error(f"SPARQL error: {exc}", self.form_token) from None
+            raise self.error(f"SPARQL error: {exc}", self._blamed_offset(exc)) from None
         try:
             with _RDFLIB_PARSING:
                 prepared = translateQuery(tree)
+        except RecursionError:
+            raise self.error("the query has too many patterns for rdflib's SPARQL algebra (Python's recursion "
+                             "limit, reached near 300 triple patterns in one group)", self.form_token) from None
         except Exception as exc:  # rdflib's algebra checks raise plain Exception
-            raise self.error(f"SPARQL error: {exc}", self.form_token) from None
+            raise self.error(f"SPARQL error: {exc}", self._blamed_offset(exc)) from None
         form = {
             "SelectQuery": QueryForm.SELECT, "ConstructQuery": QueryForm.CONSTRUCT,
             "AskQuery": QueryForm.ASK, "DescribeQuery": QueryForm.DESCRIBE,

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from workbench.errors import UserError
+from workbench.errors import UserError, unknown_key_message
 from workbench.responses.model import (
     OPERATIONS,
     EngineResponse,
@@ -26,6 +26,7 @@ from workbench.responses.model import (
     make_mapping,
     mapping_dict,
 )
+from workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS
 from workbench.streams.terms import (
     BARE_NUMBER,
     BNODE,
@@ -44,6 +45,9 @@ from workbench.streams.terms import (
 )
 
 RESPONSE_FORMATS = ("csrbench-json", "yabench-qr", "jsonl")
+# The response log's record fields (``response_records``); anything else is an error naming file:line.
+HEADER_FIELDS = ("record", "engine", "query", "run", "variables", "run_start", "source")
+RECORD_FIELDS = ("engine", "query", "run", "response", "system_time", "application_time", "operation", "binding")
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
@@ -139,7 +143,25 @@ def _int_or_none(value: Any, field: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
         raise UserError(f"expected a time in ms (integer), got {value!r}", field=field)
+    if not MIN_TIME_MS <= value <= MAX_TIME_MS:
+        raise UserError(f"time {value!r} ms is outside the int64 range (|t| < 2^63 ms)", field=field)
     return int(value)
+
+
+def _json_document(text: Any, name: str, line: int | None = None) -> Any:
+    """``json.loads`` with every failure a `UserError` at file:line (nesting beyond Python's limit too)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"not JSON: {error.msg}", file=name, line=error.lineno if line is None else line,
+                        column=error.colno) from None
+    except RecursionError:
+        raise UserError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep (Python's parser limit)",
+                        file=name, line=line) from None
+
+
+# JSON deeper than this is refused (the parser recurses); engine answers are 4 levels deep.
+MAX_JSON_DEPTH = 900
 
 
 def read_csrbench_json(path: str | os.PathLike[str], *, operation: str = "=") -> ResponseLog:
@@ -154,11 +176,10 @@ def read_csrbench_json(path: str | os.PathLike[str], *, operation: str = "=") ->
     name = os.fspath(path)
     with _open(name) as handle:
         try:
-            document = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise UserError(f"not JSON: {error.msg}", file=name, line=error.lineno, column=error.colno) from None
+            text = handle.read()
         except UnicodeDecodeError:
             raise UserError("not UTF-8 text", file=name) from None
+    document = _json_document(text, name)
     if isinstance(document, dict):
         if "relations" not in document:
             raise UserError('expected a "relations" list at the top level', file=name, field="relations")
@@ -416,12 +437,13 @@ def read_response_log(path: str | os.PathLike[str]) -> ResponseLog:
         for number, line in _numbered_lines(handle, name):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UserError(f"not JSON: {error.msg}", file=name, line=number, column=error.colno) from None
+            record = _json_document(line, name, number)
             if not isinstance(record, dict):
                 raise UserError("expected a JSON object per line", file=name, line=number)
+            fields = HEADER_FIELDS if record.get("record") == "header" else RECORD_FIELDS
+            unknown = next((key for key in record if key not in fields), None)
+            if unknown is not None:  # a misspelt field would otherwise read as an empty response
+                raise UserError(unknown_key_message(unknown, fields), file=name, line=number, field=unknown)
             if record.get("record") == "header":
                 header = record
                 for variable in record.get("variables") or []:
@@ -449,6 +471,9 @@ def read_response_log(path: str | os.PathLike[str]) -> ResponseLog:
                     solution = make_mapping(terms)
             except UserError as error:
                 raise error.located(file=name, line=number) from None
+            if "binding" not in record:  # a record that is no binding would read as an empty response
+                raise UserError('missing field "binding" ({variable: term}, or null for an empty response)',
+                                file=name, line=number, field="binding")
             for field in ids:
                 if ids[field] is None and isinstance(record.get(field), str):
                     ids[field] = record[field]

@@ -54,13 +54,23 @@ def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
     write_text_atomic(path, json.dumps(_clean(payload), indent=2) + "\n")
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
+def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A bundle's JSON file (each is one object); anything else is a `UserError` naming the file."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError("no such file", file=str(path)) from None
     except json.JSONDecodeError as error:
         raise UserError(f"not valid JSON: {error.msg}", file=str(path), line=error.lineno, column=error.colno) from None
+    except UnicodeDecodeError:
+        raise UserError("not valid JSON: not UTF-8 text", file=str(path)) from None
+    except RecursionError:
+        raise UserError("not a bundle file: JSON nested too deeply", file=str(path)) from None
+    except OSError as error:  # a directory, unreadable
+        raise UserError(f"cannot read: {error.strerror or error}", file=str(path)) from None
+    if not isinstance(document, dict):
+        raise UserError(f"expected a JSON object, found a {type(document).__name__}", file=str(path))
+    return document
 
 
 def _clean(value: Any) -> Any:
@@ -143,6 +153,10 @@ def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
         "first_divergence": None,
         "folder": None,
     }
+    if not folder.is_dir() and row["status"] not in ("not-run", "cancelled"):
+        row["status"] = row["verdict"] = "missing"  # the bundle lists it, someone deleted it
+        row["error"] = f"the run folder {RUNS_DIR}/{folder.name} is missing"
+        return row
     run_file = folder / RUN_FILE
     if run_file.is_file():
         run = read_json(run_file)
@@ -178,6 +192,19 @@ def run_row(folder: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
+def tolerant_run_row(root: Path, spec: Mapping[str, Any], problems: list[UserError] | None = None) -> Mapping[str, Any]:
+    """`run_row`, but a damaged ``run.json``/``oracle.json`` gives an ``unreadable`` row (and a problem)
+    instead of an error: the other runs of the bundle still show."""
+    try:
+        return run_row(root / RUNS_DIR / str(spec.get("run_id")), spec)
+    except UserError as error:
+        if problems is not None:
+            problems.append(error)
+        return {**{k: spec.get(k) for k in ("run_id", "index", "case", "repetition", "variables", "engine",
+                                             "engine_type", "query", "stream")},
+                "status": "unreadable", "verdict": "unreadable", "error": str(error)}
+
+
 def first_divergence_summary(oracle: Mapping[str, Any]) -> dict[str, Any] | None:
     """Where an incorrect run first departs from the oracle, for summaries (``rspwb report --json``).
 
@@ -200,23 +227,35 @@ def first_divergence_summary(oracle: Mapping[str, Any]) -> dict[str, Any] | None
     }
 
 
-def read_bundle(folder: str | os.PathLike[str]) -> BundleSummary:
-    """Read a bundle: ``summary.json`` if the run finished, else rebuilt from the run folders."""
+def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None = None) -> BundleSummary:
+    """Read a bundle: ``summary.json`` if the run finished (and its run folders are there), else rebuilt
+    from the run folders; a damaged run file gives an ``unreadable`` row and an entry in ``problems``."""
     root = Path(folder)
     if not root.is_dir():
         raise UserError("not a result bundle folder (no such directory)", file=str(root))
     if not (root / MANIFEST).is_file():
         raise UserError(f"not a result bundle (no {MANIFEST})", file=str(root))
     manifest = read_json(root / MANIFEST)
+    specs = _objects(manifest.get("runs"), root / MANIFEST, "runs")
     summary_file = root / SUMMARY
+    rows: tuple[Mapping[str, Any], ...] | None = None
     if summary_file.is_file():
-        summary = read_json(summary_file)
-        rows = tuple(_with_divergence(root, row) for row in summary.get("runs") or ())
-    else:  # the writer stopped before the end: rebuild from what is there
-        rows = tuple(
-            run_row(root / RUNS_DIR / str(spec.get("run_id")), spec) for spec in manifest.get("runs") or ()
-        )
+        rows = tuple(_with_divergence(root, row)
+                     for row in _objects(read_json(summary_file).get("runs"), summary_file, "runs"))
+        if any(row.get("folder") and not (root / str(row["folder"])).is_dir() for row in rows):
+            rows = None  # stale: run folders were deleted after the summary was written
+    if rows is None:  # the writer stopped before the end (or the summary is stale): rebuild from what is there
+        rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
     return BundleSummary(root, str(manifest.get("status", "running")), str(manifest.get("name", "")), rows, manifest)
+
+
+def _objects(value: Any, file: Path, field: str) -> tuple[Mapping[str, Any], ...]:
+    """A list of JSON objects (``runs`` of the manifest or the summary), else a `UserError` naming it."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise UserError("expected a list of run objects", file=str(file), field=field)
+    return tuple(value)
 
 
 def _with_divergence(root: Path, row: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -35,6 +35,7 @@ from workbench.results.bundle import (
     read_bundle,
     read_json,
     run_row,
+    tolerant_run_row,
 )
 from workbench.errors import UserError
 from workbench.results.published import PUBLISHED_FORMAT, is_published, published_boxplots, read_published
@@ -112,7 +113,7 @@ def load_bundle(folder: str | Path) -> LoadedBundle:
     manifest: Mapping[str, Any] = {}
     try:
         try:
-            summary = read_bundle(root)
+            summary = read_bundle(root, problems)
         except (AttributeError, TypeError) as error:  # valid JSON of the wrong shape
             raise UserError(f"unexpected JSON structure in {MANIFEST} or {SUMMARY}: {error}", file=str(root)) from None
         manifest, rows, status, name = summary.manifest, summary.runs, summary.status, summary.name
@@ -130,7 +131,7 @@ def load_bundle(folder: str | Path) -> LoadedBundle:
             manifest = {}
         specs = [spec for spec in manifest.get("runs") or () if isinstance(spec, Mapping)]
         specs = specs or _specs_from_run_folders(root, problems)
-        rows = tuple(_tolerant_row(root, spec, problems) for spec in specs)
+        rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
         status = str(manifest.get("status", "unreadable" if not manifest else "running"))
         name = str(manifest.get("name") or root.name)
         if rows:
@@ -161,16 +162,6 @@ def _specs_from_run_folders(root: Path, problems: list[UserError]) -> list[Mappi
             continue
         specs.append({**spec, "run_id": spec.get("run_id") or spec_file.parent.name})
     return specs
-
-
-def _tolerant_row(root: Path, spec: Mapping[str, Any], problems: list[UserError]) -> Mapping[str, Any]:
-    try:
-        return run_row(root / RUNS_DIR / str(spec.get("run_id")), spec)
-    except UserError as error:
-        problems.append(error)
-        return {**{k: spec.get(k) for k in ("run_id", "index", "case", "repetition", "variables", "engine",
-                                             "engine_type", "query", "stream")},
-                "status": "unreadable", "verdict": "unreadable", "error": str(error)}
 
 
 def run_groups(bundle: LoadedBundle) -> list[tuple[tuple[Any, Any, Any], str]]:

@@ -62,6 +62,11 @@ from workbench.stand.streamer import MODES, RealTimeSchedule
 STATUSES = ("ok", "failed", "timeout", "cancelled")
 P_HEADER = "time,rss_mem,cpu_percent,mem_percent,threads"
 MIB = 1024 * 1024
+# Bounds on what an engine can make the stand hold (docs/engine-protocol.md, "Limits"):
+MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the run
+STDERR_LOG_BYTES = 16 * MIB  # stderr.log keeps the first 16 MiB; the rest is read and dropped
+STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
+_STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
 
 
 @dataclass(frozen=True)
@@ -272,6 +277,7 @@ class _Run:
         self.last_done_ms: float | None = None
         self.first_sent_ms: float | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=options.stderr_tail_lines)
+        self.stderr_dropped = 0  # bytes of stderr beyond STDERR_LOG_BYTES, read and not kept
         self.thread_cpu: dict[str, float] = {}
         self.samples = 0
         self.peak_rss_mb = 0.0  # over every measurement: the sampler and the per-stimulus KPIs
@@ -542,8 +548,12 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
     stdout = process.stdout
     assert stdout is not None
     try:
-        for line in stdout:
+        for line in iter(lambda: stdout.readline(MAX_MESSAGE_BYTES + 1), b""):
             received = time.time() * 1000.0
+            if len(line) > MAX_MESSAGE_BYTES:
+                run.fail("failed", f"protocol error: the engine wrote a line of more than {MAX_MESSAGE_BYTES // MIB} MiB "
+                                   "on stdout (the limit for one message, docs/engine-protocol.md); stopped reading")
+                break
             if not line.strip():
                 continue
             try:
@@ -664,10 +674,20 @@ def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], log: IO[bytes]) -
     start = time.thread_time()
     stderr = process.stderr
     assert stderr is not None
+    kept = 0
     try:
-        for line in stderr:
-            log.write(line)
-            run.stderr_tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+        for piece in iter(lambda: stderr.readline(_STDERR_PIECE), b""):
+            if kept < STDERR_LOG_BYTES:
+                log.write(piece[: STDERR_LOG_BYTES - kept])
+            kept += len(piece)
+            text = piece.decode("utf-8", "replace").rstrip("\n")
+            if len(text) > STDERR_TAIL_LINE_CHARS:
+                text = text[:STDERR_TAIL_LINE_CHARS] + f"… [{len(text) - STDERR_TAIL_LINE_CHARS} more characters]"
+            run.stderr_tail.append(text)
+        if kept > STDERR_LOG_BYTES:
+            run.stderr_dropped = kept - STDERR_LOG_BYTES
+            log.write(f"\n[rspwb: stderr.log keeps the first {STDERR_LOG_BYTES // MIB} MiB; "
+                      f"{run.stderr_dropped} more bytes were read and dropped]\n".encode())
         log.flush()
     except (OSError, ValueError):
         pass
@@ -764,7 +784,12 @@ def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: f
     result.stand_overhead["cpu_percent_of_one_core"] = round(100.0 * total / wall, 3)
     result.stderr_tail = "\n".join(run.stderr_tail)
     if result.status != "ok" and result.error and result.stderr_tail and "stderr:" not in result.error:
-        result.error += "; stderr:\n" + result.stderr_tail
+        result.error += f"; stderr (last {run.options.stderr_tail_lines} lines, each cut at {STDERR_TAIL_LINE_CHARS} " \
+                        f"characters):\n" + result.stderr_tail
+    if run.stderr_dropped:
+        note = (f"stderr was {STDERR_LOG_BYTES + run.stderr_dropped} bytes; stderr.log keeps the first "
+                f"{STDERR_LOG_BYTES // MIB} MiB")
+        result.error = f"{result.error}; {note}" if result.error else note
 
 
 def _summary(values: list[float]) -> dict[str, float]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Iterable
 
-from workbench.errors import UserError
+from workbench.errors import UserError, file_error
 from workbench.streams.model import StreamElement
 
 
@@ -45,7 +45,10 @@ class AtomicStreamWriter:
                 f"element {self.count + 1} goes back in time ({element.t} < {self._last_t})", file=str(self.path)
             )
         self._last_t = element.t
-        self._append(element)
+        try:
+            self._append(element)
+        except OSError as error:  # a full disk, pyarrow's own errors: name the file
+            raise file_error(error, self.path) from None
         self.count += 1
 
     def write_all(self, elements: Iterable[StreamElement]) -> int:
@@ -55,13 +58,21 @@ class AtomicStreamWriter:
 
     def close(self) -> None:
         """Finish the file and rename the partial file to its final name."""
-        if self._release(finish=True):
-            os.replace(self._partial, self.path)
+        try:
+            if self._release(finish=True):
+                os.replace(self._partial, self.path)
+        except OSError as error:  # e.g. the last row group does not fit on the disk
+            self._partial.unlink(missing_ok=True)
+            raise file_error(error, self.path) from None
 
     def abort(self) -> None:
         """Discard the partial file (used on error or cancellation)."""
-        self._release(finish=False)
-        self._partial.unlink(missing_ok=True)
+        try:
+            self._release(finish=False)
+        except OSError:
+            pass  # flushing a buffer into a full disk fails again; the file goes anyway
+        finally:
+            self._partial.unlink(missing_ok=True)
 
     def __enter__(self) -> "AtomicStreamWriter":
         return self

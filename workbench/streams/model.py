@@ -10,6 +10,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
+# Application time is int64 milliseconds (the Parquet ``t`` column, the oracle's numpy arrays);
+# readers refuse a time outside this range with file:line instead of overflowing later.
+MIN_TIME_MS = -(1 << 63)
+MAX_TIME_MS = (1 << 63) - 1
 
 
 class StreamElement(NamedTuple):

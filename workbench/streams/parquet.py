@@ -45,7 +45,9 @@ class ParquetStreamWriter(AtomicStreamWriter):
     ) -> None:
         super().__init__(path)
         self.format = "parquet"
-        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self._partial, SCHEMA, compression=compression)
+        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
+            self._partial, SCHEMA, compression=compression, write_page_checksum=True  # readers detect bit flips
+        )
         self._row_group_size = row_group_size
         self._columns: tuple[list[str], list[str], list[str], list[str | None], list[int]] = ([], [], [], [], [])
 
@@ -77,19 +79,18 @@ class ParquetStreamWriter(AtomicStreamWriter):
         return True
 
 
-def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 << 16) -> Iterator[ParquetBatch]:
-    """Yield batches ``(subjects, predicates, objects, graphs, times, backwards)`` as Python lists.
+def check_parquet_stream(path: str | os.PathLike[str]) -> pa.Schema:
+    """The file's schema, checked to be a stream's (columns and types), from the footer only.
 
-    ``graphs`` is all None when the file has no graph column; ``backwards`` lists the
-    in-batch indices ``i`` with ``t[i] < t[i-1]``. Checks the schema first and, per batch
-    in C (pyarrow.compute), that there are no nulls and that terms start like N-Triples
-    terms, so that the Python loop in the reader does nothing but build elements.
+    Every way a file can fail to be one (empty, truncated, bit-flipped footer, another
+    table's schema) is a `UserError` naming the file (and the column), never an Arrow error.
     """
     name = str(path)
     try:
-        schema = pq.read_schema(path)
+        metadata = pq.read_metadata(path)
+        schema = metadata.schema.to_arrow_schema()
     except (pa.ArrowException, OSError) as error:
-        raise UserError(f"not a readable Parquet file ({error})", file=name) from None
+        raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
     names = set(schema.names)
     for column in ("subject", "predicate", "object", "t"):
         if column not in names:
@@ -107,21 +108,51 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
                 raise UserError(
                     f"column {column!r} has type {kind}; expected string (N-Triples text)", file=name, field=column
                 )
-    if not pa.types.is_integer(schema.field("t").type):
+    if not pa.types.is_integer(schema.field("t").type) or schema.field("t").type == pa.uint64():
         raise UserError(
             f"column 't' has type {schema.field('t').type}; expected int64 milliseconds", file=name, field="t"
         )
+    return schema
+
+
+def parquet_stream_extent(path: str | os.PathLike[str]) -> tuple[int, int | None]:
+    """``(rows, last t)`` of a checked Parquet stream file: the row count from the footer, only ``t`` read."""
+    check_parquet_stream(path)
+    try:
+        times = pq.read_table(path, columns=["t"]).column("t")
+    except (pa.ArrowException, OSError) as error:
+        raise UserError(f"cannot read Parquet data ({_arrow_message(error)})", file=str(path), field="t") from None
+    return len(times), (int(times[len(times) - 1].as_py()) if len(times) and times[len(times) - 1].is_valid else None)
+
+
+def _arrow_message(error: BaseException) -> str:
+    """Arrow's message on one line, without the file name it sometimes repeats."""
+    return " ".join(str(error).split())
+
+
+def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 << 16) -> Iterator[ParquetBatch]:
+    """Yield batches ``(subjects, predicates, objects, graphs, times, backwards)`` as Python lists.
+
+    ``graphs`` is all None when the file has no graph column; ``backwards`` lists the
+    in-batch indices ``i`` with ``t[i] < t[i-1]``. Checks the schema first and, per batch
+    in C (pyarrow.compute), that there are no nulls and that terms start like N-Triples
+    terms, so that the Python loop in the reader does nothing but build elements.
+    """
+    name = str(path)
+    schema = check_parquet_stream(path)
+    names = set(schema.names)
     has_graph = "graph" in names
     wanted = ["subject", "predicate", "object", "t"] + (["graph"] if has_graph else [])
     strings = [column for column in wanted if column != "t"]
     try:  # dictionary decoding: each distinct term becomes one Python string per batch
-        parquet = pq.ParquetFile(path, read_dictionary=strings)
+        parquet = pq.ParquetFile(path, read_dictionary=strings, page_checksum_verification=True)
     except (pa.ArrowException, OSError) as error:
-        raise UserError(f"not a readable Parquet file ({error})", file=name) from None
+        raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
     with parquet:
         first_row = 1
         try:
             for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
+                batch.validate(full=True)  # corrupt pages can decode to dictionary indices out of range
                 _check_batch(batch, first_row, name)
                 times = batch.column(3)
                 backwards: list[int] = []
@@ -139,8 +170,9 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
                     backwards,
                 )
                 first_row += len(times)
-        except pa.ArrowException as error:
-            raise UserError(f"cannot read Parquet data ({error})", file=name) from None
+        except (pa.ArrowException, OSError) as error:  # a corrupt page, a ZSTD frame that does not decode
+            raise UserError(f"cannot read Parquet data near row {first_row} ({_arrow_message(error)})",
+                            file=name) from None
 
 
 def _strings(values: pa.Array) -> list[Any]:

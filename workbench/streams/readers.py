@@ -25,7 +25,7 @@ from typing import IO, Iterator, Literal as LiteralType
 from urllib.parse import unquote
 
 from workbench.errors import UserError
-from workbench.streams.model import StreamElement
+from workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS, StreamElement
 from workbench.streams.terms import (
     BNODE,
     IRI,
@@ -75,6 +75,14 @@ class ReadReport:
         if self.skipped:
             parts.append(f"{self.source}: skipped {self.skipped} statements ({self.skipped_reason})")
         return "; ".join(parts) or None
+
+
+def checked_time(t: int, file: str, line: int | None = None, field: str | None = None) -> int:
+    """``t`` if it fits the int64 milliseconds of application time, else a `UserError` at file:line."""
+    if MIN_TIME_MS <= t <= MAX_TIME_MS:
+        return t
+    raise UserError(f"time {t} ms is outside the int64 range of application time (|t| < 2^63 ms)",
+                    file=file, line=line, field=field)
 
 
 class _TimeOrder:
@@ -275,6 +283,8 @@ def read_yabench(
                             o = canonical(o)
                     if time_text != last_text:
                         t = int(time_text)
+                        if not MIN_TIME_MS <= t <= MAX_TIME_MS:
+                            checked_time(t, name, number)
                         last_text = time_text
                         if order.last is not None and t < order.last:
                             order.step_back(t, number)
@@ -364,11 +374,11 @@ def _time_graph(graph: str) -> tuple[int, str | None] | None:
     return int(match.group(1)), own if own.startswith("_:") else f"<{own}>"
 
 
-def _first_graph(name: str) -> str | None:
-    """Graph name of the first statement (to choose the layout), or None if it has none."""
+def _first_graph(name: str) -> tuple[bool, str | None]:
+    """``(found, graph name of the first statement)``, to choose the layout; ``(False, None)`` if none."""
     for _number, _s, _p, _o, graph in _iter_quads(name):
-        return graph
-    raise UserError("no statements found; expected N-Quads", file=name)
+        return True, graph
+    return False, None
 
 
 def read_nquads(
@@ -389,7 +399,9 @@ def read_nquads(
     report = report if report is not None else ReadReport()
     report.source, report.format = name, "nquads"
     order = _TimeOrder(name, on_disorder, report)
-    first = _first_graph(name)
+    found, first = _first_graph(name)
+    if not found:  # no statements: the empty stream, as in every other stream format
+        return iter(())
     if first is None or _time_graph(first) is None:
         return read_graph_timestamp_nquads(name, report=report)
     return _read_time_graph_nquads(name, order, report)
@@ -434,6 +446,8 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
                                 line=number,
                             )
                         t, own = time_graph
+                        if not MIN_TIME_MS <= t <= MAX_TIME_MS:
+                            checked_time(t, name, number)
                         last_graph = g
                         if order.last is not None and t < order.last:
                             order.step_back(t, number)
@@ -461,7 +475,7 @@ def _timestamp_value(term: str, file: str, line: int) -> int:
     if term.startswith('"'):
         lexical, _datatype, _language = split_literal(term)
         if _INTEGER_LEXICAL.fullmatch(lexical.strip()):
-            return int(lexical)
+            return checked_time(int(lexical), file, line)
     raise UserError(f"expected an integer time in ms as hasTimestamp value, got {term}", file=file, line=line)
 
 
@@ -616,7 +630,7 @@ def read_csrbench_dir(
     try:
         for number, file in csrbench_files(name):
             graph = _parse_turtle(file)
-            t = number * interval_ms
+            t = checked_time(number * interval_ms, str(file), field="data_NN × interval")
             prefix = f"_:{file.stem}_b"
             labels: dict[object, str] = {}
 
