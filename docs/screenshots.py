@@ -4,7 +4,8 @@
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-variables.png,
 gui-designer-1024.png,
-gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png and
+gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png
+(the coupon, finished-run, timeline and results-summary shots also at 1024×700: ``*-1024.png``) and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples, a YABench-layout folder made from one of them, and the
 Overlay of both). No Spark is started.
@@ -263,6 +264,7 @@ def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     window.designer.model._saved_raw = window.designer.model.raw
 
 
+SMALL_SHOTS = ("gui-teaching-coupon.png", "gui-runs-done.png", "gui-timeline.png", "gui-results-summary.png")
 GROUPS = ("library", "designer", "teaching", "probe", "runs", "timeline", "results")
 
 
@@ -313,6 +315,14 @@ def main() -> int:
             path = DOCS / name
             window.grab().save(str(path))
             print(path)
+            if name in SMALL_SHOTS:  # the same view at the smallest supported size, 1024×700
+                window.resize(1024, 700)
+                for _ in range(3):
+                    app.processEvents()
+                small = DOCS / name.replace(".png", "-1024.png")
+                window.grab().save(str(small))
+                print(small)
+                window.resize(1400, 900)
 
         groups = set(sys.argv[1:]) or set(GROUPS)  # e.g. `python3 docs/screenshots.py results`
         unknown = groups - set(GROUPS)

@@ -156,6 +156,7 @@ def test_bundle_folders_and_default_size(tmp_path: Path) -> None:
 
 pytest.importorskip("PySide6")
 from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
+from workbench.gui.runs import VERDICT_COLUMN  # noqa: E402
 
 
 @pytest.fixture
@@ -204,7 +205,7 @@ def test_run_shows_stages_live_kpis_and_emits_the_bundle(view, qtbot, tmp_path) 
     assert view.stage_bars["oracle"].format().startswith("1/1 · done")
     assert "responses <b>3</b>" in view.live_label.text()
     assert view.rss_curve.getData()[0] is not None and len(view.rss_curve.getData()[0]) == len(trace.times)
-    assert view.run_table.rowCount() == 1 and view.run_table.item(0, 2).text() == "correct"
+    assert view.run_table.rowCount() == 1 and view.run_table.item(0, VERDICT_COLUMN).text() == "correct"
     log = view.log_pane.toPlainText()
     assert "csparql on rooms" in log and "oracle" in log and "finished: ok" in log
     assert view.error_label.isHidden()

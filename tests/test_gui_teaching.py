@@ -71,7 +71,7 @@ def test_teaching_view_updates_immediately(qtbot, no_leaks) -> None:  # type: ig
     view.slider.setValue(10)  # 10 s
     sparqlstream = view.column_widgets[2]
     assert "r1" in sparqlstream.readout.text() and "evaluates now" in sparqlstream.readout.text()
-    view.t0_spins[0].setValue(2000)
+    view.t0_spins[0].setValue(2)  # seconds, like the axis and the panels
     assert view.model.t0 == (2000,)
     assert "nothing yet" in sparqlstream.readout.text()
     view.example_buttons["coupon"].click()

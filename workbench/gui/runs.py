@@ -48,7 +48,7 @@ from workbench.errors import UserError
 from workbench.experiment.model import Experiment
 from workbench.experiment.runs import expand_runs
 from workbench.gui.qt import pg  # PySide6 first, then pyqtgraph
-from workbench.gui.results.common import fit_samples, plural
+from workbench.gui.results.common import fit_samples, plural, shown_path
 from workbench.gui.runs_model import (
     CANCELLING,
     FINISHED,
@@ -66,6 +66,7 @@ from workbench.gui.runs_model import (
     experiment_from_designer,
     external_commands_text,
     format_duration,
+    sized,
 )
 from workbench.gui.tasks import Task, TaskRegistry, TaskState
 
@@ -76,7 +77,9 @@ STATUS_COLOURS = {QUEUED: "#616161", RUNNING: "#1565c0", CANCELLING: "#ef6c00", 
 RSS_COLOUR, CPU_COLOUR = "#1565c0", "#d81b60"
 STAGE_LABELS = {"generate": "Generate streams", "engines": "Engine runs", "oracle": "Oracle"}
 ID_ROLE = Qt.ItemDataRole.UserRole
-RUN_COLUMNS = ("engine run", "engine", "status / verdict", "responses", "stimuli", "peak RSS MB")
+RUN_ID_WIDTH = 170  # px: the run table's widest run-id / engine column
+RUN_COLUMNS = ("engine run", "status / verdict", "engine", "responses", "stimuli", "peak RSS MB")  # verdict early: in view at 1024 px
+VERDICT_COLUMN = RUN_COLUMNS.index("status / verdict")
 
 
 class RunManagerView(QWidget):
@@ -145,6 +148,7 @@ class RunManagerView(QWidget):
         self.source_label.setWordWrap(True)
         self.size_combo = QComboBox()
         self.size_combo.setObjectName("runSize")
+        self.size_combo.currentIndexChanged.connect(self._describe_source)
         self.scheduler_combo = QComboBox()
         for name in SCHEDULERS:
             self.scheduler_combo.addItem(name, name)
@@ -215,6 +219,7 @@ class RunManagerView(QWidget):
         self.header = QLabel()
         self.header.setObjectName("runHeader")
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.header.setWordWrap(True)  # with the bundle path elided: never wider than the window
         layout.addWidget(self.header)
         stages = QGridLayout()
         self.stage_bars: dict[str, QProgressBar] = {}
@@ -244,8 +249,12 @@ class RunManagerView(QWidget):
         self.run_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.run_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.run_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.run_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # sized to the contents on each redraw, the run ids capped (elided in the middle) so that the
+        # verdict column stays in view at 1024 px
+        self.run_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.run_table.horizontalHeader().setStretchLastSection(True)
+        self.run_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.run_table.setWordWrap(False)
         self.run_table.itemSelectionChanged.connect(self._on_run_picked)
 
         chart_box = QWidget()
@@ -253,6 +262,7 @@ class RunManagerView(QWidget):
         chart_layout.setContentsMargins(0, 0, 0, 0)
         self.live_label = QLabel()
         self.live_label.setObjectName("liveCounters")
+        self.live_label.setWordWrap(True)
         chart_layout.addWidget(self.live_label)
         self.chart = pg.GraphicsLayoutWidget()
         self.chart.setObjectName("kpiChart")
@@ -302,9 +312,6 @@ class RunManagerView(QWidget):
             sizes: tuple[str, ...] = ()
         else:
             self._source_experiment = experiment
-            runs = len(expand_runs(experiment))
-            self.source_label.setText(f"<b>{_esc(experiment.name)}</b> · {runs} run(s)"
-                                      + (f" · sizes: {_esc(', '.join(experiment.sizes))}" if experiment.sizes else ""))
             sizes = tuple(experiment.sizes)
         previous = self.size_combo.currentData()
         self.size_combo.blockSignals(True)
@@ -315,6 +322,23 @@ class RunManagerView(QWidget):
         chosen = default_size(sizes, previous)
         self.size_combo.setCurrentIndex(max(0, self.size_combo.findData(chosen)) if chosen else 0)
         self.size_combo.blockSignals(False)
+        self._describe_source()
+
+    @Slot()
+    def _describe_source(self) -> None:
+        """Name, run count *at the chosen size* and sizes of the chosen experiment."""
+        experiment = self._source_experiment
+        if experiment is None:
+            return
+        size = self.size_combo.currentData()
+        try:
+            runs = len(expand_runs(sized(experiment, size)))
+        except UserError as error:
+            self.source_label.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
+            return
+        at = f" at size {_esc(size)}" if size else ""
+        self.source_label.setText(f"<b>{_esc(experiment.name)}</b> · {plural(runs, 'run')}{at}"
+                                  + (f" · sizes: {_esc(', '.join(experiment.sizes))}" if experiment.sizes else ""))
 
     def source_experiment(self) -> Experiment:
         """The experiment of the chosen source (UserError naming file/line/field if it is not valid)."""
@@ -550,7 +574,7 @@ class RunManagerView(QWidget):
             return
         item = self.queue_list.item(row)
         status = entry.status
-        if status in (RUNNING, CANCELLING):
+        if status == RUNNING:  # cancelling: no ETA, the run stops
             eta = entry.eta_s(self.clock())
             status += f" · ETA {format_duration(eta)}" if eta is not None else ""
         size = f" [{entry.request.size}]" if entry.request.size else ""
@@ -598,9 +622,12 @@ class RunManagerView(QWidget):
             self.cpu_curve.setData([], [])
             return
         colour = STATUS_COLOURS.get(entry.status, "#000")
-        where = f" · bundle <code>{_esc(str(entry.bundle or entry.request.out_dir))}</code>"
+        folder = str(entry.bundle or entry.request.out_dir)
+        self.header.setToolTip(f"bundle {folder}")
+        where = f" · bundle <code>{shown_path(self.header, folder)}</code>"
         self.header.setText(f"<b>{_esc(entry.name)}</b>"
                             + (f" · size {_esc(entry.request.size)}" if entry.request.size else "")
+                            + (f" · {plural(total, 'engine run')}" if (total := entry.stages["engines"].total) else "")
                             + f" · scheduler {entry.request.scheduler}"
                             + f" · <span style='color:{colour}'><b>{entry.status}</b></span>{where}")
         self._redraw_stages(entry)
@@ -630,8 +657,14 @@ class RunManagerView(QWidget):
             else:
                 bar.setRange(0, 1000)
                 bar.setValue(int(1000 * (fraction or (1.0 if stage.expected == 0 else 0.0))))
-            bar.setFormat(stage.text(now) + (f" · {stage.current}" if stage.current else ""))
-        eta = entry.eta_s(now)
+            text = entry.stage_text(name, now)
+            current = " ".join(stage.current.split())  # one line: a progress bar does not wrap
+            bar.setToolTip(f"{text} · {current}" if current else text)
+            if current:
+                room = bar.contentsRect().width() - bar.fontMetrics().horizontalAdvance(text + " · ") - 16
+                current = bar.fontMetrics().elidedText(current, Qt.TextElideMode.ElideMiddle, max(0, room))
+            bar.setFormat(f"{text} · {current}" if current else text)
+        eta = entry.eta_s(now) if entry.status == RUNNING else None
         if entry.status in (RUNNING, CANCELLING):
             elapsed = format_duration(now - (entry.started or now))
             self.current_label.setText(f"elapsed {elapsed}" + (f" · remaining ≈ {format_duration(eta)}" if eta is not None else ""))
@@ -645,6 +678,10 @@ class RunManagerView(QWidget):
         self.run_table.setRowCount(len(traces))
         for row, trace in enumerate(traces):
             self._fill_row(row, trace)
+        self.run_table.resizeColumnsToContents()
+        for column in (0, RUN_COLUMNS.index("engine")):  # long run ids and engine names: elided
+            if self.run_table.columnWidth(column) > RUN_ID_WIDTH:
+                self.run_table.setColumnWidth(column, RUN_ID_WIDTH)
 
     def _redraw_row(self, entry: ExperimentRun, run_id: str) -> None:
         for row, key in enumerate(entry.engine_runs):
@@ -654,7 +691,7 @@ class RunManagerView(QWidget):
 
     def _fill_row(self, row: int, trace: Any) -> None:
         stimuli = f"{trace.stimuli_done}/{trace.stimuli}" if trace.stimuli is not None else str(trace.stimuli_done or "")
-        values = (trace.run_id, trace.engine, trace.verdict or trace.status, str(trace.responses), stimuli,
+        values = (trace.run_id, trace.verdict or trace.status, trace.engine, str(trace.responses), stimuli,
                   "" if trace.peak_rss_mb is None else f"{trace.peak_rss_mb:.1f}")
         for column, text in enumerate(values):
             item = self.run_table.item(row, column)
@@ -663,7 +700,7 @@ class RunManagerView(QWidget):
                 self.run_table.setItem(row, column, item)
             if item.text() != text:
                 item.setText(text)
-            if column == 2:
+            if column == VERDICT_COLUMN:
                 item.setForeground(QBrush(QColor(_verdict_colour(text))))
             if column == 0 and trace.error:
                 item.setToolTip(trace.error)

@@ -278,10 +278,16 @@ class StageProgress:
             return None
         return min(1.0, self.done / expected)
 
-    def text(self, now: float) -> str:
-        """``n/N · ETA m:ss`` (what the progress bar says)."""
+    def text(self, now: float, outcome: str | None = None) -> str:
+        """``n/N · ETA m:ss`` (what the progress bar says).
+
+        ``outcome`` is the run's status once it no longer runs (``cancelling``, ``cancelled``,
+        ``failed``…): an unfinished stage then says so instead of an ETA that will not come.
+        """
         expected = self.expected
         if expected is None:
+            if outcome is not None:
+                return outcome if self.done == 0 else f"{self.done}/? · {outcome}"
             return "waiting" if not self.active else f"{self.done}/? · running"
         if expected == 0:
             return "nothing to do"
@@ -289,6 +295,8 @@ class StageProgress:
         eta = self.eta_s(now)
         if self.done >= expected:
             parts.append("done")
+        elif outcome is not None:
+            parts.append(outcome)
         elif eta is not None:
             parts.append(f"ETA {format_duration(eta)}")
         elif self.active:
@@ -384,6 +392,10 @@ class ExperimentRun:
             self.status = CANCELLING
             self.note(now, "cancelling: stopping the engine process / Spark jobs…")
 
+    def stage_text(self, name: str, now: float) -> str:
+        """What stage ``name``'s bar says: counts with an ETA while running, the outcome once stopped."""
+        return self.stages[name].text(now, None if self.status == RUNNING else self.status)
+
     def eta_s(self, now: float) -> float | None:
         """Time left for the whole experiment: the stages' ETAs added (generation first, then engines + oracle)."""
         parts = []
@@ -433,7 +445,9 @@ class ExperimentRun:
             oracle.start(now, event.run_id or "")
             self._oracle_for = event.run_id
         elif event.stage == "run-done":
-            if engines.active:  # no oracle event: the engine run failed or was cancelled
+            if engines.active and (self.status == CANCELLING or data.get("status") == CANCELLED):
+                engines.stop(now)  # cancelled: neither done nor dropped from the totals (stays n/60)
+            elif engines.active:  # no oracle event: the engine run failed
                 engines.complete(now)
                 oracle.skip_one()
             elif self._oracle_for == event.run_id:

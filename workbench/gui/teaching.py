@@ -10,20 +10,22 @@ and every column's evaluation instants. All values come from
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
+    QDoubleSpinBox,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
     QSlider,
-    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -38,6 +40,8 @@ from workbench.gui.teaching_model import (
     TeachingModel,
     format_bag,
     format_element,
+    format_scope,
+    seconds,
     shorten,
 )
 
@@ -48,12 +52,49 @@ REPORT_CHOICES = (
 )
 
 
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:g} s"
+READOUT_MIN_WIDTH = 200
+LABEL_GAP_PX = 8  # horizontal room between two point labels on one level
 
 
 def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+WORD_JOINER = "\u2060"  # no line break here (Qt breaks after "?", "=", "-"… even inside a name)
+
+
+def _whole(text: str) -> str:
+    """Escaped text that never breaks inside (a name, a literal, one element, one mapping)."""
+    joined = re.sub(r"([^\w ])", WORD_JOINER + r"\1" + WORD_JOINER, text)
+    return _esc(joined).replace(" ", "&nbsp;")
+
+
+def _mapping_html(text: str) -> str:
+    """One solution mapping's text: may break between ``?var=value`` pairs, never inside one."""
+    return ", ".join(_whole(pair) for pair in text.split(", "))
+
+
+def _pieces(html: str) -> list[str]:
+    """The unbreakable pieces of a readout's rich text (what a wrap may not split), as plain text."""
+    plain = re.sub(r"<[^>]+>", " ", html.replace("&nbsp;", "\u00a0"))
+    return [unescape(piece) for piece in re.split(r"[ \t\n]+", plain) if piece]  # not at U+00A0
+
+
+def label_levels(starts: list[float], widths: list[float], gap: float) -> list[int]:
+    """Stack level per label (in start order) so that labels on one level never overlap.
+
+    ``starts``/``widths`` in one unit (e.g. seconds); a label goes on the lowest level whose
+    previous label has ended ``gap`` before its start (two elements at 2 s: levels 0 and 1).
+    """
+    ends: list[float] = []
+    levels = []
+    for start, width in zip(starts, widths):
+        level = next((i for i, end in enumerate(ends) if end + gap <= start - width / 2), len(ends))
+        if level == len(ends):
+            ends.append(0.0)
+        ends[level] = start + width / 2
+        levels.append(level)
+    return levels
 
 
 class PolicyColumnWidget(QGroupBox):
@@ -67,7 +108,8 @@ class PolicyColumnWidget(QGroupBox):
         colour = COLUMN_COLOURS[index % len(COLUMN_COLOURS)]
         self.setStyleSheet(f"QGroupBox {{ border: 2px solid {colour}; border-radius: 4px; margin-top: 6px; }}")
         layout = QVBoxLayout(self)
-        form = QFormLayout()
+        layout.setContentsMargins(6, 6, 6, 6)
+        form = QGridLayout()  # two parameters a row: the readout keeps the height (no scrolling at 820 px)
         form.setContentsMargins(0, 0, 0, 0)
         self.preset = QComboBox()
         self.preset.addItems([*PRESETS, "custom"])
@@ -81,19 +123,26 @@ class PolicyColumnWidget(QGroupBox):
         self.tick = QComboBox()
         self.tick.addItems(["tuple", "time", "batch"])
         self.empty = QCheckBox("notify empty relations")
-        form.addRow("Preset", self.preset)
-        form.addRow("Border", self.border)
-        form.addRow("Report", self.report)
-        form.addRow("R2S", self.r2s)
-        form.addRow("Tick", self.tick)
-        form.addRow("", self.empty)
+        self.empty.setText("notify empty")
+        self.empty.setToolTip("notify empty relations (an empty evaluation is streamed)")
+        for row, column, span, label, widget in ((0, 0, 3, "Preset", self.preset), (1, 0, 1, "Border", self.border),
+                                                 (1, 2, 1, "Tick", self.tick), (2, 0, 3, "Report", self.report),
+                                                 (3, 0, 1, "R2S", self.r2s)):
+            form.addWidget(QLabel(label), row, column)
+            form.addWidget(widget, row, column + 1, 1, span)
+        form.addWidget(self.empty, 3, 2, 1, 2)
+        form.setColumnStretch(1, 1)
+        form.setColumnStretch(3, 1)
+        for combo, letters in ((self.preset, 6), (self.border, 9), (self.r2s, 6), (self.tick, 4)):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(letters)
         layout.addLayout(form)
         self.readout = QLabel()
         self.readout.setObjectName(f"readout{index}")
         self.readout.setWordWrap(True)
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         self.readout.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.readout.setMinimumWidth(230)
+        self.readout.setMinimumWidth(READOUT_MIN_WIDTH)
         layout.addWidget(self.readout, 1)
         self.preset.activated.connect(self._on_preset)
         self.border.activated.connect(lambda _: self._override(border=self.border.currentText()))
@@ -134,30 +183,39 @@ class PolicyColumnWidget(QGroupBox):
             self.readout.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
             return
         parts = []
+        note = model.t0_note(self.index)
+        if note:
+            parts.append(f"<span style='color:#ef6c00'>{_esc(note)}</span>")
         for state in view.windows:
-            label = "Scope" if len(view.windows) == 1 else f"Scope {state.name}"
-            scope = str(state.scope) if state.scope else "— (no active window)"
-            content = "<br>".join(_esc(format_element(e)) for e in state.content) or "<i>empty</i>"
-            parts.append(f"<b>{label}</b>: {_esc(scope)}<br><b>Content</b>:<br>{content}")
+            label = "Scope" if len(view.windows) == 1 else f"Scope {_whole(state.name)}"
+            scope = _whole(format_scope(state.scope)) if state.scope else "— (no active window)"
+            content = "<br>".join(_whole(format_element(e)) for e in state.content) or "<i>empty</i>"
+            parts.append(f"<b>{label}</b> {scope} holds:<br>{content}")
         if view.reports:
-            parts.append("<b>Reports</b>: <span style='color:#2e7d32'>✔ evaluates now</span>")
             for relation in view.returned:
-                rows = "<br>".join(_esc(row) for row in format_bag(relation)) or "<i>empty relation</i>"
-                parts.append(f"<b>Query returns</b>:<br>{rows}")
+                rows = "<br>".join(_mapping_html(row) for row in format_bag(relation)) or "<i>empty relation</i>"
+                parts.append(f"<b>Reports</b>: <span style='color:#2e7d32'>✔ evaluates now</span>; "
+                             f"<b>the query returns</b>:<br>{rows}")
         else:
             parts.append("<b>Reports</b>: <span style='color:#888'>— no evaluation now</span>")
         if view.emitted:
             for emission in view.emitted:
-                rows = "<br>".join(_esc(row) for row in format_bag(emission.bindings)) or "<i>∅ (empty relation notified)</i>"
+                rows = ("<br>".join(_mapping_html(row) for row in format_bag(emission.bindings))
+                        or "<i>∅ (empty relation notified)</i>")
                 parts.append(f"<b>R2S emits</b> ({semantics.r2s.value}, '{emission.operation}'):<br>{rows}")
         elif view.reports:
             parts.append(f"<b>R2S emits</b>: <span style='color:#888'>nothing ({semantics.r2s.value}: empty output not notified)</span>")
         else:
             parts.append("<b>R2S emits</b>: <span style='color:#888'>—</span>")
-        history = [f"{_seconds(e.time)} {e.operation} {', '.join(format_bag(e.bindings)) or '∅'}"
+        history = [f"{_whole(seconds(e.time))}&nbsp;{_esc(e.operation)} "
+                   + (", ".join(_mapping_html(m) for m in format_bag(e.bindings)) or "∅")
                    for e in emissions if e.time <= model.time]
-        parts.append("<b>Output so far</b>:<br>" + ("<br>".join(_esc(h) for h in history) or "<i>nothing yet</i>"))
+        parts.append("<b>Output so far</b>:<br>" + ("<br>".join(history) or "<i>nothing yet</i>"))
         self.readout.setText("<br>".join(parts))
+        # as wide as its widest unbreakable piece, so a name never breaks (the panels scroll instead)
+        widest = max((self.readout.fontMetrics().horizontalAdvance(piece)
+                      for piece in _pieces(self.readout.text())), default=0)
+        self.readout.setMinimumWidth(max(READOUT_MIN_WIDTH, int(widest * 1.1) + 8))
 
 
 class TeachingTimeline(pg.PlotWidget):
@@ -198,13 +256,20 @@ class TeachingTimeline(pg.PlotWidget):
         ticks = []
         xs, ys = [], []
         streams = list(example.streams)
+        # seconds per pixel at the shown range: labels that would touch go on stacked levels
+        per_px = (example.end / 1000 + 1.0) / max(200, self.getPlotItem().getViewBox().width() or self.width() - 120)
+        metrics = self.fontMetrics()
         for row, stream in enumerate(streams):
             y = float(row)
             ticks.append((y, shorten(f"<{stream}>")))
-            for element in example.streams[stream]:
+            elements = sorted(example.streams[stream], key=lambda e: e.t)
+            texts = [f"{shorten(element.subject)} {shorten(element.object)}" for element in elements]
+            levels = label_levels([e.t / 1000 for e in elements], [metrics.horizontalAdvance(t) * per_px for t in texts],
+                                  LABEL_GAP_PX * per_px)
+            for element, text, level in zip(elements, texts, levels):
                 xs.append(element.t / 1000)
                 ys.append(y)
-                label = pg.TextItem(f"{shorten(element.subject)} {shorten(element.object)}"[:18], color="#333", anchor=(0.5, 1.3))
+                label = pg.TextItem(text, color="#333", anchor=(0.5, 1.3 + 1.1 * level))
                 label.setPos(element.t / 1000, y)
                 self.addItem(label)
                 self._labels.append(label)
@@ -276,7 +341,7 @@ class TeachingView(QWidget):
         top.addSpacing(20)
         self.t0_box = QHBoxLayout()
         top.addLayout(self.t0_box)
-        self.t0_spins: list[QSpinBox] = []
+        self.t0_spins: list[QDoubleSpinBox] = []
         top.addStretch(1)
         top.addWidget(QLabel("Windows shown for"))
         self.timeline_column = QComboBox()
@@ -304,18 +369,22 @@ class TeachingView(QWidget):
         self.query_view = CodeEditor(language="query")
         self.query_view.setReadOnly(True)
         self.query_view.setLineWrapMode(CodeEditor.LineWrapMode.WidgetWidth)
-        self.query_view.setMaximumHeight(190)
+        self.query_view.setMaximumHeight(150)
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.stream_label = QLabel()
         self.stream_label.setTextFormat(Qt.TextFormat.RichText)
         self.stream_label.setAlignment(Qt.AlignmentFlag.AlignTop)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_inner = QWidget()
+        left_layout = QVBoxLayout(left_inner)
+        left_layout.setContentsMargins(0, 0, 4, 0)
         left_layout.addWidget(self.description)
         left_layout.addWidget(self.query_view)
         left_layout.addWidget(self.stream_label, 1)
+        left = QScrollArea()  # text, query and stream scroll together when the panels below take the height
+        left.setWidgetResizable(True)
+        left.setFrameShape(QScrollArea.Shape.NoFrame)
+        left.setWidget(left_inner)
         self.timeline = TeachingTimeline(self)
         upper = QSplitter(Qt.Orientation.Horizontal)
         upper.addWidget(left)
@@ -340,6 +409,7 @@ class TeachingView(QWidget):
         splitter.addWidget(scroll)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
+        splitter.setSizes([230, 500])  # the panels first: at 1280×820 they show without scrolling
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(time_row)
@@ -373,7 +443,7 @@ class TeachingView(QWidget):
         self.slider.setRange(0, example.end // example.step)
         self.slider.setValue(model.time // example.step)
         self.slider.blockSignals(blocked)
-        self.time_label.setText(f"t = {_seconds(model.time)}")
+        self.time_label.setText(f"t = {seconds(model.time)}")
         self.description.setText(example.description)
         if self.query_view.toPlainText() != example.query_text:
             self.query_view.setPlainText(example.query_text)
@@ -406,23 +476,25 @@ class TeachingView(QWidget):
             while self.t0_box.count():
                 item = self.t0_box.takeAt(0)
                 if item.widget():
+                    item.widget().hide()  # else it stays drawn over the new fields until deleted
                     item.widget().deleteLater()
             self.t0_spins = []
             for index, window in enumerate(windows):
                 name = "" if window.generated_name else f" {shorten(f'<{window.name}>')}"
                 self.t0_box.addWidget(QLabel(f"<b>t0{name}</b>"))
-                spin = QSpinBox()
+                spin = QDoubleSpinBox()  # seconds, like the axis and the panels
                 spin.setObjectName(f"t0_{index}")
-                spin.setRange(0, 3_600_000)
-                spin.setSingleStep(1000)
-                spin.setSuffix(" ms")
+                spin.setDecimals(1)
+                spin.setRange(0, 3600)
+                spin.setSingleStep(1)
+                spin.setSuffix(" s")
                 spin.setKeyboardTracking(False)
-                spin.valueChanged.connect(lambda value, i=index: self.model.set_window_t0(i, value))
+                spin.valueChanged.connect(lambda value, i=index: self.model.set_window_t0(i, round(value * 1000)))
                 self.t0_box.addWidget(spin)
                 self.t0_spins.append(spin)
         for spin, value in zip(self.t0_spins, self.model.t0):
             blocked = spin.blockSignals(True)
-            spin.setValue(value)
+            spin.setValue(value / 1000)
             spin.blockSignals(blocked)
 
     # ------------------------------------------------------------------ view → model

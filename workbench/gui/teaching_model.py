@@ -198,7 +198,18 @@ def shorten(term: str) -> str:
 
 
 def format_element(element: StreamElement) -> str:
-    return f"{shorten(element.subject)} {shorten(element.predicate)} {shorten(element.object)} @ {element.t / 1000:g}s"
+    return f"{shorten(element.subject)} {shorten(element.predicate)} {shorten(element.object)} @ {seconds(element.t)}"
+
+
+def seconds(ms: int) -> str:
+    """Teaching mode speaks seconds everywhere (panels, axis, t0 fields): ``2500`` → ``2.5 s``."""
+    return f"{ms / 1000:g} s"
+
+
+def format_scope(window: WindowInstance) -> str:
+    """``[8 s, 10 s)``: a window's scope with its border brackets, in seconds."""
+    left, right = window.border.brackets()
+    return f"{left}{window.open / 1000:g} s, {window.close / 1000:g} s{right}"
 
 
 class TeachingModel:
@@ -275,6 +286,22 @@ class TeachingModel:
         if semantics == PRESETS.get(column.preset or "", None):
             label = column.preset or label
         self.set_column(index, PolicyColumn(label, semantics, column.preset))
+
+    def t0_note(self, column: PolicyColumn | int) -> str | None:
+        """Why a preset's own t0 is not what the column shows, if it is not.
+
+        A preset that fixes t0 (the yabench-* ones start every window at 0) is overridden
+        here by the t0 fields, as an experiment's ``oracle.t0`` overrides it for the oracle
+        (`workbench.oracle.run.t0_vectors`); the column says so instead of staying silent.
+        """
+        if isinstance(column, int):
+            column = self.columns[column]
+        fixed = column.semantics.t0
+        if fixed is None or all(value == fixed for value in self.t0):
+            return None
+        shown = ", ".join(seconds(value) for value in self.t0)
+        return (f"{column.preset or column.label} fixes t0 = {seconds(fixed)}; shown with the t0 field(s) "
+                f"({shown}), as an experiment's oracle.t0 would override it")
 
     # ------------------------------------------------------------------ answers
     def answer(self, column: PolicyColumn | int) -> ExpectedAnswer:

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from workbench.results.bundle import RUNS_DIR
 from workbench.errors import UserError
-from workbench.gui.results.common import ResultsView, escape
+from workbench.gui.results.common import ResultsView, escape, shown_path
 from workbench.gui.results.eviction import EvictionView
 from workbench.gui.results.heaven import HeavenDashboardView
 from workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
@@ -172,7 +172,8 @@ class ResultsBrowser(QWidget):
                 return None
             self.show_data(data)
             return None
-        self.title.setText(f"reading <code>{escape(str(folder))}</code> ({count} runs) …")
+        self.title.setText(f"reading <code>{shown_path(self.title, folder)}</code> ({count} runs) …")
+        self.title.setToolTip(str(folder))
 
         def read(state: Any) -> BundleData:
             return read_bundle_data(folder, lambda: state.cancelled, state.report_progress)
@@ -201,7 +202,8 @@ class ResultsBrowser(QWidget):
         self.title.setText(
             f"<b>{escape(bundle.name)}</b> — <span style='color:{colour}'><b>{escape(bundle.status)}</b></span>; "
             f"{len(bundle.rows)} runs ({escape(counted)}); started {escape(str(started))}; "
-            f"<code>{escape(str(bundle.folder))}</code>")
+            f"<code>{shown_path(self.title, bundle.folder)}</code>")
+        self.title.setToolTip(str(bundle.folder))
         lines = [f"<span style='color:#c62828'>{escape(str(p))}</span>" for p in data.problems]
         lines += [f"<span style='color:#ef6c00'>{escape(n)}</span>" for n in bundle.notes]
         shown = lines if len(lines) <= SHOWN_PROBLEMS else lines[:SHOWN_PROBLEMS - 1] + [
@@ -240,21 +242,23 @@ class ResultsBrowser(QWidget):
 
     @Slot(float, str)
     def _on_load_progress(self, fraction: float, message: str) -> None:
-        self.title.setText(f"reading <code>{escape(str(self.folder))}</code>: {escape(message)} …")
+        self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape(message)} …")
 
     def _show_failure(self, error: object, folder: Path | None = None) -> None:
         """Say why a folder could not be read; a bundle already shown stays (and stays current)."""
         kind = "" if isinstance(error, UserError) else f"{type(error).__name__}: "
         if self.data is not None:
             self.folder = self.data.bundle.folder
-            where = escape(str(folder or self.folder))
+            where = shown_path(self.open_error, folder or self.folder)
             self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape(kind + str(error))} "
-                                    f"— still showing <code>{escape(str(self.folder))}</code>")
+                                    f"— still showing <code>{shown_path(self.open_error, self.folder)}</code>")
+            self.open_error.setToolTip(f"not opened: {folder or self.folder}\nstill showing: {self.folder}")
             self.open_error.setVisible(True)
             return
         if folder is not None:
             self.folder = folder
-        self.title.setText(f"<b>Cannot read</b> <code>{escape(str(self.folder))}</code>")
+        self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
+        self.title.setToolTip(str(self.folder))
         self.problems.setText(f"<span style='color:#c62828'>{escape(kind + str(error))}</span>")
         self.problems.setVisible(True)
 

@@ -49,6 +49,18 @@ def escape(text: str) -> str:
 # ---------------------------------------------------------------------- export
 
 
+PATH_WIDTH = 360  # px: a folder path shown in running text is elided to this (the full one goes in a tooltip)
+
+
+def shown_path(widget: QWidget, path: str | Path, width: int = PATH_WIDTH) -> str:
+    """``path`` elided in the middle to ``width`` px of ``widget``'s font, HTML-escaped.
+
+    A long path in a label would otherwise set the label's minimum width and widen the
+    whole window (issue 13 §2.4); callers put the full path in a tooltip.
+    """
+    return escape(widget.fontMetrics().elidedText(str(path), Qt.TextElideMode.ElideMiddle, width))
+
+
 def export_png(widget: QWidget, path: str | Path, width: int | None = None) -> Path:
     """PNG of a chart (pyqtgraph scene, optionally ``width`` px wide) or of any widget."""
     target = Path(path)
