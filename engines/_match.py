@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 from workbench.streams.terms import canonical_term, from_rdflib, to_rdflib
 
@@ -33,19 +33,19 @@ class Var(str):
 
 
 class TripleIndex:
-    """One graph: reference-counted triples with SPO/POS/OSP hash indexes."""
+    """One graph: a set of triples with SPO/POS/OSP hash indexes (WindowStore counts the copies)."""
 
     def __init__(self) -> None:
-        self.counts: dict[Triple, int] = {}
         self.spo: dict[str, dict[str, set[str]]] = {}
         self.pos: dict[str, dict[str, set[str]]] = {}
         self.osp: dict[str, dict[str, set[str]]] = {}
 
     def __len__(self) -> int:
-        return len(self.counts)
+        return sum(len(objects) for by_p in self.spo.values() for objects in by_p.values())
 
     def __contains__(self, triple: Triple) -> bool:
-        return triple in self.counts
+        s, p, o = triple
+        return o in self.spo.get(s, {}).get(p, ())
 
     def insert(self, triple: Triple) -> None:
         s, p, o = triple
@@ -58,6 +58,19 @@ class TripleIndex:
         _discard(self.spo, s, p, o)
         _discard(self.pos, p, o, s)
         _discard(self.osp, o, s, p)
+
+    def candidates(self, s: str | None, p: str | None, o: str | None) -> Sequence[Triple]:
+        """:meth:`match` as a sequence, with the join's common case (subject and predicate
+        bound) answered from the SPO index directly; same triples, same order."""
+        if s is not None and p is not None:
+            by_p = self.spo.get(s)
+            objects = by_p.get(p) if by_p else None
+            if not objects:
+                return ()
+            if o is not None:
+                return ((s, p, o),) if o in objects else ()
+            return [(s, p, obj) for obj in objects]
+        return list(self.match(s, p, o))
 
     def match(self, s: str | None, p: str | None, o: str | None) -> Iterator[Triple]:
         """Triples matching the bound positions (None = any)."""
@@ -101,7 +114,10 @@ class TripleIndex:
                 for pred in preds:
                     yield (subj, pred, o)
             return
-        yield from self.counts
+        for subj, by_p in self.spo.items():
+            for pred, objects in by_p.items():
+                for obj in objects:
+                    yield (subj, pred, obj)
 
 
 def _discard(index: dict[str, dict[str, set[str]]], a: str, b: str, c: str) -> None:
@@ -123,31 +139,38 @@ class Pattern:
     p: str
     o: str
 
+    def __post_init__(self) -> None:
+        # the positions of constants and variables, computed once: unify/lookup run per triple
+        terms = (self.s, self.p, self.o)
+        object.__setattr__(self, "_constants", tuple((i, t) for i, t in enumerate(terms) if not isinstance(t, Var)))
+        object.__setattr__(self, "_variables", tuple((i, t) for i, t in enumerate(terms) if isinstance(t, Var)))
+        object.__setattr__(self, "_is_var", tuple(isinstance(t, Var) for t in terms))
+
     def variables(self) -> set[str]:
         return {term for term in (self.s, self.p, self.o) if isinstance(term, Var)}
 
     def unify(self, triple: Triple, binding: dict[str, str]) -> dict[str, str] | None:
+        for position, constant in self._constants:  # type: ignore[attr-defined]
+            if triple[position] != constant:
+                return None
         result = binding
         copied = False
-        for term, value in zip((self.s, self.p, self.o), triple):
-            if isinstance(term, Var):
-                bound = result.get(term)
-                if bound is None:
-                    if not copied:
-                        result = dict(result)
-                        copied = True
-                    result[term] = value
-                elif bound != value:
-                    return None
-            elif term != value:
+        for position, term in self._variables:  # type: ignore[attr-defined]
+            value = triple[position]
+            bound = result.get(term)
+            if bound is None:
+                if not copied:
+                    result = dict(result)
+                    copied = True
+                result[term] = value
+            elif bound != value:
                 return None
         return result
 
     def lookup(self, binding: dict[str, str]) -> tuple[str | None, str | None, str | None]:
-        def resolve(term: str) -> str | None:
-            return binding.get(term) if isinstance(term, Var) else term
-
-        return resolve(self.s), resolve(self.p), resolve(self.o)
+        var_s, var_p, var_o = self._is_var  # type: ignore[attr-defined]
+        return (binding.get(self.s) if var_s else self.s, binding.get(self.p) if var_p else self.p,
+                binding.get(self.o) if var_o else self.o)
 
 
 @dataclass
@@ -316,6 +339,17 @@ class IncrementalBGP:
         self.projection = [(name, Var(name)) for name in compiled.projection]
         self.plans = [self._plan(i) for i in range(len(compiled.patterns))]
         self.pattern_graphs = {pattern.graph for pattern in compiled.patterns}
+        # the patterns a triple of a graph can bind, by predicate (most patterns have a
+        # constant one): _delta then skips the patterns that cannot unify, in pattern order
+        self._candidates: dict[GraphKey, tuple[dict[str, tuple[int, ...]], tuple[int, ...]]] = {}
+        for key in self.pattern_graphs:
+            indexes = [i for i, pattern in enumerate(compiled.patterns) if pattern.graph == key]
+            any_predicate = tuple(i for i in indexes if isinstance(compiled.patterns[i].p, Var))
+            by_predicate = {
+                predicate: tuple(i for i in indexes if compiled.patterns[i].p in (predicate,) or i in any_predicate)
+                for predicate in {compiled.patterns[i].p for i in indexes if i not in any_predicate}
+            }
+            self._candidates[key] = (by_predicate, any_predicate)
 
     def _plan(self, first: int) -> list[int]:
         """Join order after pattern ``first``: most bound positions first (greedy)."""
@@ -345,34 +379,48 @@ class IncrementalBGP:
         return index
 
     def insert(self, key: GraphKey, triple: Triple) -> None:
-        self.graph(key).insert(triple)
-        if key in self.pattern_graphs:
+        if self._matchable(key, triple):
+            self.graph(key).insert(triple)
             self._delta(key, triple, +1)
 
     def delete(self, key: GraphKey, triple: Triple) -> None:
-        if key in self.pattern_graphs:
+        if self._matchable(key, triple):
             self._delta(key, triple, -1)
-        self.graph(key).delete(triple)
+            self.graph(key).delete(triple)
+
+    def _matchable(self, key: GraphKey, triple: Triple) -> bool:
+        """Can a pattern ever bind this triple? Others are neither indexed nor joined: no
+        lookup can return them (a lookup always names a pattern's graph and, where the
+        pattern has one, its constant predicate)."""
+        candidates = self._candidates.get(key)
+        return candidates is not None and (triple[1] in candidates[0] or bool(candidates[1]))
 
     def _delta(self, key: GraphKey, triple: Triple, sign: int) -> None:
         patterns = self.compiled.patterns
-        for i, pattern in enumerate(patterns):
-            if pattern.graph != key:
-                continue
+        by_predicate, any_predicate = self._candidates[key]
+        for i in by_predicate.get(triple[1], any_predicate):
+            pattern = patterns[i]
             binding = pattern.unify(triple, {})
             if binding is None:
                 continue
-            for full in self._extend(binding, self.plans[i], 0, i, key, triple):
+            solutions: list[dict[str, str]] = []
+            self._extend(binding, self.plans[i], 0, i, key, triple, solutions)
+            for full in solutions:
                 if self.filter is not None and not self.filter.accepts(full):
                     continue
                 mapping = frozenset((name, full[var]) for name, var in self.projection if var in full)
                 self.on_change(mapping, sign)
 
     def _extend(
-        self, binding: dict[str, str], plan: list[int], step: int, first: int, key: GraphKey, triple: Triple
-    ) -> Iterator[dict[str, str]]:
+        self, binding: dict[str, str], plan: list[int], step: int, first: int, key: GraphKey, triple: Triple,
+        out: list[dict[str, str]],
+    ) -> None:
+        """Append to ``out`` every extension of ``binding`` over ``plan[step:]``, depth first.
+
+        (A list, not a generator: this runs for every triple that enters or leaves a window.)
+        """
         if step == len(plan):
-            yield binding
+            out.append(binding)
             return
         index = plan[step]
         pattern = self.compiled.patterns[index]
@@ -381,12 +429,16 @@ class IncrementalBGP:
             return
         exclude = index < first and pattern.graph == key
         s, p, o = pattern.lookup(binding)
-        for candidate in graph.match(s, p, o):
+        last = step + 1 == len(plan)
+        for candidate in graph.candidates(s, p, o):
             if exclude and candidate == triple:
                 continue
             extended = pattern.unify(candidate, binding)
             if extended is not None:
-                yield from self._extend(extended, plan, step + 1, first, key, triple)
+                if last:
+                    out.append(extended)
+                else:
+                    self._extend(extended, plan, step + 1, first, key, triple, out)
 
 
 class RdflibMirror:
@@ -439,22 +491,39 @@ class WindowStore:
     def __init__(self, sink: IncrementalBGP | RdflibMirror) -> None:
         self.sink = sink
         self.counts: dict[tuple[GraphKey, Triple], int] = {}
+        self.copies = 0  # the sum of the counts: how many adds are not removed yet
 
     def add(self, key: GraphKey, triple: Triple) -> None:
         item = (key, triple)
         count = self.counts.get(item, 0)
         self.counts[item] = count + 1
+        self.copies += 1
         if count == 0:
             self.sink.insert(key, triple)
 
     def remove(self, key: GraphKey, triple: Triple) -> None:
         item = (key, triple)
         count = self.counts[item]
+        self.copies -= 1
         if count == 1:
             del self.counts[item]
             self.sink.delete(key, triple)
         else:
             self.counts[item] = count - 1
+
+    def clear(self) -> None:
+        """Remove everything at once (the native matcher's indexes too).
+
+        The caller knows the bag of solution mappings over an empty store is empty and
+        updates it itself; the rdflib mirror has no bag to keep and is emptied triple by triple.
+        """
+        if isinstance(self.sink, IncrementalBGP):
+            self.sink.graphs.clear()
+        else:
+            for key, triple in self.counts:
+                self.sink.delete(key, triple)
+        self.counts.clear()
+        self.copies = 0
 
     def __len__(self) -> int:
         return len(self.counts)

@@ -131,8 +131,7 @@ class ReportScheduler:
             self.ticked = self._ticks(arrived_before, self.buffer.size, t, collect=ticked_now)
             if t >= self.start:
                 if ticked_now:
-                    for arrived in ticked_now:
-                        self._candidate(t, arrived, evaluations)
+                    self._content_candidates(t, ticked_now, evaluations)
                 elif t in self.spec.boundaries_between(t, t):
                     self._candidate(t, self.ticked, evaluations)
         elif self.next_element:
@@ -242,6 +241,20 @@ class ReportScheduler:
         lo, hi = self.buffer.window_range(active.open, active.close, active.border)
         hi = max(lo, min(hi, arrived))
         self._judge(time, active, lo, hi, out)
+
+    def _content_candidates(self, time: int, arrivals: list[int], out: list[Evaluation]) -> None:
+        """``_content_candidate`` for each arrival at one instant: the active window and its
+        range are the same for all of them, so they are computed once (a tuple tick at BIG
+        load brings ~70 arrivals per instant)."""
+        active = self.spec.active(time, self.choice)
+        if active is None:
+            for _ in arrivals:
+                self._next_sequence(time)
+                self.previous_key = (0, 0)
+            return
+        lo, hi = self.buffer.window_range(active.open, active.close, active.border)
+        for arrived in arrivals:
+            self._judge(time, active, lo, max(lo, min(hi, arrived)), out)
 
     def _next_sequence(self, time: int) -> int:
         self.sequence = self.sequence + 1 if time == self.last_candidate_time else 0

@@ -169,8 +169,15 @@ class SecretEngine(WindowedEngine):
         old_lo, old_hi = window.lo, window.hi
         store, graph = self.store, window.graph
         if hi <= lo or old_hi <= old_lo or hi <= old_lo or old_hi <= lo:
-            for position in range(old_lo, old_hi):
-                store.remove(graph, _triple(buffer.element(position)))
+            if old_hi - old_lo == store.copies and self.native is not None:
+                # the old content is all the store holds (no static data, no other window):
+                # empty it at once; the relation over no triple is the empty bag
+                store.clear()
+                for mapping, count in list(self.relation.items()):
+                    self._on_change(mapping, -count)
+            else:
+                for position in range(old_lo, old_hi):
+                    store.remove(graph, _triple(buffer.element(position)))
             for position in range(lo, hi):
                 store.add(graph, _triple(buffer.element(position)))
         else:
@@ -210,6 +217,8 @@ class SecretEngine(WindowedEngine):
                 return Counter(dict.fromkeys(self.relation, 1))
             return Counter(self.relation)
         # Istream/Dstream: only the mappings whose count changed since the last evaluation
+        if not self.dirty:
+            return Counter()  # nothing changed: no insertion, no deletion
         old: Counter[Hashable] = Counter()
         new: Counter[Hashable] = Counter()
         for mapping, before in self.dirty.items():

@@ -155,6 +155,7 @@ ENGINE_REGISTRY: dict[str, str] = {
     "naive": "engines.naive:NaiveEngine",
     "incremental": "engines.incremental:IncrementalEngine",
     "eviction": "engines.eviction:EvictionEngine",
+    "null": "engines.null:NullEngine",
 }
 #: ``external`` engines are programs, not classes: the stand runs their command directly.
 EXTERNAL_TYPE = "external"

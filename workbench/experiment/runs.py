@@ -61,6 +61,7 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "training": ("file", False),  # likelihood: a stream to estimate them from
         "training_format": ("string", False),
     },
+    "null": {},  # answers `done` only: the test stand's own ceiling (engines/null.py)
     "rspjs": {
         "log": ("string", False),  # `stderr`: keep RSP-JS's console output in stderr.log (default: dropped)
         "startup_timeout": ("duration", False),

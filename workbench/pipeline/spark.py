@@ -8,6 +8,16 @@ variable ``RSPWB_SPARK_MASTER``, else ``spark.master`` in the user settings file
 an actionable :class:`SparkUnavailable` instead of "Java gateway process exited".
 Cancellation uses job groups (``setJobGroup(..., interruptOnCancel=True)`` +
 ``cancelJobGroup``), which works on PySpark 4.3 (``interruptTag`` did not in a trial).
+
+Executors must import the workbench. With a local master (``local``, ``local[N]``,
+``local-cluster[…]``) they run on this machine, so they run this very interpreter
+(``spark.pyspark.python`` = ``sys.executable`` unless ``PYSPARK_PYTHON`` says otherwise):
+a ``rspwb`` started by its path, outside an activated virtual environment, would otherwise
+give the executors whatever ``python3`` is first on PATH. On any other master the
+``workbench`` and ``engines`` packages are shipped with the job as one zip (Spark's
+py-files); their third-party dependencies must be in the executors' Python (a packed
+environment, README "Spark"). A job failing because an executor cannot import a module
+becomes one :class:`UserError` line saying what to install where.
 """
 
 from __future__ import annotations
@@ -17,8 +27,10 @@ import signal
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
+import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -55,6 +67,12 @@ logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = error
 logger.utils.name = org.apache.spark.util.Utils
 logger.utils.level = error
+# a failing task is reported once, by the job's exception (job_group makes it one line);
+# without these, every attempt of every task logs the Python traceback again
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.level = off
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.level = off
 """
 
 
@@ -169,6 +187,70 @@ def _log4j2_file() -> str:
     return str(path)
 
 
+def executor_python_config(master: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Which Python the executors run: the driver's own for a local master (they run on
+    this machine and must see the same installed workbench), unless ``PYSPARK_PYTHON`` is
+    set; on a cluster Spark's own choice (``PYSPARK_PYTHON``, ``spark.pyspark.python``)."""
+    environ = os.environ if environ is None else environ
+    if _is_local(master) and not environ.get("PYSPARK_PYTHON"):
+        return {"spark.pyspark.python": sys.executable}
+    return {}
+
+
+def executor_python(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> str:
+    """The executors' Python as Spark will choose it (for messages)."""
+    environ = os.environ if environ is None else environ
+    return conf.get("spark.pyspark.python") or environ.get("PYSPARK_PYTHON") or "python3"
+
+
+#: The project's own packages, shipped to the executors of a non-local master.
+CODE_PACKAGES = ("workbench", "engines")
+
+
+def code_archive(directory: str | os.PathLike[str]) -> Path:
+    """Zip the ``workbench`` and ``engines`` packages (sources and package data) for Spark's py-files.
+
+    Taken from where this process imports them, so the executors run the driver's code.
+    """
+    import importlib
+
+    target = Path(directory) / "rspwb-code.zip"
+    partial = target.with_name(target.name + ".partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in CODE_PACKAGES:
+            package = Path(importlib.import_module(name).__file__ or "").resolve().parent
+            for path in sorted(package.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
+                    archive.write(path, str(Path(name) / path.relative_to(package)))
+    os.replace(partial, target)
+    return target
+
+
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+
+
+def executor_failure(error: BaseException, master: str, python: str) -> UserError | None:
+    """One line for a job that failed because the executors cannot import a module; None otherwise."""
+    match = _MISSING_MODULE.search(str(error))
+    if match is None:
+        return None
+    module = match.group(1)
+    top = module.split(".")[0]
+    if _is_local(master) and python != sys.executable:
+        where = (f"the executors run {python} (PYSPARK_PYTHON), which cannot import {module!r}: "
+                 f"unset PYSPARK_PYTHON to use the driver's interpreter ({sys.executable}), or install the "
+                 f"workbench there ({python} -m pip install -e <the workbench folder>)")
+    elif _is_local(master):
+        where = f"the executors' Python ({python}) cannot import {module!r}: {python} -m pip install {top}"
+    elif top in CODE_PACKAGES:
+        where = (f"the executors on {master} cannot import {module!r} although it is shipped with the job: "
+                 f"check that their Python ({python}) can read Spark's py-files")
+    else:
+        where = (f"the executors' Python ({python}) on {master} cannot import {module!r}: install the workbench's "
+                 f"dependencies there, e.g. ship a packed environment (README.md, \"Spark\")")
+    return UserError(f"Spark job failed: {where}", field="spark")
+
+
 def session_config(master: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The configuration the factory applies (``extra`` wins)."""
     conf = {
@@ -185,6 +267,7 @@ def session_config(master: str, extra: Mapping[str, str] | None = None) -> dict[
                 "spark.driver.host": "127.0.0.1",
             }
         )
+    conf.update(executor_python_config(master))
     log_config = _log4j2_file()
     if log_config:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_config}"
@@ -225,8 +308,23 @@ def get_spark(
                 # (Py4J "reentrant call" stack traces); the workbench's own handlers cancel job groups
                 signal.signal(signal.SIGINT, previous)
         session.sparkContext.setLogLevel("ERROR")
+        # PySpark names the executors' Python from PYSPARK_PYTHON alone when it starts the
+        # JVM itself; spark.pyspark.python (ours for local masters, or spark-defaults.conf)
+        # takes precedence over it, as in spark-submit
+        session.sparkContext.pythonExec = executor_python(dict(session.sparkContext.getConf().getAll()))
+        if not _is_local(resolved):
+            _ship_code(session)
         _session = session
         return session
+
+
+def _ship_code(session: "SparkSession") -> None:
+    """Add the project's packages to every job of a cluster session (Spark py-files)."""
+    directory = tempfile.mkdtemp(prefix="rspwb-spark-code-")
+    try:
+        session.sparkContext.addPyFile(str(code_archive(directory)))
+    except OSError as error:
+        raise SparkUnavailable(f"cannot package the workbench for the Spark executors: {error}") from None
 
 
 def active_spark() -> "SparkSession | None":
@@ -250,6 +348,11 @@ def job_group(spark: "SparkSession", group_id: str, description: str) -> Iterato
     context.setJobGroup(group_id, description, interruptOnCancel=True)
     try:
         yield group_id
+    except Exception as error:  # noqa: BLE001 - re-raised unless it is a missing module on the executors
+        failure = executor_failure(error, context.master, executor_python(dict(context.getConf().getAll())))
+        if failure is not None:
+            raise failure from None
+        raise
     finally:
         for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
             context.setLocalProperty(key, None)  # type: ignore[arg-type]  # null removes it

@@ -187,9 +187,18 @@ class _ProcessTree:
             return list(self.members.values())
 
     def kpis(self) -> dict[str, float]:
-        """Cheap per-stimulus KPIs: RSS (MiB) and CPU seconds (user+system) over the tree."""
+        """Cheap per-stimulus KPIs: RSS (MiB) and CPU seconds (user+system) over the tree.
+
+        Taken twice per stimulus, so on Linux one read of ``/proc/PID/stat`` per process
+        gives both (psutil reads two files); psutil elsewhere or if that read fails.
+        """
         rss = cpu = 0.0
         for process in self.processes():
+            sample = _proc_stat(process.pid)
+            if sample is not None:
+                rss += sample[0]
+                cpu += sample[1]
+                continue
             try:
                 rss += process.memory_info().rss
                 times = process.cpu_times()
@@ -205,6 +214,30 @@ class _ProcessTree:
                 process.kill()
             except psutil.Error:
                 pass
+
+
+try:
+    _CLOCK_TICKS = float(os.sysconf("SC_CLK_TCK"))
+    _PAGE_BYTES = float(os.sysconf("SC_PAGE_SIZE"))
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX system
+    _CLOCK_TICKS = _PAGE_BYTES = 0.0
+
+
+def _proc_stat(pid: int) -> tuple[float, float] | None:
+    """(RSS bytes, user+system CPU seconds) of one process from ``/proc/PID/stat``; None if unreadable.
+
+    Fields after the command name (proc(5)): utime and stime are the 12th and 13th, rss
+    (pages) the 22nd — the values psutil's ``memory_info().rss`` and ``cpu_times()`` report.
+    """
+    if not _CLOCK_TICKS:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+        fields = data[data.rindex(b")") + 2:].split()
+        return int(fields[21]) * _PAGE_BYTES, (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @dataclass
@@ -253,7 +286,7 @@ class _Run:
         self.tree: _ProcessTree | None = None
         self.stopped = threading.Event()  # wakes the probe at the end of the run
         self.variables: tuple[str, ...] = ()
-        self.trace_file: IO[str] | None = None
+        self.trace_file: IO[bytes] | None = None
 
     def fail(self, status: str, message: str) -> None:
         with self.condition:
@@ -306,7 +339,7 @@ def run_engine(
     wall_start = time.monotonic()
     start_epoch = time.time()
     stderr_log = open(out / "stderr.log", "wb")
-    run.trace_file = open(out / "trace.jsonl", "w", encoding="utf-8", newline="\n")
+    run.trace_file = open(out / "trace.jsonl", "wb")
     samples_file = open(out / f"P_{_safe(name)}.csv", "w", encoding="utf-8", newline="\n")
     samples_file.write(P_HEADER + "\n")
     process: subprocess.Popen[bytes] | None = None
@@ -634,7 +667,7 @@ def _write_trace(run: _Run, entry: _Pending, done_ms: float | None, after: dict[
         "latency_ms": None if done_ms is None else round(done_ms - entry.sent_ms, 3),
         "kpis_after": after,
     }
-    run.trace_file.write(json.dumps(record, separators=(",", ":")) + "\n")
+    run.trace_file.write(dumps(record))
 
 
 def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], log: IO[bytes]) -> None:

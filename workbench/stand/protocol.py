@@ -11,6 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+try:  # orjson encodes/decodes a stimulus several times faster than the standard library
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency; the stdlib still speaks JSON
+    _orjson = None  # type: ignore[assignment]
+
 from workbench.engine import EngineConfig, StaticGraphs, Stimulus
 from workbench.responses.model import EngineResponse, make_mapping
 from workbench.streams.model import StreamElement
@@ -24,8 +29,32 @@ class ProtocolError(ValueError):
     """A line that is not a valid protocol message."""
 
 
-def dumps(message: Mapping[str, Any]) -> bytes:
+def _stdlib_dumps(message: Mapping[str, Any]) -> bytes:
     return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def dumps(message: Mapping[str, Any]) -> bytes:
+    """One protocol line: compact UTF-8 JSON and ``\n`` (the same bytes whichever codec runs)."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(message, option=_orjson.OPT_APPEND_NEWLINE)
+        except TypeError:  # what orjson does not encode (ints beyond 64 bits, non-str keys)
+            pass
+    return _stdlib_dumps(message)
+
+
+def loads(line: bytes | str) -> Any:
+    """Decode one JSON line; raise ValueError if it is not JSON.
+
+    The standard library is the fallback for what it accepts and orjson does not (NaN,
+    Infinity, lone surrogates), so an engine that worked with the stdlib codec still works.
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.loads(line)
+        except ValueError:
+            pass
+    return json.loads(line)
 
 
 def register_message(
@@ -74,7 +103,7 @@ def parse_static(payload: Mapping[str, Any] | None) -> StaticGraphs:
 def parse_engine_line(line: bytes) -> dict[str, Any]:
     """Decode one line from an engine; raise ProtocolError for anything not in the protocol."""
     try:
-        message = json.loads(line)
+        message = loads(line)
     except (ValueError, UnicodeDecodeError):
         raise ProtocolError(f"not a JSON line: {_shorten(line)}") from None
     if not isinstance(message, dict) or message.get("type") not in ENGINE_MESSAGES:
