@@ -160,3 +160,19 @@ def test_sample_rooms_experiment_judges_rspjs_correct_under_its_preset(tmp_path:
     assert rows["rspjs"]["status"] == "ok" and rows["rspjs"]["verdict"] == "correct"
     assert rows["rspjs"]["responses"] == 2 and rows["rspjs"]["first_divergence"] is None
     assert {row["verdict"] for row in rows.values()} == {"correct"}
+
+
+def test_probe_characterises_rspjs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`rspwb probe rspjs` on the real engine: its declared preset, one response per binding, and the one
+    probe no parameter set explains — several windows closed by one element, only the latest reported."""
+    import json
+
+    from workbench.cli.main import main
+
+    needs_rspjs()
+    assert main(["probe", "rspjs", "--json", "--quiet"]) == 1  # a probe stays unexplained: the engine's defect
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["preset"] == "rspjs" and payload["overrides"] == {} and payload["failed"] == []
+    assert payload["parameters"]["report"] == "window-close & next-element & non-empty"
+    assert payload["parameters"]["grouping"] == "binding" and payload["parameters"]["border"] == "closed-open"
+    assert [probe["probe"] for probe in payload["unexplained"]] == ["gap"]
