@@ -622,8 +622,9 @@ def _parse_filled_query(experiment: Experiment, index: int, text: str, variables
     """Parse query ``index`` as one variable combination fills it: a window size of ``-2s``, ``0s``
     or beyond the duration limit is an error at validation, at the file line of the query line.
 
-    The error names the variables the query uses (their values are what broke it); for a
-    query file the position is in that file, as ``rspwb run`` reports it.
+    The error names the variables the query uses (their values are what broke it) and is
+    located in the experiment file (FILE:LINE of the query's field); for a query file the
+    position inside that file is in the message.
     """
     from workbench.query.parser import parse_query
 
@@ -637,14 +638,17 @@ def _parse_filled_query(experiment: Experiment, index: int, text: str, variables
         context = f" (with {', '.join(f'{name}={variables[name]!r}' for name in used)})" if used else ""
         path = f"queries[{index}].{'file' if spec.file is not None else 'text'}"
         source = experiment.source or SourceMap()
-        if spec.file is not None:
-            raise UserError(f"query {spec.id}{context}: {error.message}", file=str(spec.file), line=error.line,
-                            column=error.column, field=source.origin(path)) from None
-        where = f" (query line {error.line})" if error.line is not None else ""
+        if spec.file is not None:  # the experiment names the file and fills it: report at its `file:` line
+            at = f" line {error.line}" + (f":{error.column}" if error.column is not None else "") if error.line else ""
+            where = f" ({spec.file.name}{at})"
+            line = source.line(path)
+        else:
+            where = f" (query line {error.line})" if error.line is not None else ""
+            line = _template_line(source, path, spec.template, error.line) if error.line else source.line(path)
         raise UserError(
             f"query {spec.id}{context}{where}: {error.message}",
             file=str(experiment.file) if experiment.file is not None else None,
-            line=_template_line(source, path, spec.template, error.line) if error.line else source.line(path),
+            line=line,
             field=source.origin(path),
         ) from None
 
