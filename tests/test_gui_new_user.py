@@ -10,24 +10,16 @@ import pytest
 
 pytest.importorskip("PySide6")
 from tests.test_gui_results import write_bundle  # noqa: E402
-from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
+from tests.test_gui_support import no_leaks, settings, shown_main_window  # noqa: E402,F401
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
 def window(qtbot, settings, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.main_window import MainWindow
-
     samples = tmp_path / "samples"
     samples.mkdir()
-    main = MainWindow(settings=settings, samples_dir=samples, spark_warmup=False)
-    qtbot.addWidget(main)
-    main.show()
-    qtbot.waitExposed(main)
-    yield main
-    main.designer.model._saved_raw = main.designer.model.raw  # no save prompt on teardown
-    main.close()
+    yield from shown_main_window(qtbot, settings, samples)
 
 
 def test_open_results_shows_the_results_tab(window, qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

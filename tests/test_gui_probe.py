@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("PySide6")
-from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
+from tests.test_gui_support import no_leaks, settings, shown_main_window  # noqa: E402,F401
 
 pytestmark = pytest.mark.gui
 DATA = Path(__file__).parent / "data" / "experiments"
@@ -17,17 +17,9 @@ FEW = ("borders", "empty", "r2s")  # enough to tell C-SPARQL from SPARQLstream a
 
 @pytest.fixture
 def window(qtbot, settings, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.main_window import MainWindow
-
     samples = tmp_path / "samples"
     shutil.copytree(DATA, samples)
-    main = MainWindow(settings=settings, samples_dir=samples, spark_warmup=False)
-    qtbot.addWidget(main)
-    main.show()
-    qtbot.waitExposed(main)
-    yield main
-    main.designer.model._saved_raw = main.designer.model.raw  # no save prompt on teardown
-    main.close()
+    yield from shown_main_window(qtbot, settings, samples)
 
 
 def test_probe_dialog_names_the_engine_and_its_fault(window, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]

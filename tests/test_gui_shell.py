@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("PySide6")
-from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
+from tests.test_gui_support import no_leaks, settings, shown_main_window  # noqa: E402,F401
 
 pytestmark = pytest.mark.gui
 DATA = Path(__file__).parent / "data" / "experiments"
@@ -26,17 +26,7 @@ def samples(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def window(qtbot, settings, samples, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.main_window import MainWindow
-
-    started = time.monotonic()
-    main = MainWindow(settings=settings, samples_dir=samples, spark_warmup=False)
-    qtbot.addWidget(main)
-    main.show()
-    qtbot.waitExposed(main)
-    main.startup_seconds = time.monotonic() - started
-    yield main
-    main.designer.model._saved_raw = main.designer.model.raw  # no save prompt on teardown
-    main.close()
+    yield from shown_main_window(qtbot, settings, samples)
 
 
 def test_interactive_quickly_with_all_tabs(window) -> None:  # type: ignore[no-untyped-def]

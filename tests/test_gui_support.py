@@ -41,3 +41,21 @@ def settings(tmp_path: Path) -> Any:
     from PySide6.QtCore import QSettings
 
     return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+def shown_main_window(qtbot: Any, settings: Any, samples: Path) -> Iterator[Any]:
+    """A shown MainWindow over ``samples`` (no Spark warm-up), closed without a save prompt: the body
+    of the GUI tests' ``window`` fixtures."""
+    import time
+
+    from workbench.gui.main_window import MainWindow
+
+    started = time.monotonic()
+    main = MainWindow(settings=settings, samples_dir=samples, spark_warmup=False)
+    qtbot.addWidget(main)
+    main.show()
+    qtbot.waitExposed(main)
+    main.startup_seconds = time.monotonic() - started
+    yield main
+    main.designer.model._saved_raw = main.designer.model.raw  # no save prompt on teardown
+    main.close()
