@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from workbench.streams.model import StreamElement
 
 METHODS = ("auto", "fast", "spark", "reference")
-COLUMNAR_THRESHOLD = 20_000  # elements: above this, the Python path reads the streams as Arrow columns
+COLUMNAR_THRESHOLD = 10_000  # elements: above this, the Python path reads the streams as Arrow columns (faster from ~10 k on)
 SPARK_THRESHOLD = 10_000_000  # elements: above this, auto runs the Spark job (the driver holds no stream)
 PATHS = ("python", "columnar", "spark", "reference")
 
