@@ -365,6 +365,8 @@ def _windows(answers: Any, vector: tuple[int, ...]) -> Iterator[dict[str, Any]]:
 
 
 _ROW_KEYS = ("start", "end", "time", "triples", "expected", "relation_size", "emitted")
+_ROW_TEMPLATE = ('{"start": %d, "end": %d, "time": %d, "triples": %d, "expected": %d, "relation_size": %d, '
+                 '"emitted": %s}')
 
 
 def _row_json(row: dict[str, Any]) -> str:
@@ -388,6 +390,19 @@ def _write_json(payload: dict[str, Any], out: Any = None) -> None:
     def rows(items: Any, indent: str) -> None:
         out.write("[")
         lead = f"\n{indent}  "
+        if isinstance(items, _LazyRows):
+            items = items.resolved()
+        if hasattr(items, "chunks"):  # columns of many rows (`workbench.oracle.deltas.SummaryRows`)
+            template = lead + _ROW_TEMPLATE
+            first = True
+            for chunk in items.chunks():
+                flags = ["true" if flag else "false" for flag in chunk[6]]
+                parts = list(map(template.__mod__, zip(*chunk[:6], flags)))
+                if parts:
+                    out.write(("" if first else ",") + ",".join(parts))
+                    first = False
+            out.write(f"\n{indent}]")
+            return
         batch: list[str] = []
         for n, row in enumerate(items):
             batch.append(("," if n else "") + lead + _row_json(row))
@@ -473,9 +488,12 @@ class _LazyRows:
         return self
 
     def __next__(self) -> dict[str, Any]:
+        return next(self.resolved())
+
+    def resolved(self) -> Iterator[dict[str, Any]]:
         if self._rows is None:
             self._rows = _windows(self.answers, self.vector)
-        return next(self._rows)
+        return self._rows
 
 
 def _quality(args: argparse.Namespace, prepared: Prepared, answer: Any) -> list[Any]:
