@@ -122,17 +122,26 @@ def reference_one_window(path: Path) -> dict[str, Any]:
     return row
 
 
-def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05) -> dict[str, Any]:
+def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
+              consume: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run ``command``; wall time and the peak RSS of its whole process tree (JVM included),
-    sampled with psutil every ``interval`` s."""
+    sampled with psutil every ``interval`` s. ``consume(pipe)`` reads the command's output in
+    a thread of this process (not counted), e.g. to find facts in it; its dict is added."""
     import os
     import subprocess
+    import threading
 
     import psutil
 
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE,
+    process = subprocess.Popen(command, stdout=subprocess.PIPE if consume else (stdout or subprocess.DEVNULL),
+                               stderr=subprocess.PIPE, text=consume is not None,
                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    facts: dict[str, Any] = {}
+    reader = None
+    if consume is not None:
+        reader = threading.Thread(target=lambda: facts.update(consume(process.stdout)), daemon=True)
+        reader.start()
     root = psutil.Process(process.pid)
     peak = 0
     cpu: dict[int, float] = {}  # last cumulative CPU seconds seen per process of the tree
@@ -150,9 +159,13 @@ def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05)
             pass
         peak = max(peak, total)
         time.sleep(interval)
-    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-    return {"seconds": round(time.perf_counter() - started, 2), "cpu_s": round(sum(cpu.values()), 1),
-            "peak_rss_mb": round(peak / 2**20), "exit": process.returncode, "stderr_tail": error[-400:]}
+    seconds = round(time.perf_counter() - started, 2)
+    if reader is not None:
+        reader.join()
+    error = process.stderr.read() if process.stderr else ""
+    error = error.decode(errors="replace") if isinstance(error, bytes) else error
+    return {"seconds": seconds, "cpu_s": round(sum(cpu.values()), 1), "peak_rss_mb": round(peak / 2**20),
+            "exit": process.returncode, "stderr_tail": error[-400:], **facts}
 
 
 def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tuple[str, ...] = (),
@@ -167,10 +180,7 @@ def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tup
         for method in methods:
             command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
                        str(query_file), "--system", preset, "--t0", "all", "--json", "--method", method, *extra]
-            with tempfile.TemporaryFile("w+") as out:
-                row = tree_peak(command, stdout=out)
-                out.seek(0)
-                row.update(_output_facts(out))
+            row = tree_peak(command, consume=_output_facts)  # read from a pipe, as a user's `| jq` would
             row["load_1min"] = round(os.getloadavg()[0], 1)
             key = preset if method == "auto" else f"{preset} --method {method}"
             results[key] = row
@@ -181,15 +191,16 @@ def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tup
 def _output_facts(out: Any) -> dict[str, Any]:
     """The path, t0 count and window rows of an ``rspwb oracle --json`` output (read streaming)."""
     facts: dict[str, Any] = {"windows_t0_0": 0}
+    listing = True
     for line in out:
         stripped = line.strip().rstrip(",")
-        if stripped.startswith('{"start"'):
+        if listing and stripped.startswith('{"start"'):
             facts["windows_t0_0"] += 1
         elif stripped.startswith(('"t0_candidates"', '"method"', '"engine"', '"method_reason"')):
             key, _, value = stripped.partition(": ")
             facts[json.loads(key)] = json.loads(value)
         elif stripped.startswith('"by_t0"'):
-            break
+            listing = False  # read on to the end: the command must not block on a full pipe
     return facts
 
 

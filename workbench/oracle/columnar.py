@@ -25,7 +25,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -416,10 +416,16 @@ def certainly_fails(term: str, bound: NumericBound) -> bool:
         value = float(next(g for g in match.groups() if g is not None))
     except (ValueError, OverflowError):
         return False
+    return fails_bound(value, bound)
+
+
+def fails_bound(value: Any, bound: NumericBound, absolute: Callable[[Any], Any] = abs) -> Any:
+    """``value`` (a float, or a Spark column with ``absolute=F.abs``) fails ``bound`` by more
+    than a relative margin of 1e-6 (float32 rounding, decimal vs double)."""
     c = bound.value
     margin = 1e-6 * max(1.0, abs(c))
-    return {">": value <= c - margin, ">=": value < c - margin, "<": value >= c + margin,
-            "<=": value > c + margin, "=": abs(value - c) > margin}[bound.op]
+    return {">": lambda: value <= c - margin, ">=": lambda: value < c - margin, "<": lambda: value >= c + margin,
+            "<=": lambda: value > c + margin, "=": lambda: absolute(value - c) > margin}[bound.op]()
 
 
 class ArrowBGP:
@@ -507,7 +513,7 @@ class ArrowBGP:
                                 f"tmin{v}": np.full(n, BIG, np.int64), f"tmax{v}": np.full(n, -BIG, np.int64)})
             return out
 
-        matched = [triple for triples in statics for triple in triples if _matches(pattern, names, triple)]
+        matched = [triple for triples in statics for triple in triples if pattern_matches(pattern, names, triple)]
         if matched:
             columns: dict[str, Any] = {f"v:{n}": pa.array([t[first[n]] for t in matched], pa.string()) for n in unique}
             columns.update(requirement(None, np.zeros(len(matched), np.int64)))
@@ -544,7 +550,8 @@ class ArrowBGP:
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
-def _matches(pattern: tuple[Any, Any, Any], names: list[str | None], triple: tuple[str, str, str]) -> bool:
+def pattern_matches(pattern: tuple[Any, Any, Any], names: list[str | None], triple: tuple[str, str, str]) -> bool:
+    """A static triple matches a pattern (``names``: its variables' keys, None for a constant)."""
     seen: dict[str, str] = {}
     for term, name, value in zip(pattern, names, triple):
         if name is None:

@@ -63,6 +63,7 @@ from workbench.oracle.deltas import (  # noqa: F401 - vectorisable: this module'
     not_vectorisable,
     vectorisable,
 )
+from workbench.oracle.columnar import pattern_matches
 from workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer, window_specs
 from workbench.query.model import ContinuousQuery
 from workbench.streams.terms import canonical_triple, from_rdflib
@@ -162,15 +163,10 @@ def certainly_fails(term: "Any", bound: NumericBound) -> "Any":
     """
     from pyspark.sql import functions as F
 
+    from workbench.oracle.columnar import fails_bound
+
     value = F.regexp_extract(term, r'^"([^"]*)"', 1).try_cast("double")  # ANSI mode: no error on non-numbers
-    c = bound.value
-    margin = 1e-6 * max(1.0, abs(c))
-    fails = {
-        ">": value <= c - margin, ">=": value < c - margin,
-        "<": value >= c + margin, "<=": value > c + margin,
-        "=": F.abs(value - c) > margin,
-    }[bound.op]
-    return term.rlike(_NUMERIC_TERM_RE) & value.isNotNull() & fails
+    return term.rlike(_NUMERIC_TERM_RE) & value.isNotNull() & fails_bound(value, bound, F.abs)
 
 
 class TermLookup:
@@ -426,16 +422,7 @@ class SparkBGP:
                                      for c in result.columns])
         return result, _PatternSource(matched, list(windows))
 
-    @staticmethod
-    def _matches(pattern: tuple[Any, Any, Any], names: list[str | None], triple: tuple[str, str, str]) -> bool:
-        seen: dict[str, str] = {}
-        for term, name, value in zip(pattern, names, triple):
-            if name is None:
-                if from_rdflib(term) != value:
-                    return False
-            elif seen.setdefault(name, value) != value:
-                return False
-        return True
+    _matches = staticmethod(pattern_matches)
 
 
 # --- vectorised evaluations per t0 ------------------------------------------------------------------
