@@ -428,6 +428,26 @@ def fails_bound(value: Any, bound: NumericBound, absolute: Callable[[Any], Any] 
             "<=": lambda: value > c + margin, "=": lambda: absolute(value - c) > margin}[bound.op]()
 
 
+def bgp_order(context: AnnotationContext, patterns: Sequence[tuple[Any, Any, Any]]
+              ) -> tuple[list[tuple[Any, Any, Any]], list[str], Relation | None]:
+    """The join order of a BGP's patterns, its variables, and its relation if it has no pattern."""
+    ordered = _connected_order(patterns)
+    variables = list(dict.fromkeys(_key(t) for pattern in patterns for t in pattern if _is_var(t)))
+    trivial = None if ordered else Relation((), [((), (context.true_requirement(),))])
+    return ordered, variables, trivial
+
+
+def grouped_relation(variables: Sequence[str], values: Sequence[Sequence[str | None]],
+                     requirements: Sequence[Sequence[int]]) -> Relation:
+    """Joined rows (``values`` per variable, a requirement per row) as a BGP's relation: equal
+    mappings merge (a snapshot is a set of triples), their requirements OR-ed."""
+    grouped: dict[tuple[str | None, ...], list[tuple[int, ...]]] = defaultdict(list)
+    for row, requirement in zip(zip(*values) if values else [()] * len(requirements), requirements):
+        grouped[row].append(tuple(requirement))
+    rows = [(v, tuple(r) if len(r) == 1 else minimal_requirements(r)) for v, r in grouped.items()]
+    return Relation(tuple(variables), rows)
+
+
 class ArrowBGP:
     """Evaluates BGP leaves over `StreamColumns` with Arrow hash joins (as `SparkBGP` does
     on DataFrames): annotated `Relation` rows with per-window requirements ``[pmin, pmax]``."""
@@ -440,10 +460,9 @@ class ArrowBGP:
     def __call__(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
                  bounds: Sequence[NumericBound] = ()) -> Relation:
         width = self.context.width
-        ordered = _connected_order(patterns)
-        variables = list(dict.fromkeys(_key(t) for pattern in patterns for t in pattern if _is_var(t)))
-        if not ordered:
-            return Relation((), [((), (self.context.true_requirement(),))])
+        ordered, variables, trivial = bgp_order(self.context, patterns)
+        if trivial is not None:
+            return trivial
         annotator = Annotator(self.context)
         joined: pa.Table | None = None
         bound: list[str] = []
@@ -472,11 +491,7 @@ class ArrowBGP:
         values = [joined[f"v:{v}"].to_pylist() for v in variables]
         requirements = np.stack([joined[f"{c}{w}"].to_numpy() for w in range(width) for c in ("pmin", "pmax")],
                                 axis=1).tolist()
-        grouped: dict[tuple[str | None, ...], list[tuple[int, ...]]] = defaultdict(list)
-        for row, requirement in zip(zip(*values) if values else [()] * len(requirements), requirements):
-            grouped[row].append(tuple(requirement))
-        rows = [(v, tuple(r) if len(r) == 1 else minimal_requirements(r)) for v, r in grouped.items()]
-        return Relation(tuple(variables), rows)
+        return grouped_relation(variables, values, requirements)
 
     @staticmethod
     def _join(left: pa.Table, right: pa.Table, on: list[str]) -> pa.Table:

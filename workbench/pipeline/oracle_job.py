@@ -54,7 +54,6 @@ from workbench.oracle.annotated import (
     compile_plan,
     content_keys,
     evaluations_for,
-    minimal_requirements,
 )
 from workbench.oracle.deltas import (  # noqa: F401 - vectorisable: this module's API too
     DeltaOracle,
@@ -269,13 +268,13 @@ class SparkBGP:
                  bounds: Sequence[NumericBound] = ()) -> Relation:
         from pyspark.sql import functions as F
 
-        from workbench.oracle.annotated import _connected_order, _is_var, _key
+        from workbench.oracle.annotated import _is_var, _key
+        from workbench.oracle.columnar import bgp_order
 
         width = self.context.width
-        ordered = _connected_order(patterns)
-        variables = list(dict.fromkeys(_key(t) for pattern in patterns for t in pattern if _is_var(t)))
-        if not ordered:
-            return Relation((), [((), (self.context.true_requirement(),))])
+        ordered, variables, trivial = bgp_order(self.context, patterns)
+        if trivial is not None:
+            return trivial
         uses: dict[str, int] = defaultdict(int)
         for pattern in ordered:
             for name in {_key(t) for t in pattern if _is_var(t)}:
@@ -340,13 +339,11 @@ class SparkBGP:
                     keep &= values[name] == terms
                 else:
                     values[name] = terms
+        from workbench.oracle.columnar import grouped_relation
+
         columns = [values[v][keep].tolist() for v in variables]
         requirements = np.stack([table.column(c).to_numpy() for c in reqs], axis=1)[keep].tolist()
-        grouped: dict[tuple[str | None, ...], list[tuple[int, ...]]] = defaultdict(list)
-        for row, requirement in zip(zip(*columns) if columns else [()] * len(requirements), requirements):
-            grouped[row].append(tuple(requirement))
-        rows = [(v, tuple(r) if len(r) == 1 else minimal_requirements(r)) for v, r in grouped.items()]
-        return Relation(tuple(variables), rows)
+        return grouped_relation(variables, columns, requirements)
 
     def _terms(self, source: _PatternSource, slot: int, src: np.ndarray, ref: np.ndarray) -> np.ndarray:
         out = np.empty(len(src), dtype=object)
