@@ -5,7 +5,8 @@ Feeds an SG1 stream (YABench MEDIUM load by default: 1,000 stations, 1 s interva
 stand (engine in its own process, next stimulus sent when the previous one is done), so
 the measured rate is what the engine can absorb: triples / (last done − first sent).
 An engine keeps up in real time with a load of R triples/s iff this rate is ≥ R.
-Also reports the in-process rate (no protocol, no process boundary) and the stand's own
+Also reports the in-process rate (no protocol, no process boundary; the worker's garbage
+collector thresholds) and the stand's own
 CPU (streamer, writer, receiver, probe threads). First it measures the **stand's ceiling**:
 the same stream through the ``null`` engine (answers ``done`` only), i.e. the most the
 stand carries through the process boundary to any engine, twice: with batched framing
@@ -33,6 +34,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import tempfile
@@ -47,6 +49,7 @@ from workbench.engine import EngineConfig, create_engine, group_contemporaneous 
 from workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
 from workbench.query.parser import parse_query  # noqa: E402
 from workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from workbench.stand.worker import GC_THRESHOLDS  # noqa: E402
 
 STREAM = "http://cwi.nl/SRBench/observations"
 QUERIES = {
@@ -167,9 +170,12 @@ def main() -> int:
             config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0}, name=f"secret-{preset}")
             engine = create_engine(config)
             engine.register(parse_query(text))
+            thresholds = gc.get_threshold()
+            gc.set_threshold(*GC_THRESHOLDS)  # as in the worker process on the stand
             started, cpu_started = time.perf_counter(), time.process_time()
             responses = engine.run(stimuli)
             in_process = len(elements) / (time.perf_counter() - started)
+            gc.set_threshold(*thresholds)
             # CPU time, not wall time: what the engine absorbs on one free core (others load the machine)
             in_process_cpu = len(elements) / max(1e-9, time.process_time() - cpu_started)
             with tempfile.TemporaryDirectory() as folder:
