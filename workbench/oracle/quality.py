@@ -16,11 +16,12 @@ nothing improves. The reconstructed borders are reported next to the expected on
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Iterator, Sequence
 
 from workbench.oracle.compare import Tolerance, compare_bags
 
@@ -190,12 +191,16 @@ def aggregate_runs(runs: Sequence[Sequence[WindowQuality]]) -> list[dict[str, Sp
 
 def boxplots_text(engine: str, runs: Sequence[Sequence[WindowQuality]]) -> str:
     """``BOXPLOTS_*``: the engine name, then per window ``precisions;recalls;delays`` over runs."""
-    lines = [engine]
-    count = max((len(run) for run in runs), default=0)
-    for index in range(count):
-        rows = [run[index] for run in runs if index < len(run)]
-        precisions = ",".join(str(r.precision) for r in rows)
-        recalls = ",".join(str(r.recall) for r in rows)
-        delays = ",".join(str(r.delay) for r in rows if r.delay is not None)
-        lines.append(f"{precisions};{recalls};{delays}")
-    return "\n".join(lines) + "\n"
+    return "".join(boxplots_lines(engine, [[w.oracle_line() for w in run] for run in runs]))
+
+
+def boxplots_lines(engine: str, runs: Sequence[Iterable[str]]) -> Iterator[str]:
+    """``BOXPLOTS_*`` line by line from each run's ``ORACLE_*`` lines, read in step (one window of
+    every run held at a time, so the runs' files can be as long as the stream)."""
+    yield engine + "\n"
+    for lines in itertools.zip_longest(*runs):
+        rows = [line.rstrip("\n").split(",") for line in lines if line is not None]
+        precisions = ",".join(row[0] for row in rows)
+        recalls = ",".join(row[1] for row in rows)
+        delays = ",".join(row[7] for row in rows if row[7])
+        yield f"{precisions};{recalls};{delays}\n"

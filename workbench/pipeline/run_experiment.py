@@ -47,6 +47,7 @@ from workbench.results.bundle import (
     read_json,
     run_row,
     write_json_atomic,
+    write_lines_atomic,
     write_text_atomic,
 )
 from workbench.errors import UserError
@@ -516,6 +517,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
             "final": True, "status": result.status, "responses": result.responses,
             "stimuli_done": result.stimuli_done, "peak_rss_mb": result.peak_rss_mb}))
     failure = None
+    oracle: dict[str, Any] | None = None
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
@@ -533,7 +535,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
         shutil.rmtree(final)
     os.replace(folder, final)
     meta["status"] = "failed" if failure else result.status
-    return run_row(final, meta)
+    return run_row(final, meta, oracle=oracle)  # not read back: a long run's oracle.json is large
 
 
 def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:
@@ -617,7 +619,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
                                  spark_master=settings.get("spark_master"), allow_spark=allow_spark)
     judgement = judge(run, options, expected)
     if judgement.quality is not None:
-        write_text_atomic(folder / f"ORACLE_{spec.engine.id}", judgement.oracle_lines())
+        write_lines_atomic(folder / f"ORACLE_{spec.engine.id}", (w.oracle_line() + "\n" for w in judgement.quality))
     return judgement.payload
 
 
@@ -811,28 +813,34 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
 
 
 def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapping[str, Any]]) -> None:
-    """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout)."""
-    from workbench.oracle.quality import WindowQuality, boxplots_text
-    from workbench.results.bundle import read_json
+    """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout).
 
-    groups: dict[tuple[int, str, str], list[list[WindowQuality]]] = {}
+    Both come from the runs' own ``ORACLE_<engine>`` files (one line per window), read line by
+    line, so that runs over long streams are never held whole."""
+    from workbench.oracle.quality import boxplots_lines
+
+    groups: dict[tuple[int, str, str], list[Path | None]] = {}
     for spec, row in zip(runs, rows):
-        oracle_file = out / RUNS_DIR / spec.run_id / ORACLE_FILE
-        if row.get("status") != "ok" or not oracle_file.is_file():
+        run_folder = out / RUNS_DIR / spec.run_id
+        if row.get("status") != "ok" or not (run_folder / ORACLE_FILE).is_file():
             continue
-        windows = read_json(oracle_file).get("windows") or []
-        quality = [
-            WindowQuality(w["start"], w["end"], w["precision"], w["recall"], w["actual_size"], w["expected_size"],
-                          w["window_triples"], w["delay"], w.get("reconstructed_start"), w.get("reconstructed_end"))
-            for w in windows
-        ]
-        groups.setdefault((spec.case_index, spec.query.id, spec.engine.id), []).append(quality)
-    for (case, query, engine), runs_quality in groups.items():
+        lines = run_folder / f"ORACLE_{spec.engine.id}"
+        groups.setdefault((spec.case_index, spec.query.id, spec.engine.id), []).append(
+            lines if lines.is_file() else None)  # judged without windows (e.g. an error verdict)
+    for (case, query, engine), files in groups.items():
         folder = out / YABENCH_DIR / f"case{case}-{query}"
         folder.mkdir(parents=True, exist_ok=True)
-        for n, quality in enumerate(runs_quality, 1):
-            write_text_atomic(folder / f"ORACLE_{engine}_{n}", "".join(w.oracle_line() + "\n" for w in quality))
-        write_text_atomic(folder / f"BOXPLOTS_{engine}", boxplots_text(engine, runs_quality))
+        for n, lines in enumerate(files, 1):
+            write_lines_atomic(folder / f"ORACLE_{engine}_{n}", _lines_of(lines))
+        write_lines_atomic(folder / f"BOXPLOTS_{engine}", boxplots_lines(engine, [_lines_of(f) for f in files]))
+
+
+def _lines_of(path: Path | None) -> Iterator[str]:
+    """The lines of a text file, read lazily (none for None)."""
+    if path is None:
+        return
+    with open(path, encoding="utf-8") as handle:
+        yield from handle
 
 
 def _run_on_spark(experiment: Experiment, tasks: Sequence[RunTask], cancel: threading.Event,
