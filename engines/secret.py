@@ -58,6 +58,7 @@ from engines._windowed import WindowState, WindowedEngine
 from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
 from workbench.core.report import Evaluation
 from workbench.core.semantics import R2S, Strategy
+from workbench.core.windows import WindowSpec
 from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery
@@ -242,6 +243,10 @@ class SecretEngine(WindowedEngine):
         for mapping, count in current.items():
             result[frozenset((var, term) for var, term in mapping if var not in aggregate_vars)] += count  # type: ignore[attr-defined]
         return result
+
+    def _reads_before(self, spec: WindowSpec) -> int:
+        """late_purge: a window's content starts one slide before its opening."""
+        return spec.slide if self.faults["late_purge"] else 0
 
     def _held_back_from(self) -> int | None:
         """border_drift: a shifted evaluation still reads from its window's opening."""

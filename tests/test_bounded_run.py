@@ -51,3 +51,58 @@ def test_boxplots_from_oracle_lines_are_those_from_the_windows() -> None:
     lines = [[w.oracle_line() + "\n" for w in run] for run in runs]
     assert "".join(boxplots_lines("cqels", lines)) == boxplots_text("cqels", runs)
     assert boxplots_text("csparql", []) == "csparql\n"
+
+
+# --- the secret engine keeps what some window still needs, nothing more ------------------------
+
+SECRET_FAULTS = ({}, {"late_purge": True}, {"border_drift": True}, {"misaligned_first_window": True})
+
+
+def _secret_run(query: str, elements: list, preset: str, faults: dict, *, trim: bool) -> tuple[list, int]:
+    """The engine's answers over the stream and the most elements its buffers held at once."""
+    from collections import Counter
+
+    import engines._schedule as schedule
+    from workbench.core.semantics import PRESETS
+    from workbench.engine import EngineConfig, create_engine, group_contemporaneous
+    from workbench.query.parser import parse_query
+
+    engine = create_engine(EngineConfig("secret", PRESETS[preset], faults, {"t0": 0, "drift_per_element_ms": 1}))
+    engine.register(parse_query(query))
+    answers, held = [], 0
+    keep = schedule.StreamBuffer.trim_before
+    if not trim:
+        schedule.StreamBuffer.trim_before = lambda self, t: None  # type: ignore[method-assign]
+    try:
+        for stimulus in group_contemporaneous(elements):
+            answers += engine.push(stimulus)
+            held = max(held, sum(len(b.times) for b in engine.buffers.values()))
+        answers += engine.advance_time(elements[-1].t + 10_000) + engine.close()
+    finally:
+        schedule.StreamBuffer.trim_before = keep  # type: ignore[method-assign]
+    return [(r.application_time, r.operation, Counter(r.bindings)) for r in answers], held
+
+
+def test_secret_engine_evicts_without_changing_answers() -> None:
+    """Under every preset and fault, the engine answers the same with and without eviction, as
+    the oracle's reference does without faults, while holding a few windows of a long stream."""
+    from collections import Counter
+
+    from tests.test_engine_secret import OBS_STREAM, filter_query, observations, variation_query
+    from workbench.core.semantics import PRESETS
+    from workbench.oracle.reference import expected_answer
+    from workbench.query.parser import parse_query
+
+    elements = observations(60, seed=11, spacing=250, stations=3)  # 15 s; windows of 2 s
+    queries = (filter_query("2 S", "1 S"), variation_query("2s", "2s"))
+    for query in queries:
+        for preset in PRESETS:
+            for faults in SECRET_FAULTS:
+                kept, held = _secret_run(query, elements, preset, faults, trim=True)
+                everything, _ = _secret_run(query, elements, preset, faults, trim=False)
+                assert kept == everything, (preset, faults)
+                assert held < len(elements) / 2, (preset, faults, held)  # 15 s of stream, 2–6 s held
+                if not faults and query is queries[0]:
+                    answer = expected_answer(parse_query(query), {OBS_STREAM: elements}, PRESETS[preset], [0],
+                                             end=elements[-1].t + 10_000)
+                    assert kept == [(e.time, e.operation, Counter(e.bindings)) for e in answer.emissions], preset
