@@ -106,3 +106,30 @@ def test_secret_engine_evicts_without_changing_answers() -> None:
                     answer = expected_answer(parse_query(query), {OBS_STREAM: elements}, PRESETS[preset], [0],
                                              end=elements[-1].t + 10_000)
                     assert kept == [(e.time, e.operation, Counter(e.bindings)) for e in answer.emissions], preset
+
+
+# --- the stand writes the response log as responses arrive --------------------------------------
+
+
+def test_response_log_written_as_it_arrives_is_the_whole_log(tmp_path: Path) -> None:
+    from workbench.responses.model import EngineResponse, ResponseLog, mapping
+    from workbench.responses.readers import ResponseLogWriter, read_response_log, write_response_log
+
+    responses = (
+        EngineResponse(0, 1700000000001, "+", (mapping(s="<http://x/a>", v='"é"'), mapping(s="<http://x/b>"))),
+        EngineResponse(5, None, "-", ()),  # an empty-relation notification
+        EngineResponse(None, 1700000000009, "=", (mapping(extra='"1"^^<http://www.w3.org/2001/XMLSchema#integer>'),)),
+    )
+    whole = ResponseLog(("s", "v"), responses, source="stand", run_start=1700000000000, engine="cqels", query="q1")
+    write_response_log(tmp_path / "whole.jsonl", ResponseLog(("s", "v", "extra"), responses, source="stand",
+                                                             run_start=1700000000000, engine="cqels", query="q1"))
+    writer = ResponseLogWriter(tmp_path / "streamed.jsonl", variables=whole.variables, engine="cqels", query="q1",
+                               source="stand")
+    for response in responses:
+        writer.add(response)
+    assert (writer.responses, writer.bindings) == (3, 3)
+    assert not (tmp_path / "streamed.jsonl").exists()  # nothing that looks complete before the end
+    writer.finish(1700000000000)
+    assert (tmp_path / "streamed.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["streamed.jsonl", "whole.jsonl"]
+    assert read_response_log(tmp_path / "streamed.jsonl").responses == responses
