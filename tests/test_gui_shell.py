@@ -30,7 +30,9 @@ def window(qtbot, settings, samples, no_leaks):  # type: ignore[no-untyped-def]
 
 
 def test_interactive_quickly_with_all_tabs(window) -> None:  # type: ignore[no-untyped-def]
-    assert window.startup_seconds < 3.0
+    # CPU of the GUI thread, not wall time: on a loaded CI machine wall time measures the
+    # neighbours; the wall bound only catches a hang
+    assert window.startup_cpu_seconds < 3.0 and window.startup_seconds < 30.0
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["Library", "Designer", "Runs", "Results", "Teaching"]
 
 

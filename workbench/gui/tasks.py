@@ -12,7 +12,13 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+_LIVE: set["Task"] = set()
+"""Every task whose thread has not been waited for. Python owns a task's QThread; were the task
+collected while its thread still ran or was still finishing (its view or registry gone), Qt would
+use freed memory: an intermittent segfault in the event loop. The set releases a task only after
+``QThread.wait`` returned, and from a later event than the task's own slot."""
 
 
 class TaskState:
@@ -81,6 +87,7 @@ class Task(QObject):
         self.error: BaseException | None = None
 
     def start(self) -> "Task":
+        _LIVE.add(self)
         self._thread.start()
         return self
 
@@ -110,7 +117,9 @@ class Task(QObject):
 
     @Slot()
     def _on_thread_finished(self) -> None:
+        self._thread.wait()  # run() has returned; this only waits for Qt's own thread epilogue
         self.done.emit()
+        QTimer.singleShot(0, lambda task=self: _LIVE.discard(task))
 
 
 class TaskRegistry(QObject):
@@ -124,7 +133,7 @@ class TaskRegistry(QObject):
 
     def start(self, name: str, function: Callable[[TaskState], Any], *, user_work: bool = True) -> Task:
         """Start a task. ``user_work`` tasks count as work that closing the window must confirm."""
-        task = Task(name, function, self)
+        task = Task(name, function)  # not a child: a registry collected first must not delete running tasks
         task.user_work = user_work  # type: ignore[attr-defined]
         task.done.connect(self._on_done)
         self._tasks.append(task)

@@ -1,0 +1,44 @@
+"""Background tasks outlive the registry (or view) that started them: collecting a registry whose
+task still ran deleted the task's QThread under it — an intermittent segfault in the event loop."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from tests.test_gui_support import no_leaks  # noqa: E402,F401
+
+pytestmark = pytest.mark.gui
+
+
+def test_a_task_keeps_running_when_its_registry_is_collected(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from workbench.gui import tasks
+    from workbench.gui.tasks import TaskRegistry
+
+    release = threading.Event()
+    seen: list[int] = []
+    registry = TaskRegistry()
+    task = registry.start("slow", lambda state: release.wait(5) and 42, user_work=False)
+    task.finished.connect(seen.append)
+    del registry, task
+    gc.collect()  # before the fix: "QThread: Destroyed while thread is still running" or a crash
+    assert len(tasks._LIVE) == 1
+    release.set()
+    qtbot.waitUntil(lambda: seen == [42] and not tasks._LIVE, timeout=5000)
+
+
+def test_a_finished_task_is_released_only_after_its_thread_is_waited_for(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from workbench.gui import tasks
+    from workbench.gui.tasks import TaskRegistry
+
+    registry = TaskRegistry()
+    done: list[bool] = []
+    task = registry.start("quick", lambda state: time.sleep(0.05), user_work=False)
+    task.done.connect(lambda: done.append(task._thread.isFinished()))  # done: the thread is over
+    qtbot.waitUntil(lambda: done == [True] and task not in tasks._LIVE, timeout=5000)
+    assert registry.running() == []
