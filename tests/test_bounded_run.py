@@ -133,3 +133,42 @@ def test_response_log_written_as_it_arrives_is_the_whole_log(tmp_path: Path) -> 
     assert (tmp_path / "streamed.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["streamed.jsonl", "whole.jsonl"]
     assert read_response_log(tmp_path / "streamed.jsonl").responses == responses
+
+
+# --- the stand feeds a run from the stream file -------------------------------------------------
+
+
+def test_run_streams_stimuli_from_the_file_without_holding_them(tmp_path: Path, monkeypatch) -> None:
+    """`run_inputs` hands the stand stimuli read from the stream file as they are sent: at most
+    one stimulus is alive while the stand feeds, the stream is never listed, and the count
+    comes from the Parquet ``t`` column."""
+    import weakref
+
+    from workbench.engine import Stimulus, group_contemporaneous
+    from workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
+    from workbench.query.parser import parse_query
+    from workbench.streams.parquet import ParquetStreamWriter
+    from workbench.streams.readers import StreamFile
+    from tests.test_engine_secret import filter_query, observations
+
+    elements = observations(200, seed=5, spacing=100)
+    (tmp_path / "streams").mkdir()
+    with ParquetStreamWriter(tmp_path / "streams" / "s.parquet") as writer:
+        writer.write_all(elements)
+    listed = []
+    monkeypatch.setattr(StreamFile, "elements", lambda self: listed.append(self) or [])
+    task = RunTask.__new__(RunTask)
+    object.__setattr__(task, "streams", (StreamRef("stream0", "streams/s.parquet", "parquet"),))
+    object.__setattr__(task, "runs_dir", str(tmp_path / "runs"))
+    streams, stimuli = run_inputs(task, parse_query(filter_query("2 S", "1 S")))
+    assert len(stimuli) == len({e.t for e in elements})
+    alive: list[weakref.ref[Stimulus]] = []
+    most = 0
+    sent = []
+    for stimulus in stimuli:  # as the stand's streamer takes them, one after the other
+        alive.append(weakref.ref(stimulus))
+        sent.append((stimulus.id, stimulus.application_time, stimulus.elements))
+        most = max(most, sum(ref() is not None for ref in alive))  # this one; the ones sent are gone
+    assert most == 1 and not listed
+    assert sent == [(s.id, s.application_time, s.elements) for s in group_contemporaneous(elements)]
+    assert [len(e) for e in streams.values()] == [len(elements)] and not listed

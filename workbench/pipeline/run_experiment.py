@@ -416,14 +416,15 @@ def prepare_streams(
 
 # --- one run ---------------------------------------------------------------------------
 
-_STREAM_CACHE: dict[tuple[Any, ...], list[Any]] = {}
+_STREAM_CACHE: dict[tuple[Any, ...], Any] = {}
 _STREAM_CACHE_LOCK = threading.Lock()
 
 
-def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -> list[Any]:
-    """The stream's elements. The streams last read are kept (runs of one case share them):
-    this one and those in ``keep`` (the other streams of the same run)."""
-    from workbench.streams.readers import read_stream
+def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -> Any:
+    """The stream's elements, as a `StreamFile` read only when needed. The streams last read are
+    kept (runs of one case share them): this one and those in ``keep`` (the other streams of
+    the same run)."""
+    from workbench.streams.readers import StreamFile
 
     def key_of(ref: StreamRef) -> tuple[Any, ...]:
         path = ref.path if os.path.isabs(ref.path) else str(bundle / ref.path)
@@ -439,11 +440,30 @@ def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -
             wanted = {key_of(ref) for ref in keep}
             for old in [k for k in _STREAM_CACHE if k not in wanted]:
                 del _STREAM_CACHE[old]
-            _STREAM_CACHE[key] = list(read_stream(key[0], stream.format, interval_ms=stream.interval_ms))
+            _STREAM_CACHE[key] = StreamFile(key[0], stream.format, interval_ms=stream.interval_ms)
         return _STREAM_CACHE[key]
 
 
-def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[Any]]:
+class _StimuliOf:
+    """The stimuli of one stream, grouped as the stand sends them, read from its file each time
+    they are iterated (never all held: a BIG stream is 2.1 M elements)."""
+
+    def __init__(self, elements: Any) -> None:
+        self.elements = elements
+        self._count: int | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        from workbench.stand.streamer import iter_stimuli
+
+        return iter_stimuli(self.elements.read())
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self.elements.instants()
+        return self._count
+
+
+def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, Any], Any]:
     """The query's streams by IRI and the stimuli the stand feeds (RSP-QL Def. 14).
 
     ``stream:``: every window reads the one stream (each IRI of the query gets its
@@ -451,15 +471,16 @@ def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[An
     the merged, time-ordered elements of the streams the query reads, each tagged with
     its stream (`workbench.engine.merge_streams`), so an element only enters the windows
     over its own stream. A window-less query (an eviction join) reads every stream.
+    The streams are `StreamFile`s; the stimuli of a single stream are read from its file.
     """
-    from workbench.engine import group_contemporaneous, merge_streams
+    from workbench.engine import merge_streams
 
     bundle = Path(task.runs_dir).parent
     if task.stream.iri is None:
         elements = _elements(task.stream, bundle)
         streams = {iri: elements for iri in query.streams}
         # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
-        stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(elements)
+        stimuli = merge_streams(streams) if len(streams) > 1 else _StimuliOf(elements)
         return streams or {"": elements}, stimuli
     used = [ref for ref in task.streams if ref.iri in query.streams] or list(task.streams)
     streams = {str(ref.iri): _elements(ref, bundle, keep=used) for ref in used}
