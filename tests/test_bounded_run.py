@@ -172,3 +172,15 @@ def test_run_streams_stimuli_from_the_file_without_holding_them(tmp_path: Path, 
     assert most == 1 and not listed
     assert sent == [(s.id, s.application_time, s.elements) for s in group_contemporaneous(elements)]
     assert [len(e) for e in streams.values()] == [len(elements)] and not listed
+
+
+def test_json_rows_are_written_as_the_list_would_be(tmp_path: Path) -> None:
+    from workbench.results.bundle import JsonRows
+
+    rows = [{"start": i, "precision": 1.0 if i else float("nan"), "nested": {"a": [i, {"b": None}]}} for i in range(3)]
+    for windows in (rows, []):
+        payload = {"verdict": "correct", "t0": [0], "first_divergence": {"missing": [{"x": "\"y\n\""}]},
+                   "windows": windows, "after": {}}
+        write_json_atomic(tmp_path / "whole.json", payload)
+        write_json_atomic(tmp_path / "rows.json", {**payload, "windows": JsonRows(lambda: iter(windows), len(windows))})
+        assert (tmp_path / "rows.json").read_bytes() == (tmp_path / "whole.json").read_bytes()

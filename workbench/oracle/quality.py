@@ -90,9 +90,27 @@ def window_quality(
     ms) to when the report became due in the same clock as the emission times (ms since the
     run start); default: the identity (real time, scale 1, the stream starting with the run).
     """
-    results = []
-    for index, window in enumerate(windows):
-        emitted, bag = actual[index] if index < len(actual) else (None, Counter())
+    return list(iter_window_quality(windows, iter(actual), tolerance=tolerance, gracious=gracious,
+                                    expected_for=expected_for, timestamps=timestamps, max_shift=max_shift,
+                                    due_at=due_at))
+
+
+def iter_window_quality(
+    windows: Iterable[ExpectedWindow],
+    actual: Iterator[tuple[int | None, Counter[Hashable]]],
+    *,
+    tolerance: Tolerance = Tolerance(),
+    gracious: bool = False,
+    expected_for: Callable[[int, int], Counter[Hashable]] | None = None,
+    timestamps: Sequence[int] = (),
+    max_shift: int | None = None,
+    due_at: Callable[[int], float] | None = None,
+) -> Iterator[WindowQuality]:
+    """`window_quality` one window at a time, over windows and relations that are themselves
+    produced one at a time (a content-change run has one window per stream element)."""
+    nothing: tuple[None, Counter[Hashable]] = (None, Counter())
+    for window in windows:
+        emitted, bag = next(actual, nothing)
         precision, recall = precision_recall(window.expected, bag, tolerance)
         due = window.report_time if due_at is None else due_at(window.report_time)
         # emission times are whole ms (the response log's resolution) while the due time is
@@ -106,13 +124,10 @@ def window_quality(
                 window, bag, expected_for, timestamps, max_shift, tolerance
             )
             reconstructed = (start, end)
-        results.append(
-            WindowQuality(
-                window.start, window.end, precision, recall, sum(bag.values()), expected_size,
-                window.triples, delay, *reconstructed,
-            )
+        yield WindowQuality(
+            window.start, window.end, precision, recall, sum(bag.values()), expected_size,
+            window.triples, delay, *reconstructed,
         )
-    return results
 
 
 def _reconstruct(

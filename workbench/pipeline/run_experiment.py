@@ -44,6 +44,7 @@ from workbench.results.bundle import (
     SUMMARY,
     YABENCH_DIR,
     BundleSummary,
+    JsonRows,
     read_json,
     run_row,
     write_json_atomic,
@@ -629,6 +630,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
         regroup=bool(settings.get("regroup")),
         report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
+        window_rows=False,  # written row by row into oracle.json (a content-change run has one per element)
     )
     bundle = Path(task.runs_dir).parent
     parquet_files = {
@@ -641,6 +643,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
     judgement = judge(run, options, expected)
     if judgement.quality is not None:
         write_lines_atomic(folder / f"ORACLE_{spec.engine.id}", (w.oracle_line() + "\n" for w in judgement.quality))
+        judgement.payload["windows"] = JsonRows(judgement.window_rows, len(judgement.quality))
     return judgement.payload
 
 
