@@ -35,7 +35,7 @@ class ExpectedWindow:
     report_time: int  # when a correct engine reports it (application ms)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a content-change run measures one per stream element
 class WindowQuality:
     start: int
     end: int

@@ -353,8 +353,9 @@ def responses_by_evaluation(answer: ExpectedAnswer, log: ResponseLog) -> list[An
         slots.setdefault(evaluation.time, []).append(index)
     paired: list[Any] = [None] * len(answer.evaluations)
     for time, indices in slots.items():
-        ordered = [i for i in indices if (answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted]
-        ordered += [i for i in indices if i not in ordered]
+        emitting = [(answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted for i in indices]
+        ordered = [i for i, emits in zip(indices, emitting) if emits]
+        ordered += [i for i, emits in zip(indices, emitting) if not emits]
         for index, response in zip(ordered, at.get(time, ())):
             paired[index] = response
     return paired
