@@ -184,3 +184,31 @@ def test_json_rows_are_written_as_the_list_would_be(tmp_path: Path) -> None:
         write_json_atomic(tmp_path / "whole.json", payload)
         write_json_atomic(tmp_path / "rows.json", {**payload, "windows": JsonRows(lambda: iter(windows), len(windows))})
         assert (tmp_path / "rows.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+
+
+# --- what cannot fit is refused before anything starts ------------------------------------------
+
+
+def test_a_run_too_large_to_judge_is_refused_up_front_with_the_estimate(tmp_path: Path) -> None:
+    import pytest
+
+    from workbench.errors import UserError
+    from workbench.experiment.loader import apply_size, load_experiment
+    from workbench.experiment.runs import expand_runs
+    from workbench.pipeline.run_experiment import refuse_what_cannot_fit, run_experiment
+
+    sample = Path(__file__).resolve().parents[1] / "sample_experiments" / "yabench" / "experiment1.yaml"
+    experiment = load_experiment(sample)
+    big = apply_size(experiment, "big-absolute")
+    refuse_what_cannot_fit(big, expand_runs(big), available=8 << 30)  # BIG fits in 8 GB
+    with pytest.raises(UserError) as refused:
+        refuse_what_cannot_fit(big, expand_runs(big), sizes=tuple(experiment.sizes), available=1 << 30)
+    message = str(refused.value)
+    assert "2,100,0" in message and "GB" in message and "smaller size" in message and "medium" in message
+    huge = tmp_path / "huge.yaml"  # 10⁶ stations, 210 M elements: refused before anything is generated
+    huge.write_text(sample.read_text().replace(
+        "big-absolute:", "huge: {variables: {STATIONS: 1000000}, repetitions: 1}\n  big:"))
+    (tmp_path / "queries").symlink_to(sample.parent / "queries")
+    with pytest.raises(UserError, match="would hold about"):
+        run_experiment(load_experiment(huge), tmp_path / "out", size="huge")
+    assert not (tmp_path / "out").exists()

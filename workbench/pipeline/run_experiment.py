@@ -283,6 +283,68 @@ def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
     }
 
 
+#: Bytes the judging of one run holds per stream element, measured on YABench Exp. 1 at BIG
+#: (2.1 M elements): under content change with a tuple tick every element is an evaluation
+#: (its window's quality, its expected and actual relation); else the responses and the
+#: expected answers of the windows only. Plus the Spark driver's JVM above the Spark threshold.
+JUDGED_BYTES_PER_ELEMENT = {"per-element": 800, "per-window": 200}
+SPARK_DRIVER_BYTES = 1 << 30
+
+
+def judging_estimate(experiment: Experiment, spec: RunSpec, elements: int) -> int:
+    """Bytes that judging one run over ``elements`` stream elements holds (the largest part of a run)."""
+    from workbench.core.semantics import Strategy, Tick
+    from workbench.oracle.judge import oracle_semantics
+    from workbench.pipeline.oracle_paths import SPARK_THRESHOLD
+
+    semantics = oracle_semantics(_oracle_settings(experiment), spec.engine.semantics)
+    per_element = semantics.tick is Tick.TUPLE and Strategy.CONTENT_CHANGE in semantics.report.strategies
+    held = elements * JUDGED_BYTES_PER_ELEMENT["per-element" if per_element else "per-window"]
+    return held + (SPARK_DRIVER_BYTES if elements > SPARK_THRESHOLD else 0)
+
+
+def refuse_what_cannot_fit(experiment: Experiment, runs: Sequence[RunSpec], *, sizes: Sequence[str] = (),
+                           available: int | None = None) -> None:
+    """A `UserError` before anything starts when judging a run would not fit in the memory this
+    machine has available now (the stand streams the stimuli and writes the responses as they
+    come, so judging is what grows with the stream); the message gives the estimate."""
+    import psutil
+
+    available = psutil.virtual_memory().available if available is None else available
+    counted: dict[tuple[Any, ...], int | None] = {}
+    for spec in runs:
+        elements = 0
+        for stream in spec.streams:
+            key = _stream_key(stream)
+            if key not in counted:
+                counted[key] = _stream_size(stream)
+            elements += counted[key] or 0
+        need = judging_estimate(experiment, spec, elements)
+        if need > available:
+            defined = ", ".join(sizes or experiment.sizes) or "none"
+            raise UserError(
+                f"run {spec.run_id}: judging {elements:,} stream elements ({spec.engine.id}, "
+                f"{spec.engine.semantics.report}) would hold about {need / 2**30:.1f} GB and {available / 2**30:.1f} GB "
+                f"are available: ask for a smaller size (this experiment defines: {defined}) or a shorter stream",
+                file=_file(experiment), field="stream")
+
+
+def _stream_size(stream: RunStream) -> int | None:
+    """Elements of a run's stream, known without generating or reading it (None: unknown)."""
+    from workbench.pipeline.generate import estimated_elements
+
+    if stream.spec.generator is not None:
+        return estimated_elements(stream.spec.generator, dict(stream.params))
+    if (stream.spec.format or "") == "parquet" or str(stream.spec.file).endswith((".parquet", ".pq")):
+        from workbench.streams.readers import StreamFile
+
+        try:
+            return len(StreamFile(str(stream.spec.file), "parquet"))
+        except UserError:
+            return None  # the stand reports the unreadable file
+    return None
+
+
 # --- confirmation ----------------------------------------------------------------------
 
 
@@ -712,6 +774,7 @@ def run_experiment(
 
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
+    sizes = tuple(experiment.sizes)
     if size is not None:
         experiment = apply_size(experiment, size)
     runs = expand_runs(experiment)
@@ -719,6 +782,7 @@ def run_experiment(
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
     validate_runs(experiment, runs, static)
+    refuse_what_cannot_fit(experiment, runs, sizes=sizes)
     _warn_assumed_semantics(experiment, report)
     _confirm(experiment, runs, assume_yes, ask)
 
