@@ -21,7 +21,7 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 from workbench.oracle.compare import Tolerance, compare_bags
 
@@ -70,29 +70,10 @@ def precision_recall(
 
 
 def window_quality(
-    windows: Sequence[ExpectedWindow],
-    actual: Sequence[tuple[int | None, Counter[Hashable]]],
-    *,
-    tolerance: Tolerance = Tolerance(),
-    gracious: bool = False,
-    expected_for: Callable[[int, int], Counter[Hashable]] | None = None,
-    timestamps: Sequence[int] = (),
-    max_shift: int | None = None,
-    due_at: Callable[[int], float] | None = None,
+    windows: Iterable[ExpectedWindow], actual: Iterable[tuple[int | None, Counter[Hashable]]], **options: Any,
 ) -> list[WindowQuality]:
-    """Measure each expected window against the engine's relation paired with it.
-
-    ``actual`` holds the engine's relations in emission order as (emission ms since the
-    run start or None, bag); the i-th relation is paired with the i-th window. Gracious
-    mode needs ``expected_for(start, end)`` (the expected bag for other borders) and the
-    stream's sorted distinct ``timestamps``; shifts are bounded by ``max_shift`` (default:
-    one window length). ``due_at(report_time)`` maps a window's report time (application
-    ms) to when the report became due in the same clock as the emission times (ms since the
-    run start); default: the identity (real time, scale 1, the stream starting with the run).
-    """
-    return list(iter_window_quality(windows, iter(actual), tolerance=tolerance, gracious=gracious,
-                                    expected_for=expected_for, timestamps=timestamps, max_shift=max_shift,
-                                    due_at=due_at))
+    """:func:`iter_window_quality` as a list."""
+    return list(iter_window_quality(windows, iter(actual), **options))
 
 
 def iter_window_quality(
@@ -106,8 +87,17 @@ def iter_window_quality(
     max_shift: int | None = None,
     due_at: Callable[[int], float] | None = None,
 ) -> Iterator[WindowQuality]:
-    """`window_quality` one window at a time, over windows and relations that are themselves
-    produced one at a time (a content-change run has one window per stream element)."""
+    """Measure each expected window against the engine's relation paired with it, one window
+    at a time (a content-change run has one window per stream element).
+
+    ``actual`` gives the engine's relations in emission order as (emission ms since the
+    run start or None, bag); the i-th relation is paired with the i-th window. Gracious
+    mode needs ``expected_for(start, end)`` (the expected bag for other borders) and the
+    stream's sorted distinct ``timestamps``; shifts are bounded by ``max_shift`` (default:
+    one window length). ``due_at(report_time)`` maps a window's report time (application
+    ms) to when the report became due in the same clock as the emission times (ms since the
+    run start); default: the identity (real time, scale 1, the stream starting with the run).
+    """
     nothing: tuple[None, Counter[Hashable]] = (None, Counter())
     for window in windows:
         emitted, bag = next(actual, nothing)
