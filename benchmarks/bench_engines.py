@@ -8,8 +8,11 @@ An engine keeps up in real time with a load of R triples/s iff this rate is ≥ 
 Also reports the in-process rate (no protocol, no process boundary) and the stand's own
 CPU (streamer, writer, receiver, probe threads). First it measures the **stand's ceiling**:
 the same stream through the ``null`` engine (answers ``done`` only), i.e. the most the
-stand carries through the process boundary to any engine; peak RSS is over the engine's
-process tree (the stand's psutil samples).
+stand carries through the process boundary to any engine, twice: with batched framing
+(``batch`` messages of up to ``--batch`` stimuli, what the stand uses with every engine that
+announces it) and with one stimulus per message and round trip (``--batch 1``, the protocol
+for engines that do not announce batches); peak RSS is over the engine's process tree (the
+stand's psutil samples). The presets run with ``--batch`` too.
 
 Usage::
 
@@ -17,6 +20,7 @@ Usage::
     python3 benchmarks/bench_engines.py --stations 50 --duration 5s --presets cqels
     python3 benchmarks/bench_engines.py --json results.json
     python3 benchmarks/bench_engines.py --stations 10000 --presets cqels,csparql   # YABench BIG (70,000 triples/s)
+    python3 benchmarks/bench_engines.py --presets "" --batch 1   # the ceiling without batches only
 """
 
 from __future__ import annotations
@@ -56,18 +60,37 @@ WHERE {{ ?obs om-owl:observedProperty weather:_AirTemperature ; om-owl:procedure
   FILTER(?tempvalue > {threshold}) }}"""
 
 
+def _names(known: dict, what: str):  # type: ignore[no-untyped-def]
+    """An argparse type: a comma-separated list of known names (an unknown one is a usage error)."""
+
+    def parse(text: str) -> list[str]:
+        names = [name for name in text.split(",") if name]
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {what} {unknown[0]!r}; choose from {', '.join(known)}")
+        return names
+
+    return parse
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stations", type=int, default=1000)
     parser.add_argument("--interval", default="1s")
     parser.add_argument("--duration", default="10s")
-    parser.add_argument("--presets", default="csparql,cqels,sparqlstream")
-    parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument("--presets", default="csparql,cqels,sparqlstream", type=_names(PRESETS, "preset"),
+                        help=f"comma-separated, of: {', '.join(PRESETS)} (empty: the ceiling only)")
+    parser.add_argument("--queries", default=",".join(QUERIES), type=_names(QUERIES, "query"),
+                        help=f"comma-separated, of: {', '.join(QUERIES)}")
     parser.add_argument("--sampling-ms", type=int, default=500)
     parser.add_argument("--ceiling-repetitions", type=int, default=2,
                         help="runs of the null engine (the stand's ceiling); 0 skips it")
+    parser.add_argument("--batch", type=int, default=StandOptions.batch,
+                        help="most stimuli per batch message (default %(default)s; 1 = one round trip per stimulus)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.batch < 1:
+        parser.error("--batch must be at least 1")
     params = {"stations": args.stations, "interval": parse_duration(args.interval),
               "duration": parse_duration(args.duration), "seed": 1}
     elements = [e for station, t, value in reference_observations(params) for e in observation_elements(station, t, value)]
@@ -77,24 +100,27 @@ def main() -> int:
     print(f"stream: {len(elements)} triples in {len(stimuli)} stimuli over {span_s:.1f} s "
           f"(offered load {load:,.0f} triples/s)")
     ceilings = []
-    for repetition in range(args.ceiling_repetitions):
+    framings = [args.batch] if args.batch == 1 else [args.batch, 1]
+    for repetition, batch in [(r, b) for r in range(args.ceiling_repetitions) for b in framings]:
         with tempfile.TemporaryDirectory() as folder:
             result = run_engine(EngineConfig("null", name="null"), filter_query(*QUERIES["filter-1s-tumbling"]), stimuli,
-                                folder, options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms))
-        ceiling = {"repetition": repetition, "status": result.status,
+                                folder, options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms,
+                                                             batch=batch))
+        framing = "one per message" if batch == 1 else f"batches ≤ {batch}"
+        ceiling = {"repetition": repetition, "batch": batch, "status": result.status,
                    "stand_triples_per_s": result.throughput_triples_per_s,
                    "stimuli_per_s": round(result.stimuli_done / max(1e-9, result.timings.get("feed_s", 0.0)), 1),
                    "times_offered_load": round((result.throughput_triples_per_s or 0.0) / load, 2),
                    "peak_rss_mb": result.peak_rss_mb, "stand_cpu_s": result.stand_overhead.get("total_cpu_s"),
                    "feed_s": result.timings.get("feed_s")}
         ceilings.append(ceiling)
-        print(f"{'stand ceiling':22} {'null engine':13} {ceiling['status']:6} stand {ceiling['stand_triples_per_s'] or 0:>10,.0f} t/s"
+        print(f"{'stand ceiling':22} {framing:17} {ceiling['status']:6} stand {ceiling['stand_triples_per_s'] or 0:>10,.0f} t/s"
               f"  ({ceiling['stimuli_per_s']:,.0f} stimuli/s, {ceiling['times_offered_load']}× the offered load)"
               f"  stand CPU {ceiling['stand_cpu_s']} s  peak RSS {ceiling['peak_rss_mb']} MiB")
     rows = []
-    for query_name in args.queries.split(","):
+    for query_name in args.queries:
         text = filter_query(*QUERIES[query_name])
-        for preset in [name for name in args.presets.split(",") if name]:
+        for preset in args.presets:
             config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0}, name=f"secret-{preset}")
             engine = create_engine(config)
             engine.register(parse_query(text))
@@ -105,7 +131,8 @@ def main() -> int:
             in_process_cpu = len(elements) / max(1e-9, time.process_time() - cpu_started)
             with tempfile.TemporaryDirectory() as folder:
                 result = run_engine(config, text, stimuli, folder,
-                                    options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms))
+                                    options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms,
+                                                         batch=args.batch))
             row = {
                 "query": query_name, "preset": preset, "status": result.status,
                 "stand_triples_per_s": result.throughput_triples_per_s,

@@ -325,6 +325,55 @@ def _mentions(expr: Any, names: tuple[str, ...]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _JoinStep:
+    """One pattern of a join plan, with what is bound when the plan reaches it (fixed by the
+    plan: the first pattern and the steps before bind their variables), so that a candidate
+    from the index needs no unification: the index lookup already matched the constants and
+    the bound variables; the step only binds its new variables (``free``) and checks a new
+    variable repeated in the pattern (``repeats``)."""
+
+    index: int
+    graph: GraphKey
+    lookup: tuple[tuple[bool, str | None], ...]  # per position: (is a bound variable, term) or (False, None) if free
+    free: tuple[tuple[int, str], ...]  # (position, variable) bound here
+    repeats: tuple[tuple[int, int], ...]  # (position, earlier position of the same new variable)
+    exclude: bool  # the delta's own triple may not match here (pattern before the delta's first)
+
+    @property
+    def flat(self) -> tuple[Any, ...]:
+        """(graph, s bound?, s, p bound?, p, o bound?, o, free, repeats, exclude): one unpacking per lookup."""
+        (s_var, s), (p_var, p), (o_var, o) = self.lookup
+        return (self.graph, s_var, s, p_var, p, o_var, o, self.free, self.repeats, self.exclude)
+
+
+def _join_steps(patterns: Sequence[Pattern], first: int, plan: list[int]) -> tuple[_JoinStep, ...]:
+    bound = set(patterns[first].variables())
+    steps = []
+    for index in plan:
+        pattern = patterns[index]
+        lookup: list[tuple[bool, str | None]] = []
+        free: list[tuple[int, str]] = []
+        repeats: list[tuple[int, int]] = []
+        seen: dict[str, int] = {}
+        for position, term in enumerate((pattern.s, pattern.p, pattern.o)):
+            if not isinstance(term, Var):
+                lookup.append((False, term))
+            elif term in bound:
+                lookup.append((True, term))
+            else:
+                lookup.append((False, None))
+                if term in seen:
+                    repeats.append((position, seen[term]))
+                else:
+                    seen[term] = position
+                    free.append((position, term))
+        bound |= pattern.variables()
+        steps.append(_JoinStep(index, pattern.graph, tuple(lookup), tuple(free), tuple(repeats),
+                               index < first and pattern.graph == patterns[first].graph))
+    return tuple(steps)
+
+
 class IncrementalBGP:
     """The bag of projected solution mappings of a compiled query, maintained under Δ+ / Δ−.
 
@@ -338,6 +387,8 @@ class IncrementalBGP:
         self.on_change = on_change
         self.projection = [(name, Var(name)) for name in compiled.projection]
         self.plans = [self._plan(i) for i in range(len(compiled.patterns))]
+        self.steps = [tuple(step.flat for step in _join_steps(compiled.patterns, i, plan))
+                      for i, plan in enumerate(self.plans)]
         self.pattern_graphs = {pattern.graph for pattern in compiled.patterns}
         # the patterns a triple of a graph can bind, by predicate (most patterns have a
         # constant one): _delta then skips the patterns that cannot unify, in pattern order
@@ -350,6 +401,11 @@ class IncrementalBGP:
                 for predicate in {compiled.patterns[i].p for i in indexes if i not in any_predicate}
             }
             self._candidates[key] = (by_predicate, any_predicate)
+        # per graph, the predicates a pattern can bind (None: any, a pattern has a variable predicate)
+        self.predicates: dict[GraphKey, frozenset[str] | None] = {
+            key: None if any_predicate else frozenset(by_predicate)
+            for key, (by_predicate, any_predicate) in self._candidates.items()
+        }
 
     def _plan(self, first: int) -> list[int]:
         """Join order after pattern ``first``: most bound positions first (greedy)."""
@@ -404,7 +460,7 @@ class IncrementalBGP:
             if binding is None:
                 continue
             solutions: list[dict[str, str]] = []
-            self._extend(binding, self.plans[i], 0, i, key, triple, solutions)
+            self._extend(binding, self.steps[i], 0, triple, solutions)
             for full in solutions:
                 if self.filter is not None and not self.filter.accepts(full):
                     continue
@@ -412,33 +468,36 @@ class IncrementalBGP:
                 self.on_change(mapping, sign)
 
     def _extend(
-        self, binding: dict[str, str], plan: list[int], step: int, first: int, key: GraphKey, triple: Triple,
+        self, binding: dict[str, str], steps: tuple[tuple[Any, ...], ...], step: int, triple: Triple,
         out: list[dict[str, str]],
     ) -> None:
-        """Append to ``out`` every extension of ``binding`` over ``plan[step:]``, depth first.
+        """Append to ``out`` every extension of ``binding`` over ``steps[step:]``, depth first.
 
-        (A list, not a generator: this runs for every triple that enters or leaves a window.)
+        (A list, not a generator, and no unification per candidate: this runs for every
+        triple that enters or leaves a window.)
         """
-        if step == len(plan):
+        if step == len(steps):
             out.append(binding)
             return
-        index = plan[step]
-        pattern = self.compiled.patterns[index]
-        graph = self.graphs.get(pattern.graph)
+        graph_key, s_var, s, p_var, p, o_var, o, free, repeats, exclude = steps[step]
+        graph = self.graphs.get(graph_key)
         if graph is None:
             return
-        exclude = index < first and pattern.graph == key
-        s, p, o = pattern.lookup(binding)
-        last = step + 1 == len(plan)
-        for candidate in graph.candidates(s, p, o):
+        candidates = graph.candidates(binding[s] if s_var else s, binding[p] if p_var else p,  # type: ignore[index]
+                                      binding[o] if o_var else o)  # type: ignore[index]
+        last = step + 1 == len(steps)
+        for candidate in candidates:
             if exclude and candidate == triple:
                 continue
-            extended = pattern.unify(candidate, binding)
-            if extended is not None:
-                if last:
-                    out.append(extended)
-                else:
-                    self._extend(extended, plan, step + 1, first, key, triple, out)
+            if repeats and any(candidate[a] != candidate[b] for a, b in repeats):
+                continue
+            extended = dict(binding)
+            for position, variable in free:
+                extended[variable] = candidate[position]
+            if last:
+                out.append(extended)
+            else:
+                self._extend(extended, steps, step + 1, triple, out)
 
 
 class RdflibMirror:
@@ -485,31 +544,66 @@ class RdflibMirror:
         return True
 
 
+_NOTHING: frozenset[str] = frozenset()
+
+
 class WindowStore:
-    """Reference-counted graph contents feeding a native matcher or an rdflib mirror."""
+    """Reference-counted graph contents feeding a native matcher or an rdflib mirror.
+
+    For the native matcher only the triples a pattern can bind are counted and passed on
+    (``IncrementalBGP.predicates``; the others could never join): a stream's other
+    predicates cost one set lookup each. ``copies`` still counts every add not removed yet.
+    """
 
     def __init__(self, sink: IncrementalBGP | RdflibMirror) -> None:
         self.sink = sink
         self.counts: dict[tuple[GraphKey, Triple], int] = {}
-        self.copies = 0  # the sum of the counts: how many adds are not removed yet
+        self.copies = 0  # how many adds are not removed yet
+        self._predicates = sink.predicates if isinstance(sink, IncrementalBGP) else None
+
+    def _relevant(self, key: GraphKey) -> frozenset[str] | None:
+        """The predicates worth storing in graph ``key`` (None: every triple)."""
+        if self._predicates is None:
+            return None
+        return self._predicates.get(key, _NOTHING)
 
     def add(self, key: GraphKey, triple: Triple) -> None:
-        item = (key, triple)
-        count = self.counts.get(item, 0)
-        self.counts[item] = count + 1
-        self.copies += 1
-        if count == 0:
-            self.sink.insert(key, triple)
+        self.add_all(key, (triple,))
 
     def remove(self, key: GraphKey, triple: Triple) -> None:
-        item = (key, triple)
-        count = self.counts[item]
-        self.copies -= 1
-        if count == 1:
-            del self.counts[item]
-            self.sink.delete(key, triple)
-        else:
-            self.counts[item] = count - 1
+        self.remove_all(key, (triple,))
+
+    def add_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
+        """Add the triples ``(s, p, o, …)[:3]`` of the statements to graph ``key``, in order."""
+        relevant = self._relevant(key)
+        counts, insert = self.counts, self.sink.insert
+        self.copies += len(statements)
+        for statement in statements:
+            if relevant is not None and statement[1] not in relevant:
+                continue
+            triple = (statement[0], statement[1], statement[2])
+            item = (key, triple)
+            count = counts.get(item, 0)
+            counts[item] = count + 1
+            if count == 0:
+                insert(key, triple)
+
+    def remove_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
+        """Remove one copy of each statement's triple from graph ``key``, in order."""
+        relevant = self._relevant(key)
+        counts, delete = self.counts, self.sink.delete
+        self.copies -= len(statements)
+        for statement in statements:
+            if relevant is not None and statement[1] not in relevant:
+                continue
+            triple = (statement[0], statement[1], statement[2])
+            item = (key, triple)
+            count = counts[item]
+            if count == 1:
+                del counts[item]
+                delete(key, triple)
+            else:
+                counts[item] = count - 1
 
     def clear(self) -> None:
         """Remove everything at once (the native matcher's indexes too).

@@ -103,6 +103,9 @@ class ReportScheduler:
         self.last_candidate_time: int | None = None
         self.sequence = 0
         strategies = policy.strategies
+        # looked up once: an Enum's hash is a Python call, and _judge runs per candidate
+        self.on_change = Strategy.CONTENT_CHANGE in strategies
+        self.on_non_empty = Strategy.NON_EMPTY in strategies
         self.window_close = Strategy.WINDOW_CLOSE in strategies
         # window-close & next-element: a closed window waits for the next element (data-driven)
         self.next_element = self.window_close and Strategy.NEXT_ELEMENT in strategies
@@ -267,10 +270,9 @@ class ReportScheduler:
         sequence = self._next_sequence(time)
         key = (lo, hi) if hi > lo else (0, 0)
         holds = True
-        strategies = self.policy.strategies
-        if Strategy.CONTENT_CHANGE in strategies and key == self.previous_key:
+        if self.on_change and key == self.previous_key:
             holds = False
-        if Strategy.NON_EMPTY in strategies and hi <= lo:
+        if self.on_non_empty and hi <= lo:
             holds = False
         self.previous_key = key
         if holds:

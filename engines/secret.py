@@ -169,6 +169,7 @@ class SecretEngine(WindowedEngine):
         """Apply the content delta [window.lo, window.hi) → [lo, hi) to the store."""
         old_lo, old_hi = window.lo, window.hi
         store, graph = self.store, window.graph
+        elements, offset = buffer.elements, buffer.offset  # position p is elements[p - offset]
         if hi <= lo or old_hi <= old_lo or hi <= old_lo or old_hi <= lo:
             if old_hi - old_lo == store.copies and self.native is not None:
                 # the old content is all the store holds (no static data, no other window):
@@ -176,20 +177,19 @@ class SecretEngine(WindowedEngine):
                 store.clear()
                 for mapping, count in list(self.relation.items()):
                     self._on_change(mapping, -count)
-            else:
-                for position in range(old_lo, old_hi):
-                    store.remove(graph, _triple(buffer.element(position)))
-            for position in range(lo, hi):
-                store.add(graph, _triple(buffer.element(position)))
+            elif old_hi > old_lo:
+                store.remove_all(graph, elements[old_lo - offset:old_hi - offset])
+            if hi > lo:
+                store.add_all(graph, elements[lo - offset:hi - offset])
         else:
-            for position in range(old_lo, lo):
-                store.remove(graph, _triple(buffer.element(position)))
-            for position in range(hi, old_hi):
-                store.remove(graph, _triple(buffer.element(position)))
-            for position in range(lo, old_lo):
-                store.add(graph, _triple(buffer.element(position)))
-            for position in range(old_hi, hi):
-                store.add(graph, _triple(buffer.element(position)))
+            if lo > old_lo:
+                store.remove_all(graph, elements[old_lo - offset:lo - offset])
+            if old_hi > hi:
+                store.remove_all(graph, elements[hi - offset:old_hi - offset])
+            if old_lo > lo:
+                store.add_all(graph, elements[lo - offset:old_lo - offset])
+            if hi > old_hi:
+                store.add_all(graph, elements[old_hi - offset:hi - offset])
         window.lo, window.hi = (lo, hi) if hi > lo else (0, 0)
 
     def _on_change(self, mapping: Hashable, delta: int) -> None:
@@ -257,10 +257,6 @@ class SecretEngine(WindowedEngine):
     @property
     def matcher(self) -> str:
         return "native" if self.native is not None else "rdflib"
-
-
-def _triple(element: StreamElement) -> tuple[str, str, str]:
-    return (element.subject, element.predicate, element.object)
 
 
 def _implicit_group(root: Any) -> tuple[Any, set[str]] | None:

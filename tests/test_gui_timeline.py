@@ -365,3 +365,20 @@ def test_corrupt_bundle_shows_a_message(qtbot, bundle, tmp_path, no_leaks) -> No
     assert registry.wait_all(10_000)
     view.close()
     inline.close()
+
+
+@pytest.mark.gui
+def test_jump_to_after_the_load_thread_ended_but_before_its_run_is_shown_waits_for_it(qtbot, bundle, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    """Under load the loader's thread could end with its result still queued: a jump then went to
+    the old run and was lost when the new one was shown."""
+    from workbench.gui.tasks import TaskRegistry
+
+    registry = TaskRegistry()
+    view = _loaded_view(qtbot, registry, bundle, "drift")
+    task = view.load_bundle_run(bundle, RUN.format("misaligned"))
+    assert task.wait(20_000)  # the thread is over; its result waits in the GUI thread's queue
+    assert view.jump_to(4000) is None  # remembered, not done on the drift run still shown
+    qtbot.waitUntil(lambda: view.runs[0].run_id == RUN.format("misaligned") and view.timeline.selected is not None
+                    and view.timeline.selected.close == 4000, timeout=20_000)
+    assert registry.wait_all(10_000)
+    view.close()

@@ -115,6 +115,7 @@ class TimelineView(QWidget):
         self.bundle: str | None = None
         self.load_task: Any = None
         self._generation = 0
+        self._delivered = 0  # the last load generation whose outcome reached the GUI thread
         self._pending_jump: int | None = None
         self._stream_path = ""
         self._loading_run = ""
@@ -321,12 +322,14 @@ class TimelineView(QWidget):
 
         if self.sender() is not self.load_task or isinstance(error, LoadCancelled):
             return  # a load that was replaced by a newer one
+        self._delivered, self._pending_jump = self._generation, None
         self._show_load_error(self._loading_run, error)
 
     @Slot(object)
     def _on_bundle_loaded(self, loaded: LoadedRun) -> None:
         if loaded.generation != self._generation:
             return
+        self._delivered = loaded.generation
         run = loaded.run
         if loaded.overlay and self.runs:
             shown = self.runs[0]
@@ -432,10 +435,15 @@ class TimelineView(QWidget):
     def jump_to(self, t_ms: int) -> Any:
         """Centre on ``t_ms`` (e.g. the first divergence) a few windows wide and select the window there;
         while a run is still loading, done when it is shown."""
-        if self.load_task is not None and self.load_task.is_running():
+        if self._loading():
             self._pending_jump = int(t_ms)
             return None
         return self.timeline.jump_to(int(t_ms))
+
+    def _loading(self) -> bool:
+        """A load was started whose run is not shown yet. Not the thread's state: a thread that has
+        just ended has its result still queued to the GUI thread (jumps then went to the old run)."""
+        return self.tasks is not None and self._delivered != self._generation
 
     def _bindings_run(self) -> Any:
         if not self.runs:

@@ -520,8 +520,19 @@ def attributed_window(run: BundleRun, time: int) -> tuple[int, int] | None:
     return None if window is None else (window.open, window.close)
 
 
+_ORACLE_LOCK = threading.Lock()
+
+
 def window_bindings(run: BundleRun, window: WindowInstance | tuple[int, int]) -> WindowBindings:
-    """Expected vs actual bindings of one window (summed over its evaluations)."""
+    """Expected vs actual bindings of one window (summed over its evaluations).
+
+    One window at a time: each click starts a task, and the oracle evaluates one shared prepared
+    rdflib query, whose evaluation is not thread-safe (concurrent clicks gave wrong counts)."""
+    with _ORACLE_LOCK:
+        return _window_bindings(run, window)
+
+
+def _window_bindings(run: BundleRun, window: WindowInstance | tuple[int, int]) -> WindowBindings:
     from workbench.oracle.run import responses_by_evaluation
 
     borders = (window.open, window.close) if isinstance(window, WindowInstance) else (int(window[0]), int(window[1]))

@@ -51,6 +51,8 @@ from workbench.errors import UserError
 from workbench.responses.readers import ResponseLogWriter
 from workbench.stand.protocol import (
     ProtocolError,
+    accepts_batches,
+    batch_message,
     dumps,
     parse_engine_line,
     register_message,
@@ -67,6 +69,10 @@ MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the ru
 STDERR_LOG_BYTES = 16 * MIB  # stderr.log keeps the first 16 MiB; the rest is read and dropped
 STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
 _STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
+# Batches (docs/engine-protocol.md, "Batches"): one `batch` line carries at most StandOptions.batch
+# stimuli and about this many elements (a stimulus is never split)
+BATCH_ELEMENTS = 16384
+_BATCH_KPI_PERIOD_MS = 1.0  # under batching, per-stimulus KPIs after `done` are read at most this often
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,9 @@ class StandOptions:
     heartbeat_ms: int | None = None  # real-time mode: send `advance` every this many ms of application time
     trace_kpis: bool = True
     stderr_tail_lines: int = 40
+    # most stimuli per `batch` message to an engine that accepts batches; 1 = one stimulus per
+    # message (and, in absolute time, one round trip per stimulus) whatever the engine accepts
+    batch: int = 256
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -92,6 +101,8 @@ class StandOptions:
             raise UserError("time_scale must be positive", field="stand.time_scale")
         if self.sampling_ms <= 0:
             raise UserError("sampling period must be positive", field="kpis.sampling")
+        if self.batch < 1:
+            raise UserError("batch must be at least 1 stimulus", field="stand.batch")
 
 
 @dataclass
@@ -242,6 +253,8 @@ def _proc_stat(pid: int) -> tuple[float, float] | None:
 
 @dataclass
 class _Pending:
+    """A stimulus sent and not yet ``done``: what its trace record needs."""
+
     stimulus: int
     application_time: int
     elements: int
@@ -249,6 +262,8 @@ class _Pending:
     due_lag_ms: float | None = None
     kpis_before: dict[str, float] | None = None
     responses: list[dict[str, Any]] = field(default_factory=list)
+    batch: int | None = None  # number of the `batch` message that carried it (None: its own message)
+    started_ms: float | None = None  # latency is measured from here (see _latency_start)
 
 
 class _Run:
@@ -286,6 +301,10 @@ class _Run:
         self.stopped = threading.Event()  # wakes the probe at the end of the run
         self.variables: tuple[str, ...] = ()
         self.trace_file: IO[bytes] | None = None
+        self.batching = False  # the engine accepts `batch` messages and options.batch > 1
+        self.batches = 0  # `batch` messages sent
+        self.wake_pending = sys.maxsize  # a `done` wakes the streamer only when pending ≤ this
+        self.kpis_after: tuple[float, dict[str, float] | None] | None = None  # batching: (read at ms, KPIs)
 
     def fail(self, status: str, message: str) -> None:
         with self.condition:
@@ -377,6 +396,7 @@ def run_engine(
         inbox.put(dumps(register_message(engine, sent_text, syntax=sent_syntax, static=static, query_id=query_id)))
         _wait(run, lambda: run.ready is not None, options.start_timeout_s, "the engine did not become ready")
         timings["register_s"] = time.monotonic() - started
+        run.batching = options.batch > 1 and accepts_batches(run.ready)
         feed_start = time.monotonic()
         _feed(run, stimuli, inbox, result, progress, wall_start)
         timings["feed_s"] = time.monotonic() - feed_start
@@ -435,18 +455,37 @@ def _feed(
     run: _Run, stimuli: Iterable[Stimulus], inbox: queue.Queue[bytes | None], result: RunResult,
     progress: Callable[[int], None] | None, wall_start: float,
 ) -> None:
+    """Send the stimuli: in absolute time when the engine is ready for them, in real time when due.
+
+    To an engine that accepts batches, several stimuli go in one ``batch`` message: in
+    absolute time up to ``options.batch`` of them, with at most one batch in flight while the
+    next is written; in real time only the stimuli already due (a stimulus is never sent
+    early). Without batching every stimulus is its own message, as the protocol began.
+    """
     options = run.options
     schedule = RealTimeSchedule(options.time_scale) if options.mode == "real-time" else None
-    absolute = schedule is None
+    limit = options.batch if run.batching else 1
     last_heartbeat: int | None = None
-    for stimulus in stimuli:
+    source = iter(stimuli)
+    following = next(source, None)
+    while following is not None:
+        stimulus, following = following, next(source, None)
         run.check()
-        if absolute:
-            _wait(run, lambda: not run.pending, options.stimulus_timeout_s, "stimulus timeout", status="timeout",
-                  run_deadline=wall_start)
-            lag = None
+        chunk = [stimulus]
+        size = len(stimulus.elements)
+        if schedule is None:
+            while following is not None and len(chunk) < limit and size < BATCH_ELEMENTS:
+                chunk.append(following)
+                size += len(following.elements)
+                following = next(source, None)
+            message = _encode(chunk)  # encoding is stand overhead, not engine latency
+            # one stimulus in flight (Heaven); batching: the next batch waits for all but the last one
+            in_flight = limit if run.batching else 0
+            run.wake_pending = in_flight
+            _wait(run, lambda: len(run.pending) <= in_flight, options.stimulus_timeout_s, "stimulus timeout",
+                  status="timeout", run_deadline=wall_start)
+            lags: list[float | None] = [None] * len(chunk)
         else:
-            assert schedule is not None
             due = schedule.due(stimulus.application_time)
             while True:
                 now = time.monotonic()
@@ -461,28 +500,55 @@ def _feed(
                 with run.condition:
                     run.condition.wait(min(due - now, 0.05))
                 _check_timeouts(run, wall_start)
-            lag = (time.monotonic() - due) * 1000.0
+            now = time.monotonic()
+            lags = [(now - due) * 1000.0]
+            while (following is not None and len(chunk) < limit and size < BATCH_ELEMENTS
+                   and schedule.due(following.application_time) <= now):  # only what is already due
+                lags.append((now - schedule.due(following.application_time)) * 1000.0)
+                chunk.append(following)
+                size += len(following.elements)
+                following = next(source, None)
             _check_timeouts(run, wall_start)
-        message = dumps(stimulus_message(stimulus))  # encoding is stand overhead, not engine latency
-        entry = _Pending(stimulus.id, stimulus.application_time, len(stimulus.elements), due_lag_ms=lag)
-        if options.trace_kpis and run.tree is not None:
-            entry.kpis_before = run.tree.kpis()
-            _note_rss(run, entry.kpis_before)
-        entry.sent_ms = time.time() * 1000.0
-        with run.condition:
-            run.pending[stimulus.id] = entry
-            run.last_sent = stimulus.id
-        if run.first_sent_ms is None:
-            run.first_sent_ms = entry.sent_ms
-        inbox.put(message)
-        result.stimuli_sent += 1
-        result.elements_sent += entry.elements
-        if lag is not None:
-            run.lags.append(lag)
+            message = _encode(chunk)
+        _send(run, chunk, message, lags, inbox, result)
         if progress is not None:
             progress(result.stimuli_sent)
+    run.wake_pending = 0
     _wait(run, lambda: not run.pending, options.stimulus_timeout_s, "stimulus timeout", status="timeout",
           run_deadline=wall_start)
+
+
+def _encode(chunk: list[Stimulus]) -> bytes:
+    """One stimulus as its own message, several as one ``batch`` message."""
+    return dumps(stimulus_message(chunk[0]) if len(chunk) == 1 else batch_message(chunk))
+
+
+def _send(
+    run: _Run, chunk: list[Stimulus], message: bytes, lags: list[float | None], inbox: queue.Queue[bytes | None],
+    result: RunResult,
+) -> None:
+    """Register the chunk's stimuli as pending (their KPIs before and sent time), then write it."""
+    batch = None
+    if len(chunk) > 1:
+        batch = run.batches
+        run.batches += 1
+    kpis = None
+    if run.options.trace_kpis and run.tree is not None:
+        kpis = run.tree.kpis()  # a batch's stimuli share the KPIs read before it was sent
+        _note_rss(run, kpis)
+    sent_ms = time.time() * 1000.0
+    entries = [_Pending(stimulus.id, stimulus.application_time, len(stimulus.elements), sent_ms, lag, kpis, batch=batch)
+               for stimulus, lag in zip(chunk, lags)]
+    with run.condition:
+        for entry in entries:
+            run.pending[entry.stimulus] = entry
+        run.last_sent = chunk[-1].id
+    if run.first_sent_ms is None:
+        run.first_sent_ms = sent_ms
+    inbox.put(message)
+    result.stimuli_sent += len(entries)
+    result.elements_sent += sum(entry.elements for entry in entries)
+    run.lags.extend(lag for lag in lags if lag is not None)
 
 
 def _check_timeouts(run: _Run, wall_start: float) -> None:
@@ -494,7 +560,10 @@ def _check_timeouts(run: _Run, wall_start: float) -> None:
     if options.stimulus_timeout_s is not None:
         with run.condition:
             oldest = next(iter(run.pending.values()), None)
-        if oldest is not None and time.time() * 1000.0 - oldest.sent_ms > options.stimulus_timeout_s * 1000.0:
+            # batching: a stimulus waits in the engine behind the others of its batch; its time
+            # starts when the engine could start it (sent, and the stimulus before it done)
+            since = None if oldest is None else _latency_start(run, oldest)
+        if since is not None and time.time() * 1000.0 - since > options.stimulus_timeout_s * 1000.0:
             run.fail("timeout", f"stimulus {oldest.stimulus} not finished within {options.stimulus_timeout_s:g} s")
             run.check()
 
@@ -575,11 +644,23 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
                     code = None
                 time.sleep(0.05)  # let the stderr drain catch the last lines
                 tail = "\n".join(run.stderr_tail)
-                run.fail("failed", f"the engine exited unexpectedly (exit code {code})" + (f"; stderr:\n{tail}" if tail else ""))
+                run.fail("failed", f"the engine exited unexpectedly (exit code {code}){_unfinished(run)}"
+                                   + (f"; stderr:\n{tail}" if tail else ""))
     except (OSError, ValueError):
         pass
     finally:
         run.thread_cpu["receiver"] = time.thread_time() - start
+
+
+def _unfinished(run: _Run) -> str:
+    """For a crash in a batch: which of the stimuli sent were not done (the rest were recorded)."""
+    with run.condition:
+        if not run.batching or not run.pending:
+            return ""
+        waiting = list(run.pending)
+    span = f"{waiting[0]}" if len(waiting) == 1 else f"{waiting[0]}…{waiting[-1]}"
+    return (f"; {len(waiting)} stimuli of its batches were sent and not done (ids {span}); the {run.stimuli_done} "
+            f"done before are recorded")
 
 
 def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
@@ -603,8 +684,9 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
                     "application_time": response.application_time,
                     "operation": response.operation,
                     "bindings": len(response.bindings),
-                    "latency_ms": round(received - entry.sent_ms, 3),
+                    "latency_ms": round(received - _latency_start(run, entry), 3),
                 })
+            return  # a response changes nothing the streamer waits for
         elif kind == "done":
             if "stimulus" in message:
                 entry = run.pending.pop(message["stimulus"], None)
@@ -612,13 +694,15 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
                     _fail_unknown(run, "done", message["stimulus"])
                     return
                 else:
+                    entry.started_ms = _latency_start(run, entry)
                     run.stimuli_done += 1
                     run.elements_done += entry.elements
-                    run.latencies.append(received - entry.sent_ms)
+                    run.latencies.append(received - entry.started_ms)
                     run.last_done_ms = received
-                    after = run.tree.kpis() if run.options.trace_kpis and run.tree is not None else None
-                    _note_rss(run, after)
+                    after = _kpis_after(run, received)
                     _write_trace(run, entry, received, after)
+                    if len(run.pending) > run.wake_pending:
+                        return  # the streamer waits for fewer stimuli in flight: no need to wake it
             elif "advance" in message:
                 run.advanced.add(int(message["advance"]))
             elif message.get("closed"):
@@ -627,10 +711,36 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
             text = str(message.get("message", "engine error"))
             if message.get("fatal", True):
                 if run.failure is None:
-                    run.failure = _Stop("failed", f"engine error: {text}")
+                    run.failure = _Stop("failed", f"engine error: {text}{_unfinished(run)}")
             else:
                 run.stderr_tail.append(f"[engine error] {text}")
         run.condition.notify_all()
+
+
+def _latency_start(run: _Run, entry: _Pending) -> float:
+    """Where a stimulus's latency starts (caller holds the lock): when it was sent — or, for a
+    stimulus of a batch in absolute time, when the engine could start it, i.e. sent and the
+    stimulus before it done. Without batches in absolute time the previous one is always done
+    before the next is sent, so both rules give the same number (docs/engine-protocol.md)."""
+    if entry.started_ms is not None:
+        return entry.started_ms
+    if entry.batch is not None and run.options.mode == "absolute-time" and run.last_done_ms is not None:
+        return max(entry.sent_ms, run.last_done_ms)
+    return entry.sent_ms
+
+
+def _kpis_after(run: _Run, received: float) -> dict[str, float] | None:
+    """KPIs after a ``done``: read each time, or under batching at most every millisecond
+    (stimuli done within one share the reading — a batch's dones arrive together)."""
+    if not run.options.trace_kpis or run.tree is None:
+        return None
+    if run.batching and run.kpis_after is not None and received - run.kpis_after[0] < _BATCH_KPI_PERIOD_MS:
+        return run.kpis_after[1]
+    after = run.tree.kpis()
+    _note_rss(run, after)
+    if run.batching:
+        run.kpis_after = (received, after)
+    return after
 
 
 def _fail_unknown(run: _Run, what: str, ident: Any) -> None:
@@ -668,6 +778,10 @@ def _write_trace(run: _Run, entry: _Pending, done_ms: float | None, after: dict[
         "latency_ms": None if done_ms is None else round(done_ms - entry.sent_ms, 3),
         "kpis_after": after,
     }
+    if done_ms is not None and entry.started_ms is not None:
+        record["latency_ms"] = round(done_ms - entry.started_ms, 3)
+    if entry.batch is not None:
+        record["batch"] = entry.batch
     run.trace_file.write(dumps(record))
 
 

@@ -6,11 +6,16 @@ An engine author subclasses :class:`WrappedEngine` and writes ``register``, ``pu
 and every ``done``, attributes ``emit``-ted responses to the stimulus being handled,
 stamps their ``system_time``, flushes stdout after each ``done``, keeps stdout for protocol
 lines only (``print`` goes to stderr), and turns an exception into a fatal ``error``
-message naming it.
+message naming it. It announces ``"batch": true`` in ``ready``: the stand may then send
+several stimuli in one ``batch`` line, which the kit hands to ``push`` one by one (the
+engine sees no difference) and answers with one ``done`` each, written out at the end of
+the batch and at least every millisecond during it (so the stand's latency per stimulus
+stays within a millisecond of the engine's work without a write per stimulus).
 
-This module imports only the standard library, so it can be copied next to an engine
-that runs in its own environment. ``python -m workbench.stand.worker`` (the built-in
-engines) and ``engines/examples/tumbling_bgp.py`` run on it.
+This module needs only the standard library (it uses orjson, several times faster, when
+installed), so it can be copied next to an engine that runs in its own environment.
+``python -m workbench.stand.worker`` (the built-in engines) and
+``engines/examples/tumbling_bgp.py`` run on it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,40 @@ import time
 import traceback
 from typing import Any, BinaryIO, Callable, Mapping, Sequence
 
+try:  # the same bytes as the standard library's compact JSON, several times faster
+    import orjson as _orjson
+except ImportError:  # the kit still speaks JSON without it
+    _orjson = None  # type: ignore[assignment]
+
 Bindings = Sequence[Mapping[str, str]]
+FLUSH_PERIOD_S = 0.001  # in a batch, written `done`s reach the stand at least this often
+
+
+def stdlib_line(message: Mapping[str, Any]) -> bytes:
+    """One protocol line as the standard library writes it: compact UTF-8 JSON and ``\\n``."""
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def encode_line(message: Mapping[str, Any]) -> bytes:
+    """One protocol line, the bytes of :func:`stdlib_line` (orjson if installed; the stdlib
+    for what orjson does not encode — ints beyond 64 bits, non-str keys — or without it)."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(message, option=_orjson.OPT_APPEND_NEWLINE)
+        except TypeError:
+            pass
+    return stdlib_line(message)
+
+
+def decode_line(line: bytes | str) -> Any:
+    """Decode one JSON line; ValueError if it is not JSON. The standard library reads what
+    orjson does not (NaN, Infinity, lone surrogates), so whatever worked with it still works."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(line)
+        except ValueError:
+            pass
+    return json.loads(line)
 
 
 class EngineError(Exception):
@@ -85,7 +123,12 @@ def serve(engine: WrappedEngine, stdin: BinaryIO | None = None, stdout: BinaryIO
     out = stdout
 
     def send(message: dict[str, Any]) -> None:
-        out.write((json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+        out.write(encode_line(message))
+
+    def handle_stimulus(message: Mapping[str, Any]) -> None:
+        engine._stimulus = int(message["id"])
+        engine.push(int(message["t"]), message["elements"], message.get("streams"))
+        send({"type": "done", "stimulus": engine._stimulus})
 
     def fatal(message: str, code: int) -> int:
         send({"type": "error", "message": message, "fatal": True})
@@ -98,18 +141,24 @@ def serve(engine: WrappedEngine, stdin: BinaryIO | None = None, stdout: BinaryIO
         for raw in stdin:
             if not raw.strip():
                 continue
-            message = json.loads(raw)
+            message = decode_line(raw)
             kind = message.get("type")
             if kind == "register":
                 info = engine.register(message.get("query") or {}, message.get("engine") or {}, message.get("static") or {})
-                send({"type": "ready", "pid": os.getpid(), **dict(info or {})})
+                send({"type": "ready", "pid": os.getpid(), "batch": True, **dict(info or {})})
                 registered = True
             elif not registered:
                 return fatal(f"expected register first, got {kind!r}", 1)
             elif kind == "stimulus":
-                engine._stimulus = int(message["id"])
-                engine.push(int(message["t"]), message["elements"], message.get("streams"))
-                send({"type": "done", "stimulus": engine._stimulus})
+                handle_stimulus(message)
+            elif kind == "batch":
+                flushed = time.monotonic()
+                for item in message["stimuli"]:
+                    handle_stimulus(item)
+                    now = time.monotonic()
+                    if now - flushed >= FLUSH_PERIOD_S:
+                        out.flush()
+                        flushed = now
             elif kind == "advance":
                 engine._stimulus = None
                 engine.advance(int(message["t"]))

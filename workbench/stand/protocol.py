@@ -1,60 +1,36 @@
 """The JSON-lines engine protocol (``docs/engine-protocol.md``): message builders and parsers.
 
 One JSON object per line, UTF-8, ``\\n``-terminated, field ``"type"`` first. Host → engine:
-``register``, ``stimulus``, ``advance``, ``close``. Engine → host: ``ready``, ``response``,
-``done``, ``error``. Terms are N-Triples text, times integers in ms of application time,
-``system_time`` epoch ms.
+``register``, ``stimulus``, ``advance``, ``close`` and, to an engine whose ``ready`` says
+``"batch": true``, ``batch`` (several stimuli in one line). Engine → host: ``ready``,
+``response``, ``done``, ``error``. Terms are N-Triples text, times integers in ms of
+application time, ``system_time`` epoch ms.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Mapping
-
-try:  # orjson encodes/decodes a stimulus several times faster than the standard library
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a declared dependency; the stdlib still speaks JSON
-    _orjson = None  # type: ignore[assignment]
+from typing import Any, Iterable, Mapping
 
 from workbench.engine import EngineConfig, StaticGraphs, Stimulus
 from workbench.responses.model import EngineResponse, make_mapping
+from workbench.stand.kit import decode_line, encode_line, stdlib_line
 from workbench.streams.model import StreamElement
 
 PROTOCOL_VERSION = 1
-HOST_MESSAGES = ("register", "stimulus", "advance", "close")
+HOST_MESSAGES = ("register", "stimulus", "batch", "advance", "close")
 ENGINE_MESSAGES = ("ready", "response", "done", "error")
+BATCH_FIELD = "batch"  # `"batch": true` in an engine's `ready`: it reads `batch` messages
 
 
 class ProtocolError(ValueError):
     """A line that is not a valid protocol message."""
 
 
-def _stdlib_dumps(message: Mapping[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-
-
-def dumps(message: Mapping[str, Any]) -> bytes:
-    """One protocol line: compact UTF-8 JSON and ``\n`` (the same bytes whichever codec runs)."""
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(message, option=_orjson.OPT_APPEND_NEWLINE)
-        except TypeError:  # what orjson does not encode (ints beyond 64 bits, non-str keys)
-            pass
-    return _stdlib_dumps(message)
-
-
-def loads(line: bytes | str) -> Any:
-    """Decode one JSON line; raise ValueError if it is not JSON.
-
-    The standard library is the fallback for what it accepts and orjson does not (NaN,
-    Infinity, lone surrogates), so an engine that worked with the stdlib codec still works.
-    """
-    if _orjson is not None:
-        try:
-            return _orjson.loads(line)
-        except ValueError:
-            pass
-    return json.loads(line)
+# The codec is the Python kit's (stdlib-only, so engines can copy it): orjson when installed,
+# byte-identical to the standard library's compact JSON, which it falls back to.
+_stdlib_dumps = stdlib_line
+dumps = encode_line  # one protocol line: compact UTF-8 JSON and "\n"
+loads = decode_line  # one JSON line; ValueError if it is not JSON
 
 
 def register_message(
@@ -82,6 +58,20 @@ def stimulus_message(stimulus: Stimulus) -> dict[str, Any]:
     if stimulus.streams is not None:
         message["streams"] = list(stimulus.streams)
     return message
+
+
+def batch_message(stimuli: Iterable[Stimulus]) -> dict[str, Any]:
+    """Several stimuli in one line, for an engine that announced ``"batch": true`` in ``ready``.
+
+    Each item is the stimulus's own ``stimulus`` message; the engine handles them in order,
+    exactly as if they had come one per line (docs/engine-protocol.md, "Batches").
+    """
+    return {"type": "batch", "stimuli": [stimulus_message(stimulus) for stimulus in stimuli]}
+
+
+def accepts_batches(ready: Mapping[str, Any] | None) -> bool:
+    """Whether the engine's ``ready`` message announced that it reads ``batch`` messages."""
+    return bool(ready) and ready.get(BATCH_FIELD) is True  # type: ignore[union-attr]
 
 
 def parse_stimulus(message: Mapping[str, Any]) -> Stimulus:

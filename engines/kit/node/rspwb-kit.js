@@ -9,15 +9,22 @@
  * to the stimulus being handled, stamps `system_time`, and turns a thrown error into a
  * fatal `error` message. stdout carries protocol lines only: whatever else is written
  * there (console.log of the engine) goes to stderr, or nowhere with {log: 'discard'}.
+ * It announces `"batch": true` in `ready`: the stand may then send several stimuli in one
+ * `batch` line, which the kit hands to `push` one by one (the engine sees no difference),
+ * answering one `done` each; during a batch the protocol lines are written together at its
+ * end and at least every millisecond (FLUSH_PERIOD_MS), not one write per line.
  *
  * No dependencies. Terms are N-Triples text on the wire; `parseTerm` / `termToNT` convert
  * to and from RDF/JS terms of any DataFactory (n3, rdf-data-factory, …).
  */
 const readline = require('readline');
+const { performance } = require('perf_hooks');
+
+const FLUSH_PERIOD_MS = 1; // in a batch, written `done`s reach the stand at least this often
 
 class EngineError extends Error {}
 
-/** Reserve stdout for the protocol; returns the function that writes protocol lines. */
+/** Reserve stdout for the protocol; returns the function that writes protocol text. */
 function reserveStdout(log) {
   const out = process.stdout;
   const writeProtocol = out.write.bind(out);
@@ -29,7 +36,7 @@ function reserveStdout(log) {
       }
     : process.stderr.write.bind(process.stderr);
   out.write = elsewhere; // console.log, console.debug, … and direct writes
-  return (message) => writeProtocol(JSON.stringify(message) + '\n');
+  return writeProtocol;
 }
 
 /**
@@ -47,8 +54,21 @@ function serve(engine, options = {}) {
   let current = null; // id of the stimulus being handled, null for advance/close
   let registered = false;
   let chain = Promise.resolve();
+  let held = null; // protocol lines held during a batch (null: write each line at once)
+  const flush = () => {
+    if (held && held.length) {
+      const text = held.join('');
+      held = [];
+      send(text);
+    }
+  };
+  const sendMessage = (message) => {
+    const line = JSON.stringify(message) + '\n';
+    if (held) held.push(line);
+    else send(line);
+  };
   const emit = (bindings, { t = null, operation = '=' } = {}) => {
-    send({ type: 'response', stimulus: current, t, operation, bindings, system_time: Date.now() });
+    sendMessage({ type: 'response', stimulus: current, t, operation, bindings, system_time: Date.now() });
   };
   const finish = (code) => {
     process.exitCode = code;
@@ -57,7 +77,10 @@ function serve(engine, options = {}) {
   const fail = (error, code) => {
     if (!(error instanceof EngineError)) process.stderr.write(`${error && error.stack ? error.stack : error}\n`);
     const text = error instanceof EngineError ? error.message : `${error && error.name ? error.name + ': ' : ''}${error && error.message ? error.message : error}`;
-    (send || reserveStdout('stderr'))({ type: 'error', message: text, fatal: true });
+    if (!send) send = reserveStdout('stderr');
+    flush();
+    held = null;
+    sendMessage({ type: 'error', message: text, fatal: true });
     finish(code);
   };
   const handle = async (message) => {
@@ -70,7 +93,7 @@ function serve(engine, options = {}) {
         try {
           const info = await engine.register(message, emit);
           registered = true;
-          send({ type: 'ready', pid: process.pid, ...(info || {}) });
+          sendMessage({ type: 'ready', pid: process.pid, batch: true, ...(info || {}) });
         } catch (error) {
           fail(error, 2);
           return false;
@@ -80,17 +103,36 @@ function serve(engine, options = {}) {
       case 'stimulus':
         current = message.id;
         await engine.push(message, emit);
-        send({ type: 'done', stimulus: message.id });
+        sendMessage({ type: 'done', stimulus: message.id });
         return true;
+      case 'batch': {
+        held = [];
+        let flushed = performance.now();
+        try {
+          for (const item of message.stimuli) {
+            current = item.id;
+            await engine.push(item, emit);
+            sendMessage({ type: 'done', stimulus: item.id });
+            if (performance.now() - flushed >= FLUSH_PERIOD_MS) {
+              flush();
+              flushed = performance.now();
+            }
+          }
+        } finally {
+          flush(); // what was done before a failure reaches the stand before the error
+          held = null;
+        }
+        return true;
+      }
       case 'advance':
         current = null;
         if (engine.advance) await engine.advance(message.t, emit);
-        send({ type: 'done', advance: message.t });
+        sendMessage({ type: 'done', advance: message.t });
         return true;
       case 'close':
         current = null;
         if (engine.close) await engine.close(emit);
-        send({ type: 'done', closed: true });
+        sendMessage({ type: 'done', closed: true });
         finish(0);
         return false;
       default:
