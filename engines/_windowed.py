@@ -101,8 +101,8 @@ class WindowedEngine(Engine):
         since = self.scheduler.now  # the other windows are read at evaluation instants from here on
         held = self._held_back_from()
         if held is not None:  # ... or at the instant of an evaluation held back
-            horizon = min(horizon, held)
-            since = min(since, held)
+            horizon = min(horizon, held[0])
+            since = min(since, held[1])
         for window in self.windows:
             horizon = min(horizon, window.spec.earliest_open_from(since) - self._reads_before(window.spec))
             if window.hi > window.lo:
@@ -110,8 +110,9 @@ class WindowedEngine(Engine):
         for buffer in self.buffers.values():
             buffer.trim_before(horizon)
 
-    def _held_back_from(self) -> int | None:
-        """The earliest application time output held back still needs (None: nothing held)."""
+    def _held_back_from(self) -> tuple[int, int] | None:
+        """Output held back: the earliest application time it reads on the report window's
+        stream and the earliest instant it is evaluated at (None: nothing held)."""
         return None
 
     def _reads_before(self, spec: WindowSpec) -> int:

@@ -248,9 +248,13 @@ class SecretEngine(WindowedEngine):
         """late_purge: a window's content starts one slide before its opening."""
         return spec.slide if self.faults["late_purge"] else 0
 
-    def _held_back_from(self) -> int | None:
-        """border_drift: a shifted evaluation still reads from its window's opening."""
-        return self.pending[0][1].window.open if self.pending else None
+    def _held_back_from(self) -> tuple[int, int] | None:
+        """border_drift: a shifted evaluation reads its report window from the shifted opening
+        (the other windows at its own instant)."""
+        if not self.pending:
+            return None
+        return (min(evaluation.window.open + due - evaluation.time for due, evaluation in self.pending),
+                min(evaluation.time for _, evaluation in self.pending))
 
     # --- introspection (tests, benchmarks) --------------------------------------------
 

@@ -10,7 +10,8 @@ absolute-time, `workbench.stand.streamer`) and records into a run folder:
     time, number of elements, system time sent, KPIs before, the responses with their
     system time, the system time the engine finished it (``done``), latency, KPIs after.
 ``responses.jsonl``
-    The workbench response log (`workbench.responses.readers.write_response_log`); a
+    The workbench response log, written as responses arrive
+    (`workbench.responses.readers.ResponseLogWriter`, never all held); a
     response's ``system_time`` is the stand's receive time (epoch ms).
 ``P_<name>.csv``
     YABench performance samples every ``sampling_ms``: ``time,rss_mem,cpu_percent,
