@@ -11,6 +11,15 @@ into ``--workdir`` (default a temp dir) and reused. Times exclude the Spark sess
 (reported separately as ``spark_start_s``). The first preset runs on a cold JVM; a later
 preset over the same stream reuses the annotated rows (``annotations_reused``), as a GUI
 switching report policies would — run one preset per process to time it cold.
+
+``--cli STREAM [--presets cqels,yabench-content-change] [--methods auto,spark]`` times the
+command a user runs instead (issue 11's targets): ``rspwb oracle --stream STREAM --system P
+--t0 all --json`` per preset and method, end to end in a subprocess (JVM start included),
+with the wall time, the CPU time and peak RSS of the whole process tree, the path that ran
+and the number of t0 candidates (``--t0 all`` is the admissible set in the preset's time
+unit: 50 values for ``cqels``, 100 ms over a 5 s slide; 5,000 for the ms presets; the JSON
+holds the windows of the first t0), then the rdflib yardstick on one window in the same
+run, and the ratios to it.
 """
 
 from __future__ import annotations
@@ -113,17 +122,26 @@ def reference_one_window(path: Path) -> dict[str, Any]:
     return row
 
 
-def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05) -> dict[str, Any]:
+def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
+              consume: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run ``command``; wall time and the peak RSS of its whole process tree (JVM included),
-    sampled with psutil every ``interval`` s."""
+    sampled with psutil every ``interval`` s. ``consume(pipe)`` reads the command's output in
+    a thread of this process (not counted), e.g. to find facts in it; its dict is added."""
     import os
     import subprocess
+    import threading
 
     import psutil
 
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE,
+    process = subprocess.Popen(command, stdout=subprocess.PIPE if consume else (stdout or subprocess.DEVNULL),
+                               stderr=subprocess.PIPE, text=consume is not None,
                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    facts: dict[str, Any] = {}
+    reader = None
+    if consume is not None:
+        reader = threading.Thread(target=lambda: facts.update(consume(process.stdout)), daemon=True)
+        reader.start()
     root = psutil.Process(process.pid)
     peak = 0
     cpu: dict[int, float] = {}  # last cumulative CPU seconds seen per process of the tree
@@ -141,23 +159,87 @@ def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05)
             pass
         peak = max(peak, total)
         time.sleep(interval)
-    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-    return {"seconds": round(time.perf_counter() - started, 2), "cpu_s": round(sum(cpu.values()), 1),
-            "peak_rss_mb": round(peak / 2**20), "exit": process.returncode, "stderr_tail": error[-400:]}
+    seconds = round(time.perf_counter() - started, 2)
+    if reader is not None:
+        reader.join()
+    error = process.stderr.read() if process.stderr else ""
+    error = error.decode(errors="replace") if isinstance(error, bytes) else error
+    return {"seconds": seconds, "cpu_s": round(sum(cpu.values()), 1), "peak_rss_mb": round(peak / 2**20),
+            "exit": process.returncode, "stderr_tail": error[-400:], **facts}
 
 
-def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``rspwb oracle --t0 all --json`` end to end (JVM start included) per preset; the output
-    is counted, not kept."""
+def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tuple[str, ...] = (),
+            methods: tuple[str, ...] = ("auto",)) -> dict[str, Any]:
+    """``rspwb oracle --t0 all --json`` end to end (JVM start included) per preset and
+    ``--method``; the output is parsed for the path that ran and the t0 count, not kept.
+    ``load_1min`` is the machine's load average when the run ended."""
     import os
 
     results: dict[str, Any] = {}
     for preset in presets:
-        command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
-                   str(query_file), "--system", preset, "--t0", "all", "--json", *extra]
-        with open(os.devnull, "w") as sink:
-            results[preset] = tree_peak(command, stdout=sink)
-        print("cli", preset, json.dumps(results[preset]), flush=True)
+        for method in methods:
+            command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
+                       str(query_file), "--system", preset, "--t0", "all", "--json", "--method", method, *extra]
+            row = tree_peak(command, consume=_output_facts)  # read from a pipe, as a user's `| jq` would
+            row["load_1min"] = round(os.getloadavg()[0], 1)
+            key = preset if method == "auto" else f"{preset} --method {method}"
+            results[key] = row
+            print("cli", key, json.dumps(row), flush=True)
+    return results
+
+
+def _output_facts(out: Any) -> dict[str, Any]:
+    """The path, t0 count and window rows of an ``rspwb oracle --json`` output (read streaming)."""
+    facts: dict[str, Any] = {"windows_t0_0": 0}
+    listing = True
+    for line in out:
+        stripped = line.strip().rstrip(",")
+        if listing and stripped.startswith('{"start"'):
+            facts["windows_t0_0"] += 1
+        elif stripped.startswith(('"t0_candidates"', '"method"', '"engine"', '"method_reason"')):
+            key, _, value = stripped.partition(": ")
+            facts[json.loads(key)] = json.loads(value)
+        elif stripped.startswith('"by_t0"'):
+            listing = False  # read on to the end: the command must not block on a full pipe
+    return facts
+
+
+def compare_paths(stream: Path, presets: tuple[str, ...]) -> dict[str, Any]:
+    """In one process, the CPU time of each Python path of the ``auto`` rule on ``stream``
+    (read + annotate + the first t0's window rows, as ``--t0 all --json`` computes): the
+    element-object path and the columnar path (`workbench.pipeline.oracle_paths`)."""
+    from workbench.core.semantics import PRESETS as SEMANTICS
+    from workbench.oracle.columnar import query_predicates, read_columns
+    from workbench.oracle.run import end_after, expected_with_method, t0_vectors
+    from workbench.pipeline.oracle_job import columnar_expected_answers
+    from workbench.query.parser import parse_query
+    from workbench.streams.readers import read_stream
+
+    query = parse_query(QUERY, "csparql")
+    results: dict[str, Any] = {}
+    for preset in presets:
+        semantics = SEMANTICS[preset]
+        vectors, _ = t0_vectors(query, semantics, "all")
+        row: dict[str, Any] = {}
+        for path in ("python", "columnar"):
+            cpu = time.process_time()
+            if path == "python":
+                elements = list(read_stream(str(stream), "yabench"))
+                answers, _ = expected_with_method(query, {query.streams[0]: elements}, semantics, vectors,
+                                                  end=end_after(query, elements[-1].t), method="fast")
+                rows = sum(1 for _ in answers[vectors[0]].summary_rows())
+                count = len(elements)
+                del elements
+            else:
+                columns = read_columns(str(stream), "yabench", query_predicates(query))
+                answers = columnar_expected_answers(query, {query.streams[0]: columns}, semantics, vectors,
+                                                    end=end_after(query, int(columns.times[-1])))
+                rows = sum(1 for _ in answers.summary_rows(vectors[0]))
+                count = len(columns.times)
+            row[f"{path}_cpu_s"] = round(time.process_time() - cpu, 2)
+            row["rows"], row["elements"] = rows, count
+        print("paths", preset, json.dumps(row), flush=True)
+        results[preset] = row
     return results
 
 
@@ -184,14 +266,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", metavar="STREAM", type=Path, default=None,
                         help="time `rspwb oracle --t0 all --json` end to end on this stream file instead (peak RSS "
                         "of the process tree), then the rdflib reference on one window of it")
+    parser.add_argument("--methods", default="auto",
+                        help="with --cli: comma-separated --method values to time per preset (e.g. auto,spark)")
+    parser.add_argument("--paths", metavar="STREAM", type=Path, default=None,
+                        help="compare the CPU time of the Python element path and the columnar path on this "
+                        "YABench stream, in this process (what the auto rule's COLUMNAR_THRESHOLD rests on)")
     options = parser.parse_args(argv)
+    if options.paths is not None:
+        presets = tuple(p.strip() for p in options.presets.split(",") if p.strip())
+        print(json.dumps(compare_paths(options.paths, presets), indent=2))
+        return 0
     if options.cli is not None:
         presets = tuple(p.strip() for p in options.presets.split(",") if p.strip())
         workdir = options.workdir or Path(tempfile.mkdtemp(prefix="rspwb-bench-oracle-"))
         workdir.mkdir(parents=True, exist_ok=True)
         query_file = workdir / "q1.rq"
         query_file.write_text(QUERY, encoding="utf-8")
-        results = {"stream": str(options.cli), "cli": run_cli(options.cli, presets, query_file)}
+        methods = tuple(m.strip() for m in options.methods.split(",") if m.strip())
+        results = {"stream": str(options.cli), "load_1min_at_start": round(__import__("os").getloadavg()[0], 1),
+                   "cli": run_cli(options.cli, presets, query_file, methods=methods)}
         if not options.skip_reference:
             results["reference_one_window"] = reference_one_window(options.cli)
         for preset, row in results["cli"].items():

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from workbench.core.semantics import PRESETS
 from workbench.core.time import parse_duration
 from workbench.errors import UserError
-from workbench.pipeline.oracle_paths import METHODS, SPARK_THRESHOLD
+from workbench.pipeline.oracle_paths import COLUMNAR_THRESHOLD, METHODS, SPARK_THRESHOLD
 
 
 MAX_LISTED_T0 = 20  # --json lists every t0's windows up to this many candidates (use --out for all)
@@ -58,7 +58,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--end", default=None, help="last instant to evaluate (default: last element + window size)")
     parser.add_argument(
         "--method", choices=METHODS, default="auto",
-        help="fast: mappings annotated once, windows derived from them (Python); spark: the same on Spark "
+        help="fast: mappings annotated once, windows derived from them (Python; streams over "
+        f"{COLUMNAR_THRESHOLD:,} elements read as Arrow columns, joins in Arrow); spark: the same on Spark "
         "(joins as DataFrame jobs, all t0 vectorised; starts a JVM); reference: rdflib per evaluation; "
         f"auto (default): spark for streams over {SPARK_THRESHOLD:,} elements, else fast, and reference for "
         "queries outside the fast fragment. --json reports the path that ran (method, engine, method_reason)",
@@ -155,6 +156,21 @@ def _stream_bindings(values: list[str]) -> dict[str | None, str]:
     return bindings
 
 
+def _estimated_elements(path: str) -> int:
+    """About how many elements (lines) a text stream holds: its size over the mean length of
+    its first lines (a directory: the sum over its files). Enough to choose a path."""
+    if os.path.isdir(path):
+        return sum(_estimated_elements(os.path.join(path, name)) for name in os.listdir(path)
+                   if os.path.isfile(os.path.join(path, name)))
+    size = os.path.getsize(path)
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    if path.endswith(".gz"):
+        return size * 10 // 150  # compressed: roughly 10:1, ~150 bytes a line
+    lines = head.count(b"\n")
+    return size if not lines else size * lines // len(head)
+
+
 class StreamInputs:
     """The query's streams: their files and formats, elements read only when needed.
 
@@ -185,6 +201,8 @@ class StreamInputs:
         self._parquet: dict[str, str] = {}  # path -> temporary Parquet copy (`_converted`)
         self._folder: Any = None
         self._warned: set[str] = set()  # stream files whose read summary was printed (read twice at most)
+        self._columns: dict[str, Any] | None = None  # `columns`: the streams as Arrow columns
+        self._predicates: frozenset[str] | None = None
 
     def elements(self) -> dict[str, list[Any]]:
         """Every stream's elements (read once; disorder per ``--on-disorder``)."""
@@ -209,30 +227,54 @@ class StreamInputs:
         if self.args.on_disorder == "warn":
             elements = sorted(elements, key=lambda element: element.t)
         yield from elements
-        summary = report.summary()
-        if summary and path not in self._warned:
-            self._warned.add(path)
-            note = "; the oracle sorts them by time" if report.disorders else ""
-            sys.stderr.write(f"rspwb: warning: {summary}{note}\n")
+        self._warn(path, report)
 
     def _parquet_only(self) -> bool:
         return self._elements is None and all(fmt == "parquet" for fmt in self.formats.values())
 
     def size(self) -> int:
-        """Elements over all distinct stream files (Parquet: from the footer, nothing read).
-
-        Other formats are read once, streaming, into temporary Parquet files (what the
-        Spark job reads): counting them holds no element list in memory.
-        """
+        """Elements over all distinct stream files, to choose the oracle's path: counted when
+        already read or converted, from the footer for Parquet, else estimated from the
+        file's size and its first lines (nothing is read in full)."""
         if self._elements is not None:
             return sum(len(elements) for elements in {id(e): e for e in self._elements.values()}.values())
+        if self._columns is not None:
+            return sum(len(c.times) for c in {id(c): c for c in self._columns.values()}.values())
         import pyarrow.parquet as pq
 
         total = 0
         for path in set(self.paths.values()):
-            source = path if self._format_of(path) == "parquet" and self.args.on_disorder == "error" else self._converted(path)
-            total += pq.ParquetFile(source).metadata.num_rows
+            if path in self._parquet or self._format_of(path) == "parquet":
+                total += pq.ParquetFile(self._parquet.get(path, path)).metadata.num_rows
+            else:
+                total += _estimated_elements(path)
         return total
+
+    def columns(self, predicates: frozenset[str] | None) -> dict[str, Any]:
+        """Every stream as `workbench.oracle.columnar.StreamColumns` (read once; only the
+        elements with one of ``predicates`` keep their terms)."""
+        if self._columns is None or self._predicates != predicates:
+            from workbench.oracle.columnar import read_columns
+            from workbench.streams.readers import ReadReport
+
+            cache: dict[str, Any] = {}
+            loaded: dict[str, Any] = {}
+            for stream_iri, path in self.paths.items():
+                if path not in cache:
+                    report = ReadReport(source=path)
+                    cache[path] = read_columns(path, self._format_of(path), predicates, interval_ms=self.interval,
+                                               on_disorder=self.args.on_disorder, report=report)
+                    self._warn(path, report)
+                loaded[stream_iri] = cache[path]
+            self._columns, self._predicates = loaded, predicates
+        return self._columns
+
+    def _warn(self, path: str, report: Any) -> None:
+        summary = report.summary()
+        if summary and path not in self._warned:
+            self._warned.add(path)
+            note = "; the oracle sorts them by time" if report.disorders else ""
+            sys.stderr.write(f"rspwb: warning: {summary}{note}\n")
 
     def _format_of(self, path: str) -> str:
         return next(self.formats[iri] for iri, p in self.paths.items() if p == path)
@@ -256,11 +298,20 @@ class StreamInputs:
         """`workbench.oracle.run.default_end` (Parquet: the last ``t`` read with pyarrow)."""
         from workbench.oracle.run import default_end, end_after
 
-        if self._elements is None and self.args.method in ("auto", "spark"):  # no element list in memory
-            from workbench.streams.parquet import parquet_stream_extent
+        if self._elements is None and self.args.method in ("auto", "spark", "fast"):  # no element list in memory
+            if self._parquet_only() and self.args.on_disorder == "error" or self.args.method == "spark":
+                from workbench.streams.parquet import parquet_stream_extent
 
-            last = [parquet_stream_extent(path)[1] for path in set(self.parquet_sources().values())]
-            return end_after(self.query, max((t for t in last if t is not None), default=0))
+                last = [parquet_stream_extent(path)[1] for path in set(self.parquet_sources().values())]
+                return end_after(self.query, max((t for t in last if t is not None), default=0))
+            from workbench.pipeline.oracle_paths import COLUMNAR_THRESHOLD
+
+            if self.size() > COLUMNAR_THRESHOLD:  # read once, as columns (the columnar path's input)
+                from workbench.oracle.columnar import query_predicates
+
+                columns = self.columns(query_predicates(self.query))
+                last = [c.last_time for c in columns.values()]
+                return end_after(self.query, max((t for t in last if t is not None), default=0))
         return default_end(self.query, self.elements())
 
     def parquet_sources(self, folder: str | None = None) -> dict[str, str]:
@@ -289,7 +340,7 @@ def expected(args: argparse.Namespace, prepared: Prepared) -> tuple[Mapping[tupl
     return expected_by_method(
         prepared.query, prepared.semantics, prepared.vectors, method=args.method, size=prepared.inputs.size,
         elements=prepared.inputs.elements, parquet_sources=prepared.inputs.parquet_sources, end=prepared.end,
-        keep_results=len(prepared.vectors) <= MAX_LISTED_T0,
+        keep_results=len(prepared.vectors) <= MAX_LISTED_T0, columns=prepared.inputs.columns,
     )
 
 
@@ -314,6 +365,8 @@ def _windows(answers: Any, vector: tuple[int, ...]) -> Iterator[dict[str, Any]]:
 
 
 _ROW_KEYS = ("start", "end", "time", "triples", "expected", "relation_size", "emitted")
+_ROW_TEMPLATE = ('{"start": %d, "end": %d, "time": %d, "triples": %d, "expected": %d, "relation_size": %d, '
+                 '"emitted": %s}')
 
 
 def _row_json(row: dict[str, Any]) -> str:
@@ -337,6 +390,19 @@ def _write_json(payload: dict[str, Any], out: Any = None) -> None:
     def rows(items: Any, indent: str) -> None:
         out.write("[")
         lead = f"\n{indent}  "
+        if isinstance(items, _LazyRows):
+            items = items.resolved()
+        if hasattr(items, "chunks"):  # columns of many rows (`workbench.oracle.deltas.SummaryRows`)
+            template = lead + _ROW_TEMPLATE
+            first = True
+            for chunk in items.chunks():
+                flags = ["true" if flag else "false" for flag in chunk[6]]
+                parts = list(map(template.__mod__, zip(*chunk[:6], flags)))
+                if parts:
+                    out.write(("" if first else ",") + ",".join(parts))
+                    first = False
+            out.write(f"\n{indent}]")
+            return
         batch: list[str] = []
         for n, row in enumerate(items):
             batch.append(("," if n else "") + lead + _row_json(row))
@@ -422,9 +488,12 @@ class _LazyRows:
         return self
 
     def __next__(self) -> dict[str, Any]:
+        return next(self.resolved())
+
+    def resolved(self) -> Iterator[dict[str, Any]]:
         if self._rows is None:
             self._rows = _windows(self.answers, self.vector)
-        return next(self._rows)
+        return self._rows
 
 
 def _quality(args: argparse.Namespace, prepared: Prepared, answer: Any) -> list[Any]:

@@ -523,8 +523,11 @@ class DeltaAnswer:
             bag: Counter[Hashable] = Counter({self.solution(int(m)): int(c) for m, c in zip(mps[a:b], counts[a:b])})
             yield Emission(int(grid.time[j]), int(grid.sequence[j]), symbol, bag)
 
-    def summary_rows(self) -> Iterator[dict[str, Any]]:
+    def summary_rows(self) -> "SummaryRows":
         """`workbench.oracle.run.windows_summary` rows, from the arrays."""
+        return SummaryRows(self._summary_chunks)
+
+    def _summary_chunks(self) -> Iterator[tuple[list[Any], ...]]:
         relation, emitted_size = self.sizes()
         emitted = self.emitted()
         expected = np.where(emitted, emitted_size, 0)
@@ -532,12 +535,30 @@ class DeltaAnswer:
         step = 1 << 16  # Python objects for one chunk of rows at a time
         for a in range(0, len(g), step):
             b = a + step
-            columns = zip(g.open[a:b].tolist(), g.close[a:b].tolist(), g.time[a:b].tolist(),
-                          (g.hi[a:b] - g.lo[a:b]).tolist(), expected[a:b].tolist(), relation[a:b].tolist(),
-                          emitted[a:b].tolist())
-            for start, end, time, triples, size_expected, size, flag in columns:
-                yield {"start": start, "end": end, "time": time, "triples": triples, "expected": size_expected,
-                       "relation_size": size, "emitted": flag}
+            yield (g.open[a:b].tolist(), g.close[a:b].tolist(), g.time[a:b].tolist(),
+                   (g.hi[a:b] - g.lo[a:b]).tolist(), expected[a:b].tolist(), relation[a:b].tolist(),
+                   emitted[a:b].tolist())
+
+
+SUMMARY_KEYS = ("start", "end", "time", "triples", "expected", "relation_size", "emitted")
+
+
+class SummaryRows(Iterator[dict[str, Any]]):
+    """One t0's window rows (`SUMMARY_KEYS`) as dicts, or as ``chunks()`` of columns (lists in
+    key order) for a writer that formats many rows at once (``rspwb oracle --json``: a
+    tuple tick gives one row per element)."""
+
+    def __init__(self, chunks: Callable[[], Iterator[tuple[list[Any], ...]]]) -> None:
+        self._chunks = chunks
+        self._rows: Iterator[dict[str, Any]] | None = None
+
+    def chunks(self) -> Iterator[tuple[list[Any], ...]]:
+        return self._chunks()
+
+    def __next__(self) -> dict[str, Any]:
+        if self._rows is None:
+            self._rows = (dict(zip(SUMMARY_KEYS, row)) for chunk in self._chunks() for row in zip(*chunk))
+        return next(self._rows)
 
 
 class DeltaOracle:

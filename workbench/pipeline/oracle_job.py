@@ -54,7 +54,6 @@ from workbench.oracle.annotated import (
     compile_plan,
     content_keys,
     evaluations_for,
-    minimal_requirements,
 )
 from workbench.oracle.deltas import (  # noqa: F401 - vectorisable: this module's API too
     DeltaOracle,
@@ -63,12 +62,15 @@ from workbench.oracle.deltas import (  # noqa: F401 - vectorisable: this module'
     not_vectorisable,
     vectorisable,
 )
+from workbench.oracle.columnar import pattern_matches
 from workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer, window_specs
 from workbench.query.model import ContinuousQuery
 from workbench.streams.terms import canonical_triple, from_rdflib
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
+
+    from workbench.oracle.columnar import StreamColumns
 
 Progress = Callable[[str, float], None]
 
@@ -160,15 +162,10 @@ def certainly_fails(term: "Any", bound: NumericBound) -> "Any":
     """
     from pyspark.sql import functions as F
 
+    from workbench.oracle.columnar import fails_bound
+
     value = F.regexp_extract(term, r'^"([^"]*)"', 1).try_cast("double")  # ANSI mode: no error on non-numbers
-    c = bound.value
-    margin = 1e-6 * max(1.0, abs(c))
-    fails = {
-        ">": value <= c - margin, ">=": value < c - margin,
-        "<": value >= c + margin, "<=": value > c + margin,
-        "=": F.abs(value - c) > margin,
-    }[bound.op]
-    return term.rlike(_NUMERIC_TERM_RE) & value.isNotNull() & fails
+    return term.rlike(_NUMERIC_TERM_RE) & value.isNotNull() & fails_bound(value, bound, F.abs)
 
 
 class TermLookup:
@@ -271,13 +268,13 @@ class SparkBGP:
                  bounds: Sequence[NumericBound] = ()) -> Relation:
         from pyspark.sql import functions as F
 
-        from workbench.oracle.annotated import _connected_order, _is_var, _key
+        from workbench.oracle.annotated import _is_var, _key
+        from workbench.oracle.columnar import bgp_order
 
         width = self.context.width
-        ordered = _connected_order(patterns)
-        variables = list(dict.fromkeys(_key(t) for pattern in patterns for t in pattern if _is_var(t)))
-        if not ordered:
-            return Relation((), [((), (self.context.true_requirement(),))])
+        ordered, variables, trivial = bgp_order(self.context, patterns)
+        if trivial is not None:
+            return trivial
         uses: dict[str, int] = defaultdict(int)
         for pattern in ordered:
             for name in {_key(t) for t in pattern if _is_var(t)}:
@@ -342,13 +339,11 @@ class SparkBGP:
                     keep &= values[name] == terms
                 else:
                     values[name] = terms
+        from workbench.oracle.columnar import grouped_relation
+
         columns = [values[v][keep].tolist() for v in variables]
         requirements = np.stack([table.column(c).to_numpy() for c in reqs], axis=1)[keep].tolist()
-        grouped: dict[tuple[str | None, ...], list[tuple[int, ...]]] = defaultdict(list)
-        for row, requirement in zip(zip(*columns) if columns else [()] * len(requirements), requirements):
-            grouped[row].append(tuple(requirement))
-        rows = [(v, tuple(r) if len(r) == 1 else minimal_requirements(r)) for v, r in grouped.items()]
-        return Relation(tuple(variables), rows)
+        return grouped_relation(variables, columns, requirements)
 
     def _terms(self, source: _PatternSource, slot: int, src: np.ndarray, ref: np.ndarray) -> np.ndarray:
         out = np.empty(len(src), dtype=object)
@@ -424,16 +419,7 @@ class SparkBGP:
                                      for c in result.columns])
         return result, _PatternSource(matched, list(windows))
 
-    @staticmethod
-    def _matches(pattern: tuple[Any, Any, Any], names: list[str | None], triple: tuple[str, str, str]) -> bool:
-        seen: dict[str, str] = {}
-        for term, name, value in zip(pattern, names, triple):
-            if name is None:
-                if from_rdflib(term) != value:
-                    return False
-            elif seen.setdefault(name, value) != value:
-                return False
-        return True
+    _matches = staticmethod(pattern_matches)
 
 
 # --- vectorised evaluations per t0 ------------------------------------------------------------------
@@ -826,6 +812,59 @@ def expected_answers(
             tables = annotate(plan, context, SparkBGP(spark, frames, context, lookups))
             if key is not None:
                 _remember(key, tables)
+    return _answers_from_tables(query, semantics, vectors, plan, tables, timelines, end=end,
+                                report_window=report_window, keep_results=keep_results, report=report,
+                                reused=reused)
+
+
+def columnar_expected_answers(
+    query: ContinuousQuery,
+    columns: "Mapping[str, StreamColumns]",
+    semantics: EngineSemantics,
+    t0_values: Sequence[Sequence[int] | int],
+    *,
+    static: StaticData = StaticData(),
+    end: int | None = None,
+    report_window: int = 0,
+    keep_results: bool = True,
+) -> ExpectedAnswers:
+    """`expected_answers` without Spark: the BGPs as Arrow joins over `StreamColumns`
+    (`workbench.oracle.columnar`), the same steps above them. Single-window monotone
+    queries get presence runs computed lazily per t0 (a ``--json`` run computes only the
+    t0 it prints); the others every t0 as `expected_answers` does."""
+    from workbench.oracle.columnar import ArrowBGP, tables_for
+
+    vectors = [(t,) if isinstance(t, int) else tuple(t) for t in t0_values]
+    plan = compile_plan(query)  # the caller checked the fragment: FastPathUnsupported propagates
+    if static.time_varying_default is not None:
+        raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
+    for window in query.windows:
+        if window.stream not in columns:
+            raise UserError(f"no stream given for <{window.stream}>", field="stream")
+    timelines_by_stream = {}
+    for stream in dict.fromkeys(w.stream for w in query.windows):
+        distinct, counts = np.unique(columns[stream].times, return_counts=True)
+        timelines_by_stream[stream] = Timeline.from_counts(distinct.tolist(), counts.tolist())
+    timelines = [timelines_by_stream[w.stream] for w in query.windows]
+    context = AnnotationContext(
+        [WindowData(w.name, w.size_ms, [], columns[w.stream].times) for w in query.windows],
+        query.dataset_mode,
+        frozenset(map(canonical_triple, static.default)),
+        {g: frozenset(map(canonical_triple, t)) for g, t in static.named.items()},
+    )
+    tables = annotate(plan, context, ArrowBGP(context, tables_for(query, columns)))
+    return _answers_from_tables(query, semantics, vectors, plan, tables, timelines, end=end,
+                                report_window=report_window, keep_results=keep_results, lazy=True)
+
+
+def _answers_from_tables(query: ContinuousQuery, semantics: EngineSemantics, vectors: list[tuple[int, ...]],
+                         plan: Any, tables: list[RowTable], timelines: list[Timeline], *, end: int | None,
+                         report_window: int, keep_results: bool, report: Progress | None = None,
+                         reused: bool = False, lazy: bool = False) -> ExpectedAnswers:
+    """The answers per t0 from the annotated rows (shared by the Spark job and the columnar
+    path). ``lazy``: presence runs per t0 on demand wherever they apply, instead of the
+    prefix sums over every t0 up front."""
+    report = report or (lambda stage, fraction: None)
     report("windows", 0.5)
     evaluator = RelationEvaluator(plan, tables)
     r = report_window
@@ -837,7 +876,8 @@ def expected_answers(
     problem = not_vectorisable(query, semantics)
     if plan.upper is not None:
         problem = "operators above the pattern (aggregates, OPTIONAL, MINUS, ...) are evaluated per window content"
-    if problem is None and reporting_timeline.distinct:
+    chosen = lazy and DeltaOracle.applies(plan, query)  # not a fallback: no reason to give
+    if problem is None and reporting_timeline.distinct and not chosen:
         try:
             vectorised = VectorisedAnswers(tables[0], reporting_timeline, query, semantics, int(last))  # type: ignore[arg-type]
         except FastPathUnsupported as error:
@@ -846,7 +886,8 @@ def expected_answers(
         # presence runs per t0 (`workbench.oracle.deltas`), computed when a t0 is asked for
         answers._deltas = DeltaOracle(query, semantics, tables[0], reporting_timeline, end)
         answers._classes = None
-        answers.reason = f"presence runs per t0 instead of the vectorised prefix sums: {problem}" if problem else None
+        answers.reason = (f"presence runs per t0 instead of the vectorised prefix sums: {problem}"
+                          if problem and not chosen else None)
         report("done", 1.0)
         return answers
     answers.reason = None if vectorised is not None else (

@@ -1,12 +1,22 @@
 """Which path computes the expected answers: the ``--method`` rule shared by ``rspwb oracle``,
-``rspwb check`` and ``rspwb run`` (docs/oracle.md).
+``rspwb check`` and ``rspwb run`` (docs/oracle.md "--method").
 
-``auto``: the Spark job (`workbench.pipeline.oracle_job`) for streams of more than
-:data:`SPARK_THRESHOLD` elements when the query is inside the fast fragment; else the
-pure-Python fast path (no JVM start for small streams); rdflib's reference path for queries
-outside the fragment. ``spark``/``fast``/``reference`` force a path. The rule lives in the
-pipeline layer because only this layer may start Spark; the oracle gets it as an
-`workbench.oracle.judge.ExpectedFunction` (:func:`expected_function`).
+``auto`` (`choose_path`), for queries inside the fast fragment, by the streams' size in
+elements (measured on YABench SMALL/MEDIUM/BIG, every preset; docs/oracle.md):
+
+* up to :data:`COLUMNAR_THRESHOLD`: the Python fast path over element objects (nothing
+  to set up);
+* up to :data:`SPARK_THRESHOLD`: the *columnar* Python path (`workbench.oracle.columnar`:
+  the stream read as Arrow columns, BGPs as Arrow hash joins, presence runs per t0) —
+  faster than the Spark job at every size up to BIG and for every report policy, since
+  the JVM start alone costs more than the whole columnar run;
+* above it: the Spark job (`workbench.pipeline.oracle_job`), whose driver holds no
+  stream in memory.
+
+Queries outside the fragment take rdflib's reference path. ``spark``/``fast``/``reference``
+force a path (``fast``: the Python fast path, columnar above the same threshold). The
+rule lives in the pipeline layer because only this layer may start Spark; the oracle gets
+it as an `workbench.oracle.judge.ExpectedFunction` (:func:`expected_function`).
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
+    from workbench.oracle.columnar import StreamColumns
     from workbench.oracle.reference import StaticData
     from workbench.core.semantics import EngineSemantics
     from workbench.oracle.judge import ExpectedFunction
@@ -23,7 +34,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from workbench.streams.model import StreamElement
 
 METHODS = ("auto", "fast", "spark", "reference")
-SPARK_THRESHOLD = 200_000  # elements: above this, auto runs the Spark job (a JVM start costs ~10 s)
+COLUMNAR_THRESHOLD = 10_000  # elements: above this, the Python path reads the streams as Arrow columns (faster from ~10 k on)
+SPARK_THRESHOLD = 10_000_000  # elements: above this, auto runs the Spark job (the driver holds no stream)
+PATHS = ("python", "columnar", "spark", "reference")
+
+
+def choose_path(method: str, *, inside_fragment: bool, elements: int, allow_spark: bool = True) -> str:
+    """The path ``method`` takes for a query (inside the fast fragment or not) over streams of
+    ``elements`` elements: ``python`` (element objects), ``columnar``, ``spark`` or ``reference``."""
+    if method == "reference" or (not inside_fragment and method == "auto"):
+        return "reference"
+    if not inside_fragment and method == "fast":
+        return "python"  # which names the construct that keeps the query out
+    if method == "spark" or (method == "auto" and allow_spark and elements > SPARK_THRESHOLD):
+        return "spark"
+    return "columnar" if elements > COLUMNAR_THRESHOLD else "python"
 
 
 def inside_fast_fragment(query: "ContinuousQuery", static: "StaticData | None" = None) -> bool:
@@ -52,35 +77,58 @@ def expected_by_method(
     spark_master: str | None = None,
     allow_spark: bool = True,
     keep_results: bool = True,
+    columns: "Callable[[frozenset[str] | None], Mapping[str, StreamColumns]] | None" = None,
 ) -> tuple[Mapping[tuple[int, ...], Any], "OracleMethod"]:
     """The expected answers per t0 vector and the `OracleMethod` that computed them.
 
-    ``size()`` counts the streams' elements (a Parquet footer is enough); ``elements()``
-    reads them for the Python paths; ``parquet_sources(folder)`` gives a Parquet file per
-    stream IRI for Spark (writing the others into ``folder``). ``allow_spark=False`` (e.g.
-    inside a Spark task) keeps ``auto`` on the Python path and says why.
+    ``size()`` counts (or estimates) the streams' elements; ``elements()`` reads them for
+    the Python path; ``columns(predicates)`` reads them as `StreamColumns` for the columnar
+    path (default: from ``elements()``); ``parquet_sources(folder)`` gives a Parquet file
+    per stream IRI for Spark (writing the others into ``folder``). ``allow_spark=False``
+    (e.g. inside a Spark task) keeps ``auto`` off Spark and says why.
     """
     from workbench.oracle.reference import StaticData
     from workbench.oracle.run import OracleMethod, expected_with_method
 
     static = static if static is not None else StaticData()
+    if method not in METHODS:
+        raise ValueError(f"unknown oracle method {method!r}")
+    inside = method != "reference" and inside_fast_fragment(query, static)
+    count = size() if inside else 0
+    path = choose_path(method, inside_fragment=inside, elements=count, allow_spark=allow_spark)
     note = None
-    if method in ("auto", "spark"):
-        big = inside_fast_fragment(query, static) and size() > SPARK_THRESHOLD
-        if method == "spark" or big:
-            if not allow_spark and method == "auto":
-                note = "the run is a Spark task (no Spark job from an executor); the Python path ran"
-            else:
-                from workbench.pipeline.spark import SparkUnavailable
+    if not allow_spark and method == "auto" and count > SPARK_THRESHOLD:
+        note = "the run is a Spark task (no Spark job from an executor); the Python path ran"
+    if path == "spark":
+        from workbench.pipeline.spark import SparkUnavailable
 
-                try:
-                    return _spark_expected(query, semantics, vectors, parquet_sources, end=end, static=static,
-                                           report_window=report_window, spark_master=spark_master,
-                                           keep_results=keep_results)
-                except SparkUnavailable as error:
-                    if method == "spark":
-                        raise
-                    note = f"Spark is unavailable ({error.message}); the Python path ran"
+        try:
+            return _spark_expected(query, semantics, vectors, parquet_sources, end=end, static=static,
+                                   report_window=report_window, spark_master=spark_master,
+                                   keep_results=keep_results)
+        except SparkUnavailable as error:
+            if method == "spark":
+                raise
+            note = f"Spark is unavailable ({error.message}); the Python path ran"
+            path = "columnar"
+    if path == "columnar":
+        from workbench.oracle.columnar import StreamColumns, columns_from_elements, query_predicates
+        from workbench.pipeline.oracle_job import columnar_expected_answers
+
+        predicates = query_predicates(query)
+        if columns is not None:
+            read = columns(predicates)
+        else:
+            built: dict[int, StreamColumns] = {}  # one stream's elements may serve several IRIs
+            read = {}
+            for iri, stream in elements().items():
+                if id(stream) not in built:
+                    built[id(stream)] = columns_from_elements(stream, predicates)
+                read[iri] = built[id(stream)]
+        answers = columnar_expected_answers(query, read, semantics, vectors, static=static, end=end,
+                                            report_window=report_window, keep_results=keep_results)
+        reason = "; ".join(r for r in (note, answers.reason) if r) or None
+        return answers, OracleMethod(answers.mode, "arrow", reason)
     answers, used = expected_with_method(
         query, elements(), semantics, vectors, static=static, end=end, report_window=report_window,
         method="auto" if method == "spark" else method,

@@ -606,7 +606,8 @@ def _parse_turtle(path: Path) -> object:
     except UnicodeDecodeError:
         raise UserError("not UTF-8 text", file=str(path)) from None
     except Exception as error:  # rdflib raises assorted exception types for bad input
-        raise UserError(f"cannot parse Turtle: {error}", file=str(path)) from None
+        message = " ".join(str(error).split())  # rdflib may quote the offending text, newlines included
+        raise UserError(f"cannot parse Turtle: {message}", file=str(path)) from None
     return graph
 
 
