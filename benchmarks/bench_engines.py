@@ -5,14 +5,20 @@ Feeds an SG1 stream (YABench MEDIUM load by default: 1,000 stations, 1 s interva
 stand (engine in its own process, next stimulus sent when the previous one is done), so
 the measured rate is what the engine can absorb: triples / (last done − first sent).
 An engine keeps up in real time with a load of R triples/s iff this rate is ≥ R.
-Also reports the in-process rate (no protocol, no process boundary) and the stand's own
+Also reports the in-process rate (no protocol, no process boundary; the worker's garbage
+collector thresholds) and the stand's own
 CPU (streamer, writer, receiver, probe threads). First it measures the **stand's ceiling**:
 the same stream through the ``null`` engine (answers ``done`` only), i.e. the most the
 stand carries through the process boundary to any engine, twice: with batched framing
 (``batch`` messages of up to ``--batch`` stimuli, what the stand uses with every engine that
 announces it) and with one stimulus per message and round trip (``--batch 1``, the protocol
 for engines that do not announce batches); peak RSS is over the engine's process tree (the
-stand's psutil samples). The presets run with ``--batch`` too.
+stand's psutil samples). The presets run with ``--batch`` too; for each, the engine
+process's own CPU seconds on the stand (protocol included, from the trace's KPIs) give its
+rate per CPU second. ``--real-time`` also runs each preset in real time (time scale 1,
+what YABench does): it keeps up when the last stimulus is done within a second of its due
+time (a lagging engine builds a backlog), with the engine's CPU per triple and the
+latencies (``done − sent``: the queueing behind earlier stimuli included).
 
 Usage::
 
@@ -21,11 +27,14 @@ Usage::
     python3 benchmarks/bench_engines.py --json results.json
     python3 benchmarks/bench_engines.py --stations 10000 --presets cqels,csparql   # YABench BIG (70,000 triples/s)
     python3 benchmarks/bench_engines.py --presets "" --batch 1   # the ceiling without batches only
+    python3 benchmarks/bench_engines.py --stations 10000 --presets cqels,csparql --queries filter-5s-tumbling \
+        --ceiling-repetitions 0 --real-time   # do the presets keep up with BIG in real time?
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import tempfile
@@ -40,6 +49,7 @@ from workbench.engine import EngineConfig, create_engine, group_contemporaneous 
 from workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
 from workbench.query.parser import parse_query  # noqa: E402
 from workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from workbench.stand.worker import GC_THRESHOLDS  # noqa: E402
 
 STREAM = "http://cwi.nl/SRBench/observations"
 QUERIES = {
@@ -73,6 +83,40 @@ def _names(known: dict, what: str):  # type: ignore[no-untyped-def]
     return parse
 
 
+def _engine_cpu_s(folder: Path) -> float | None:
+    """CPU seconds of the engine's process tree over the run: the trace's last KPIs minus its first."""
+    lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    if not lines:
+        return None
+    first, last = json.loads(lines[0]), json.loads(lines[-1])
+    if not first.get("kpis_before") or not last.get("kpis_after"):
+        return None
+    return round(last["kpis_after"]["cpu_s"] - first["kpis_before"]["cpu_s"], 3)
+
+
+def _real_time(config: EngineConfig, text: str, stimuli: list, triples: int, span_s: float,
+               args: argparse.Namespace) -> dict:
+    """One real-time run (time scale 1): does the engine keep up, and at what CPU cost?"""
+    with tempfile.TemporaryDirectory() as folder:
+        result = run_engine(config, text, stimuli, folder,
+                            options=StandOptions(mode="real-time", sampling_ms=args.sampling_ms, batch=args.batch))
+        engine_cpu = _engine_cpu_s(Path(folder))
+    # feed_s runs from the first stimulus's due time to the last one's done
+    backlog_s = (result.timings.get("feed_s") or 0.0) - span_s
+    row = {"status": result.status, "feed_s": result.timings.get("feed_s"), "end_backlog_s": round(backlog_s, 3),
+           "keeps_up": result.ok and backlog_s <= 1.0, "latency_ms_p50": result.latency_ms.get("p50"),
+           "latency_ms_p95": result.latency_ms.get("p95"), "latency_ms_max": result.latency_ms.get("max"),
+           "schedule_lag_ms_max": result.schedule_lag_ms.get("max"), "engine_cpu_s": engine_cpu,
+           "engine_cpu_percent": round(100.0 * engine_cpu / span_s, 1) if engine_cpu else None,
+           "stand_cpu_s": result.stand_overhead.get("total_cpu_s"), "peak_rss_mb": result.peak_rss_mb}
+    print(f"{'':22} {'  real time':13} {row['status']:6} keeps up: {row['keeps_up']} (last done "
+          f"{row['end_backlog_s']:+.2f} s after the stream's end)  latency p50/p95/max {row['latency_ms_p50']}/"
+          f"{row['latency_ms_p95']}/{row['latency_ms_max']} ms  engine CPU {engine_cpu} s = "
+          f"{row['engine_cpu_percent']} % of a core ({triples / engine_cpu if engine_cpu else 0:,.0f} t per CPU s)"
+          f"  stand CPU {row['stand_cpu_s']} s  schedule lag max {row['schedule_lag_ms_max']} ms")
+    return row
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stations", type=int, default=1000)
@@ -87,6 +131,8 @@ def main() -> int:
                         help="runs of the null engine (the stand's ceiling); 0 skips it")
     parser.add_argument("--batch", type=int, default=StandOptions.batch,
                         help="most stimuli per batch message (default %(default)s; 1 = one round trip per stimulus)")
+    parser.add_argument("--real-time", action="store_true",
+                        help="also run each preset in real time (as long as the stream) and say whether it keeps up")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.batch < 1:
@@ -124,20 +170,26 @@ def main() -> int:
             config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0}, name=f"secret-{preset}")
             engine = create_engine(config)
             engine.register(parse_query(text))
+            thresholds = gc.get_threshold()
+            gc.set_threshold(*GC_THRESHOLDS)  # as in the worker process on the stand
             started, cpu_started = time.perf_counter(), time.process_time()
             responses = engine.run(stimuli)
             in_process = len(elements) / (time.perf_counter() - started)
+            gc.set_threshold(*thresholds)
             # CPU time, not wall time: what the engine absorbs on one free core (others load the machine)
             in_process_cpu = len(elements) / max(1e-9, time.process_time() - cpu_started)
             with tempfile.TemporaryDirectory() as folder:
                 result = run_engine(config, text, stimuli, folder,
                                     options=StandOptions(mode="absolute-time", sampling_ms=args.sampling_ms,
                                                          batch=args.batch))
+                engine_cpu = _engine_cpu_s(Path(folder))
             row = {
                 "query": query_name, "preset": preset, "status": result.status,
                 "stand_triples_per_s": result.throughput_triples_per_s,
                 "in_process_triples_per_s": round(in_process, 1),
                 "in_process_cpu_triples_per_s": round(in_process_cpu, 1),
+                "stand_engine_cpu_s": engine_cpu,
+                "stand_engine_cpu_triples_per_s": round(len(elements) / engine_cpu, 1) if engine_cpu else None,
                 "keeps_up_on_a_free_core": in_process_cpu >= load,
                 "keeps_up_with_load": bool(result.throughput_triples_per_s and result.throughput_triples_per_s >= load),
                 "responses": result.responses, "in_process_responses": len(responses),
@@ -150,10 +202,13 @@ def main() -> int:
             }
             rows.append(row)
             print(f"{query_name:22} {preset:13} {row['status']:6} stand {row['stand_triples_per_s'] or 0:>10,.0f} t/s"
+                  f" ({row['stand_engine_cpu_triples_per_s'] or 0:,.0f} per engine CPU second)"
                   f"  in-process {row['in_process_triples_per_s']:>10,.0f} t/s ({row['in_process_cpu_triples_per_s']:,.0f} per"
                   f" CPU second)  keeps up: {row['keeps_up_with_load']} (on a free core: {row['keeps_up_on_a_free_core']})"
                   f"  p95 latency {row['latency_ms_p95']} ms  stand CPU {row['stand_cpu_s']} s"
                   f" ({row['stand_cpu_percent']} % of a core)  peak RSS {row['peak_rss_mb']} MiB")
+            if args.real_time:
+                row["real_time"] = _real_time(config, text, stimuli, len(elements), span_s, args)
     if args.json:
         args.json.write_text(json.dumps({"load_triples_per_s": load, "triples": len(elements), "stand_ceiling": ceilings,
                                            "runs": rows}, indent=2))

@@ -8,6 +8,7 @@ as an engine that does not announce batches gets.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
 from collections import Counter
@@ -119,6 +120,17 @@ class Crashing(WrappedEngine):
 sys.exit(serve(Crashing()))
 """
 
+CRASHING_NODE_KIT_ENGINE = """
+const { serve } = require(%s);
+serve({
+  register() { return { engine: 'crashing' }; },
+  push({ id, t, elements }, emit) {
+    if (id === 3) throw new Error('boom in stimulus 3');
+    emit([{ who: elements[0][0] }], { t });
+  },
+});
+"""
+
 EXITING_RAW_ENGINE = """
 import json, os, sys
 out = sys.stdout
@@ -137,16 +149,22 @@ for line in sys.stdin:
 """
 
 
-@pytest.mark.parametrize("kind", ["error", "exit"])
+@pytest.mark.parametrize("kind", ["error", "node-error", "exit"])
 def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> None:
-    script = (CRASHING_KIT_ENGINE.format(root=str(ROOT)) if kind == "error" else EXITING_RAW_ENGINE)
-    config = EngineConfig("external", parameters={"command": [sys.executable, "-c", textwrap.dedent(script)]},
-                          name="crashing")
+    if kind == "node-error":
+        if shutil.which("node") is None:
+            pytest.skip("Node.js is not installed")
+        kit = json.dumps(str(ROOT / "engines" / "kit" / "node" / "rspwb-kit.js"))
+        command = ["node", "-e", CRASHING_NODE_KIT_ENGINE % kit]
+    else:
+        script = CRASHING_KIT_ENGINE.format(root=str(ROOT)) if kind == "error" else EXITING_RAW_ENGINE
+        command = [sys.executable, "-c", textwrap.dedent(script)]
+    config = EngineConfig("external", parameters={"command": command}, name="crashing")
     result = run_engine(config, QUERY, iter_stimuli(elements(TIMES)), tmp_path / "run",
                         options=StandOptions(mode="absolute-time", sampling_ms=50, stimulus_timeout_s=20))
     assert result.status == "failed"
-    reason = "engine error: RuntimeError: boom in stimulus 3" if kind == "error" else \
-        "the engine exited unexpectedly (exit code 3)"
+    reason = {"error": "engine error: RuntimeError: boom in stimulus 3", "node-error": "engine error: Error: boom in stimulus 3",
+              "exit": "the engine exited unexpectedly (exit code 3)"}[kind]
     assert (result.error or "").startswith(
         f"{reason}; 7 stimuli of its batches were sent and not done (ids 3…9); the 3 done before are recorded"), result.error
     # nothing computed is lost: the three stimuli done and their responses are in the run folder

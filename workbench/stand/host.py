@@ -72,7 +72,7 @@ STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run'
 _STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
 # Batches (docs/engine-protocol.md, "Batches"): one `batch` line carries at most StandOptions.batch
 # stimuli and about this many elements (a stimulus is never split)
-BATCH_ELEMENTS = 16384
+BATCH_ELEMENTS = 1024
 _BATCH_KPI_PERIOD_MS = 1.0  # under batching, per-stimulus KPIs after `done` are read at most this often
 
 
