@@ -172,6 +172,7 @@ def test_run_streams_stimuli_from_the_file_without_holding_them(tmp_path: Path, 
     assert most == 1 and not listed
     assert sent == [(s.id, s.application_time, s.elements) for s in group_contemporaneous(elements)]
     assert [len(e) for e in streams.values()] == [len(elements)] and not listed
+    assert [list(e) for e in streams.values()] == [elements] and not listed  # iterated, read through
 
 
 def test_json_rows_are_written_as_the_list_would_be(tmp_path: Path) -> None:

@@ -720,11 +720,11 @@ def read_stream(
 class StreamFile(Sequence[StreamElement]):
     """A stream file as a sequence of elements that is read only when someone needs them.
 
-    :meth:`read` goes through the file without keeping it (the stand feeds a run from it);
-    the length and the last time of a Parquet stream come from its ``t`` column; indexing
-    or iterating reads the whole stream once and keeps it (the in-process oracle's paths).
-    So a run whose answers are computed elsewhere (the Spark job reads the file itself)
-    never holds the stream in memory.
+    Iterating goes through the file without keeping it (the stand feeds a run from it, the
+    columnar oracle reads its columns from it); the length and the last time of a Parquet
+    stream come from its ``t`` column; indexing reads the whole stream once and keeps it
+    (the in-process oracle's paths over element objects). So a run whose answers are
+    computed from columns or by the Spark job never holds the stream's elements in memory.
     """
 
     def __init__(self, path: str | os.PathLike[str], fmt: str, *, interval_ms: int = 1000) -> None:
@@ -781,7 +781,7 @@ class StreamFile(Sequence[StreamElement]):
         return self.elements()[index]
 
     def __iter__(self) -> Iterator[StreamElement]:
-        return iter(self.elements())
+        return self.read()
 
 
 def last_time(elements: Sequence[StreamElement]) -> int | None:
