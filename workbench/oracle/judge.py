@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics
 from workbench.errors import UserError
@@ -89,6 +89,14 @@ class Judgement:
     def recall(self) -> float | None:
         return self.payload.get("recall")
 
+    def window_rows(self) -> Iterator[dict[str, Any]]:
+        """``oracle.json``'s ``windows`` entries, one per window, made as they are read."""
+        for w in self.quality or ():
+            yield {"start": w.start, "end": w.end, "precision": w.precision, "recall": w.recall,
+                   "actual_size": w.actual_size, "expected_size": w.expected_size, "window_triples": w.window_triples,
+                   "delay": w.delay, "reconstructed_start": w.reconstructed_start,
+                   "reconstructed_end": w.reconstructed_end}
+
     def oracle_lines(self) -> str:
         """The YABench ``ORACLE_<engine>`` file of this run (one line per window)."""
         return "".join(w.oracle_line() + "\n" for w in self.quality or ())
@@ -142,6 +150,7 @@ class JudgeOptions:
     regroup: bool = False
     rel_tol: float = 1e-9  # numeric literals (workbench.oracle.compare.Tolerance)
     quality: bool = True
+    window_rows: bool = True  # False: the payload's "windows" is None, for `Judgement.window_rows` to fill
 
 
 _ANSWER_CACHE: dict[tuple[Any, ...], tuple[Any, Any, int, Any]] = {}
@@ -225,19 +234,15 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     })
     if not options.quality:
         return Judgement(payload)
-    quality = measure_quality(run.query, semantics, streams, answers[vector], log, gracious=options.gracious,
-                              by_time=True, report_window=options.report_window, due_at=run.due_at)
+    quality = tuple(measure_quality(run.query, semantics, streams, answers[vector], log, gracious=options.gracious,
+                                    by_time=True, report_window=options.report_window, due_at=run.due_at))
+    judgement = Judgement(payload, quality)
     payload.update({
         "precision": _mean([w.precision for w in quality]),
         "recall": _mean([w.recall for w in quality]),
-        "windows": [
-            {"start": w.start, "end": w.end, "precision": w.precision, "recall": w.recall,
-             "actual_size": w.actual_size, "expected_size": w.expected_size, "window_triples": w.window_triples,
-             "delay": w.delay, "reconstructed_start": w.reconstructed_start, "reconstructed_end": w.reconstructed_end}
-            for w in quality
-        ],
+        "windows": list(judgement.window_rows()) if options.window_rows else None,
     })
-    return Judgement(payload, tuple(quality))
+    return judgement
 
 
 def _expected(run: RecordedRun, options: JudgeOptions, streams: Mapping[str, Sequence[StreamElement]],
