@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.core.semantics import PRESETS
 from workbench.errors import UserError
 from workbench.oracle.annotated import NumericBound
 from workbench.oracle.columnar import certainly_fails, columns_from_elements, query_predicates, read_columns
