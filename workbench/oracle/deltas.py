@@ -349,8 +349,49 @@ def presence_runs(table: Any, grid: EvaluationGrid) -> PresenceRuns:
     """The runs of every distinct mapping of a one-window `RowTable` over ``grid``.
 
     Requires a monotone grid. Static-only rows (no requirement on the stream) are in every
-    evaluation.
+    evaluation. When every mapping has one row with one requirement (the usual BGP over a
+    stream), each mapping's run is that requirement's interval: two binary searches per
+    row (`SingleRequirements`); otherwise a row's intervals are merged and counted per
+    mapping (`merged_presence_runs`).
     """
+    single = SingleRequirements.of(table)
+    if single is not None:
+        return single.runs(grid)
+    return merged_presence_runs(table, grid)
+
+
+@dataclass
+class SingleRequirements:
+    """A `RowTable` whose every mapping has exactly one row with one requirement, sorted by
+    mapping once: a t0's presence runs are then ``[enter, exit]`` per row, count 1."""
+
+    mapping: np.ndarray
+    pmin: np.ndarray
+    pmax: np.ndarray
+
+    @classmethod
+    def of(cls, table: Any) -> "SingleRequirements | None":
+        """The table's single requirements (computed once per table), or None."""
+        cached = getattr(table, "_single_requirements", False)
+        if cached is not False:
+            return cached
+        mapping = table.mapping_of[table.row_of]
+        single = None
+        if len(np.unique(table.row_of)) == len(table.row_of) and len(np.unique(mapping)) == len(mapping):
+            order = np.argsort(mapping, kind="stable")
+            single = cls(mapping[order], table.pmin[0][order], table.pmax[0][order])
+        table._single_requirements = single
+        return single
+
+    def runs(self, grid: EvaluationGrid) -> PresenceRuns:
+        enter = np.searchsorted(grid.hi, self.pmax, "right")  # first j with hi_j > pmax
+        exit_ = np.searchsorted(grid.lo, self.pmin, "right") - 1  # last j with lo_j <= pmin
+        ok = enter <= exit_
+        return PresenceRuns(grid, self.mapping[ok], enter[ok], exit_[ok], np.ones(int(ok.sum()), np.int64))
+
+
+def merged_presence_runs(table: Any, grid: EvaluationGrid) -> PresenceRuns:
+    """`presence_runs` for any table: each row's intervals merged, runs of equal counts per mapping."""
     n = len(grid)
     pmin, pmax = table.pmin[0], table.pmax[0]
     enter = np.searchsorted(grid.hi, pmax, "right")  # first j with hi_j > pmax

@@ -163,19 +163,12 @@ def _write_runs(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], ve
     """
     import numpy as np
 
-    ids: dict[frozenset, int] = {}
     with open(folder.partial / MAPPINGS, "w", encoding="utf-8") as mappings:
+        numbering = _MappingNumbers(mappings)
         for n, vector in enumerate(vectors):
             check()
             grid, runs, solution = _grid_and_runs(answers[vector])
-            local = np.empty(len(runs[0]), dtype=np.int64)
-            for r, m in enumerate(runs[0].tolist()):
-                mapping = solution(m)
-                index = ids.get(mapping)
-                if index is None:
-                    index = ids[mapping] = len(ids)
-                    mappings.write(json.dumps(dict(sorted(mapping))) + "\n")
-                local[r] = index
+            local = numbering.of(runs[0], solution)
             name = f"t0_{'-'.join(str(v) for v in vector)}.npz"
             columns = {"time": grid.time, "sequence": grid.sequence, "start": grid.open, "end": grid.close,
                        "index": grid.index, "lo": grid.lo, "hi": grid.hi, "run_mapping": local,
@@ -189,6 +182,47 @@ def _write_runs(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], ve
             if folder.after_file is not None:
                 folder.after_file(name)
     folder.files.insert(0, MAPPINGS)
+
+
+class _MappingNumbers:
+    """Numbers the distinct mappings of every t0 in order of first appearance and writes each
+    once to ``mappings.jsonl``. A t0's runs carry the answer's own mapping indices; those of
+    answers sharing one ``solution`` (every `DeltaAnswer` of one oracle) are translated with
+    one array lookup, so a t0 costs no Python work per run — only per new mapping."""
+
+    def __init__(self, handle: Any) -> None:
+        import numpy as np
+
+        self.handle = handle
+        self.ids: dict[frozenset, int] = {}
+        self.source: Callable[[int], frozenset] | None = None
+        self.known = np.empty(0, dtype=np.int64)  # answer's mapping index -> number, -1 if not seen
+
+    def of(self, mappings: Any, solution: Callable[[int], frozenset]) -> Any:
+        """The numbers of ``mappings`` (an answer's indices, resolved by ``solution``)."""
+        import numpy as np
+
+        mappings = np.asarray(mappings, dtype=np.int64)
+        if solution != self.source:
+            self.source, self.known = solution, np.empty(0, dtype=np.int64)
+        if not len(mappings):
+            return np.empty(0, dtype=np.int64)
+        top = int(mappings.max()) + 1
+        if top > len(self.known):
+            self.known = np.concatenate([self.known, np.full(top - len(self.known), -1, np.int64)])
+        new = mappings[self.known[mappings] < 0]
+        if len(new):
+            _, first = np.unique(new, return_index=True)
+            lines = []
+            for m in new[np.sort(first)].tolist():  # in order of first appearance
+                mapping = solution(m)
+                number = self.ids.get(mapping)
+                if number is None:
+                    number = self.ids[mapping] = len(self.ids)
+                    lines.append(json.dumps(dict(sorted(mapping))) + "\n")
+                self.known[m] = number
+            self.handle.write("".join(lines))
+        return self.known[mappings]
 
 
 def _packed(name: str, column: Any) -> list[tuple[str, Any]]:

@@ -917,6 +917,8 @@ def _answers_from_tables(query: ContinuousQuery, semantics: EngineSemantics, vec
     if vectorised is not None:
         answers.mode = "fast-vectorised"
         answers._compute = vectorised.compute
+        if DeltaOracle.applies(plan, query):  # a t0's full answer (``--out``, the judge) as presence runs,
+            answers._deltas = DeltaOracle(query, semantics, tables[0], reporting_timeline, end)  # not relations
     answers.classes = [AnswerClass(d, v) for d, v in by_digest.items()]
     report("done", 1.0)
     return answers
