@@ -62,9 +62,10 @@ class StreamBuffer(Generic[E]):
         return self.elements[position - self.offset]
 
     def trim_before(self, t: int) -> None:
-        """Forget elements with time < t (amortised: only when half the buffer can go)."""
+        """Forget elements with time < t (amortised: only when a quarter of the buffer can go,
+        so it holds at most 4/3 of what is still needed)."""
         cut = bisect.bisect_left(self.times, t)
-        if cut and cut * 2 >= len(self.times):
+        if cut and cut * 4 >= len(self.times):
             del self.times[:cut]
             del self.elements[:cut]
             self.offset += cut
@@ -278,9 +279,13 @@ class ReportScheduler:
             out.append(Evaluation(time, window, lo, hi, sequence))
 
     def horizon(self) -> int:
-        """The earliest application time a future evaluation may still read."""
+        """The earliest application time a future evaluation may still read: the opening of
+        the earliest window that closes at or after the first instant not yet evaluated."""
         considered = min(self.now, self.closes_done + 1) if self.next_element else self.now
-        return considered - self.spec.size - self.spec.slide - (self.policy.period_ms or 0)
+        horizon = self.spec.earliest_open_from(considered)
+        if self.leading is not None:
+            horizon = min(horizon, self.leading.earliest_open_from(considered))
+        return horizon
 
 
 def content_positions(

@@ -92,22 +92,32 @@ class WindowedEngine(Engine):
         raise NotImplementedError
 
     def _trim(self) -> None:
-        """Forget buffered elements no future evaluation can read."""
+        """Forget buffered elements no future evaluation can read: only those inside a window
+        that is still open (or waits to be reported), those the store holds and those output
+        held back needs stay, so memory follows the window, not the stream."""
         assert self.scheduler is not None
-        horizon = self.scheduler.horizon()
+        reporting = self.windows[self.report_window].spec
+        horizon = self.scheduler.horizon() - self._reads_before(reporting)
+        since = self.scheduler.now  # the other windows are read at evaluation instants from here on
+        held = self._held_back_from()
+        if held is not None:  # ... or at the instant of an evaluation held back
+            horizon = min(horizon, held[0])
+            since = min(since, held[1])
         for window in self.windows:
-            horizon = min(horizon, self.scheduler.now - window.spec.size - 2 * window.spec.slide)
+            horizon = min(horizon, window.spec.earliest_open_from(since) - self._reads_before(window.spec))
             if window.hi > window.lo:
                 horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
-        held = self._held_back_from()
-        if held is not None:
-            horizon = min(horizon, held)
         for buffer in self.buffers.values():
             buffer.trim_before(horizon)
 
-    def _held_back_from(self) -> int | None:
-        """The earliest application time output held back still needs (None: nothing held)."""
+    def _held_back_from(self) -> tuple[int, int] | None:
+        """Output held back: the earliest application time it reads on the report window's
+        stream and the earliest instant it is evaluated at (None: nothing held)."""
         return None
+
+    def _reads_before(self, spec: WindowSpec) -> int:
+        """How long before a window's opening the engine reads (ms; 0: it reads the window only)."""
+        return 0
 
     def _release_pending(self, now: int, out: list[EngineResponse]) -> None:
         """Emit output held back until application time ``now`` (none by default)."""

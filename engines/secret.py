@@ -58,6 +58,7 @@ from engines._windowed import WindowState, WindowedEngine
 from workbench.core.r2s import OPERATION_SYMBOL, r2s_step
 from workbench.core.report import Evaluation
 from workbench.core.semantics import R2S, Strategy
+from workbench.core.windows import WindowSpec
 from workbench.engine import EngineConfig, StaticGraphs
 from workbench.errors import UserError
 from workbench.query.model import ContinuousQuery
@@ -250,9 +251,17 @@ class SecretEngine(WindowedEngine):
             result[frozenset((var, term) for var, term in mapping if var not in aggregate_vars)] += count  # type: ignore[attr-defined]
         return result
 
-    def _held_back_from(self) -> int | None:
-        """border_drift: a shifted evaluation still reads from its window's opening."""
-        return self.pending[0][1].window.open if self.pending else None
+    def _reads_before(self, spec: WindowSpec) -> int:
+        """late_purge: a window's content starts one slide before its opening."""
+        return spec.slide if self.faults["late_purge"] else 0
+
+    def _held_back_from(self) -> tuple[int, int] | None:
+        """border_drift: a shifted evaluation reads its report window from the shifted opening
+        (the other windows at its own instant)."""
+        if not self.pending:
+            return None
+        return (min(evaluation.window.open + due - evaluation.time for due, evaluation in self.pending),
+                min(evaluation.time for _, evaluation in self.pending))
 
     # --- introspection (tests, benchmarks) --------------------------------------------
 

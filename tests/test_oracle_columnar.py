@@ -161,3 +161,44 @@ def test_big_streams_take_the_columnar_path_end_to_end(tmp_path: Path, capsys, m
     big = json.loads(capsys.readouterr().out)
     assert (small["engine"], big["engine"], big["method"]) == ("python", "arrow", "fast")
     assert big["windows"] == small["windows"] and big["by_t0"] == small["by_t0"]
+
+
+# --- rspwb check: t0 that read the same contents are judged once under CSRBench matching -----------
+
+
+class CountingCandidates(dict):
+    """t0 -> relations, counting which t0's relations the verdict asked for."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.asked: list[int] = []
+
+    def __getitem__(self, t0):
+        self.asked.append(t0)
+        return super().__getitem__(t0)
+
+
+def test_csrbench_matching_judges_each_content_class_once() -> None:
+    from collections import Counter
+
+    from workbench.oracle.verdict import Relation, judge
+
+    def relations(*bags, start):
+        return [Relation(start + i, "+", Counter(bag)) for i, bag in enumerate(bags)]
+
+    a, b = frozenset({("x", "<http://e/a>")}), frozenset({("x", "<http://e/b>")})
+    engine = relations([a], [b], start=100)
+    # t0 0 and 2 read the same contents (at other instants), so do 1 and 3
+    candidates = CountingCandidates({0: relations([a], [b], start=0), 1: relations([b], [a], start=1),
+                                     2: relations([a], [b], start=2), 3: relations([b], [a], start=3)})
+    classes = {0: "even", 1: "odd", 2: "even", 3: "odd"}
+    verdict = judge(engine, candidates, mode="csrbench", content_class=classes.get)
+    assert verdict.correct and verdict.matching_t0 == (0, 2) and candidates.asked == [0, 1]
+    plain = judge(engine, CountingCandidates(candidates), mode="csrbench")
+    assert plain.matching_t0 == verdict.matching_t0
+    wrong = relations([a], [a], start=100)  # matches no class: the closest divergence is the first class's
+    assert judge(wrong, candidates, mode="csrbench", content_class=classes.get).first_divergence == \
+        judge(wrong, CountingCandidates(candidates), mode="csrbench").first_divergence
+    strict = CountingCandidates(candidates)  # strict matching compares instants: every t0 is judged
+    judge(relations([a], [b], start=2), strict, mode="strict", content_class=classes.get)
+    assert strict.asked == [0, 1, 2, 3]

@@ -101,6 +101,12 @@ class WindowSpec:
         last = (end - self.t0 - offset) // self.slide
         return [self.window(i) for i in range(first, last + 1)]
 
+    def earliest_open_from(self, t: int) -> int:
+        """The opening of the earliest window that closes at or after ``t``: no window an
+        evaluation at an instant ≥ ``t`` reads opens before it (what an engine must keep)."""
+        k = max(self.first_index, _ceil_div(t - self.t0 - self._close_offset(), self.slide))
+        return self.window(k).open
+
     def closing_at(self, t: int) -> WindowInstance | None:
         """The window that closes exactly at ``t`` (at most one: all have the same slide)."""
         offset = self._close_offset()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics
 from workbench.errors import UserError
@@ -89,6 +89,14 @@ class Judgement:
     def recall(self) -> float | None:
         return self.payload.get("recall")
 
+    def window_rows(self) -> Iterator[dict[str, Any]]:
+        """``oracle.json``'s ``windows`` entries, one per window, made as they are read."""
+        for w in self.quality or ():
+            yield {"start": w.start, "end": w.end, "precision": w.precision, "recall": w.recall,
+                   "actual_size": w.actual_size, "expected_size": w.expected_size, "window_triples": w.window_triples,
+                   "delay": w.delay, "reconstructed_start": w.reconstructed_start,
+                   "reconstructed_end": w.reconstructed_end}
+
     def oracle_lines(self) -> str:
         """The YABench ``ORACLE_<engine>`` file of this run (one line per window)."""
         return "".join(w.oracle_line() + "\n" for w in self.quality or ())
@@ -142,6 +150,7 @@ class JudgeOptions:
     regroup: bool = False
     rel_tol: float = 1e-9  # numeric literals (workbench.oracle.compare.Tolerance)
     quality: bool = True
+    window_rows: bool = True  # False: the payload's "windows" is None, for `Judgement.window_rows` to fill
 
 
 _ANSWER_CACHE: dict[tuple[Any, ...], tuple[Any, Any, int, Any]] = {}
@@ -158,9 +167,12 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         return judge_eviction(run.stimuli, run.query, run.log)
     from workbench.core.semantics import Strategy, Tick
     from workbench.oracle.compare import Tolerance
+    import numpy as np
+
     from workbench.oracle.run import (
         check_variables,
         engine_relations,
+        evaluation_times,
         measure_quality,
         plausible_order,
         regroup_responses,
@@ -190,15 +202,16 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
     candidates = _Candidates(order, label, answers, regroup=options.regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
-                         tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict)
+                         tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict,
+                         content_class=candidates.content_class)
     if verdict.correct:
         # several t0 can match (CSRBench matching ignores times): measure quality against the
         # one whose evaluation times the engine actually reported, so windows pair up by time
         reported = {r.application_time for r in log.responses if r.application_time is not None}
         by_label = {label[v]: v for v in vectors}
-        chosen = max(
+        chosen = max(  # from the evaluation instants only (the grid; no relation, no evaluation objects)
             verdict.matching_t0,
-            key=lambda t0: len(reported & {e.time for e in answers[by_label[t0]].evaluations}),
+            key=lambda t0: len(reported.intersection(np.asarray(evaluation_times(answers, by_label[t0])).tolist())),
         )
     elif verdict.first_divergence is not None:
         chosen = verdict.first_divergence.t0
@@ -221,19 +234,15 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     })
     if not options.quality:
         return Judgement(payload)
-    quality = measure_quality(run.query, semantics, streams, answers[vector], log, gracious=options.gracious,
-                              by_time=True, report_window=options.report_window, due_at=run.due_at)
+    quality = tuple(measure_quality(run.query, semantics, streams, answers[vector], log, gracious=options.gracious,
+                                    by_time=True, report_window=options.report_window, due_at=run.due_at))
+    judgement = Judgement(payload, quality)
     payload.update({
         "precision": _mean([w.precision for w in quality]),
         "recall": _mean([w.recall for w in quality]),
-        "windows": [
-            {"start": w.start, "end": w.end, "precision": w.precision, "recall": w.recall,
-             "actual_size": w.actual_size, "expected_size": w.expected_size, "window_triples": w.window_triples,
-             "delay": w.delay, "reconstructed_start": w.reconstructed_start, "reconstructed_end": w.reconstructed_end}
-            for w in quality
-        ],
+        "windows": list(judgement.window_rows()) if options.window_rows else None,
     })
-    return Judgement(payload, tuple(quality))
+    return judgement
 
 
 def _expected(run: RecordedRun, options: JudgeOptions, streams: Mapping[str, Sequence[StreamElement]],
@@ -284,6 +293,19 @@ class _Candidates(Mapping[Any, Any]):
             raise KeyError(t0)
         relations = expected_relations(self.answers[self.vectors[t0]])
         return regroup_by_time(relations) if self.regroup else relations  # both sides compared per instant
+
+    def content_class(self, t0: Any) -> Hashable | None:
+        """A key shared by the t0 whose evaluations read the same window contents in the same
+        order (then the same relations and emissions, at other instants); None when unknown.
+        Not with ``regroup``: merging relations by instant depends on the instants."""
+        if self.regroup or t0 not in self.vectors:
+            return None
+        vector = self.vectors[t0]
+        if hasattr(self.answers, "content_grid"):  # the pipeline's answers: the grid, no relation
+            grid = self.answers.content_grid(vector)
+        else:  # a `DeltaAnswer` (kept by `LazyAnswers` for the verdict's next request) has its grid
+            grid = getattr(self.answers[vector], "grid", None)
+        return None if grid is None else (grid.lo.tobytes(), grid.hi.tobytes())
 
     def __iter__(self) -> Any:
         yield from list(self.vectors)

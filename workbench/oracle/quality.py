@@ -16,11 +16,12 @@ nothing improves. The reconstructed borders are reported next to the expected on
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 from workbench.oracle.compare import Tolerance, compare_bags
 
@@ -34,7 +35,7 @@ class ExpectedWindow:
     report_time: int  # when a correct engine reports it (application ms)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a content-change run measures one per stream element
 class WindowQuality:
     start: int
     end: int
@@ -69,8 +70,15 @@ def precision_recall(
 
 
 def window_quality(
-    windows: Sequence[ExpectedWindow],
-    actual: Sequence[tuple[int | None, Counter[Hashable]]],
+    windows: Iterable[ExpectedWindow], actual: Iterable[tuple[int | None, Counter[Hashable]]], **options: Any,
+) -> list[WindowQuality]:
+    """:func:`iter_window_quality` as a list."""
+    return list(iter_window_quality(windows, iter(actual), **options))
+
+
+def iter_window_quality(
+    windows: Iterable[ExpectedWindow],
+    actual: Iterator[tuple[int | None, Counter[Hashable]]],
     *,
     tolerance: Tolerance = Tolerance(),
     gracious: bool = False,
@@ -78,10 +86,11 @@ def window_quality(
     timestamps: Sequence[int] = (),
     max_shift: int | None = None,
     due_at: Callable[[int], float] | None = None,
-) -> list[WindowQuality]:
-    """Measure each expected window against the engine's relation paired with it.
+) -> Iterator[WindowQuality]:
+    """Measure each expected window against the engine's relation paired with it, one window
+    at a time (a content-change run has one window per stream element).
 
-    ``actual`` holds the engine's relations in emission order as (emission ms since the
+    ``actual`` gives the engine's relations in emission order as (emission ms since the
     run start or None, bag); the i-th relation is paired with the i-th window. Gracious
     mode needs ``expected_for(start, end)`` (the expected bag for other borders) and the
     stream's sorted distinct ``timestamps``; shifts are bounded by ``max_shift`` (default:
@@ -89,9 +98,9 @@ def window_quality(
     ms) to when the report became due in the same clock as the emission times (ms since the
     run start); default: the identity (real time, scale 1, the stream starting with the run).
     """
-    results = []
-    for index, window in enumerate(windows):
-        emitted, bag = actual[index] if index < len(actual) else (None, Counter())
+    nothing: tuple[None, Counter[Hashable]] = (None, Counter())
+    for window in windows:
+        emitted, bag = next(actual, nothing)
         precision, recall = precision_recall(window.expected, bag, tolerance)
         due = window.report_time if due_at is None else due_at(window.report_time)
         # emission times are whole ms (the response log's resolution) while the due time is
@@ -105,13 +114,10 @@ def window_quality(
                 window, bag, expected_for, timestamps, max_shift, tolerance
             )
             reconstructed = (start, end)
-        results.append(
-            WindowQuality(
-                window.start, window.end, precision, recall, sum(bag.values()), expected_size,
-                window.triples, delay, *reconstructed,
-            )
+        yield WindowQuality(
+            window.start, window.end, precision, recall, sum(bag.values()), expected_size,
+            window.triples, delay, *reconstructed,
         )
-    return results
 
 
 def _reconstruct(
@@ -190,12 +196,16 @@ def aggregate_runs(runs: Sequence[Sequence[WindowQuality]]) -> list[dict[str, Sp
 
 def boxplots_text(engine: str, runs: Sequence[Sequence[WindowQuality]]) -> str:
     """``BOXPLOTS_*``: the engine name, then per window ``precisions;recalls;delays`` over runs."""
-    lines = [engine]
-    count = max((len(run) for run in runs), default=0)
-    for index in range(count):
-        rows = [run[index] for run in runs if index < len(run)]
-        precisions = ",".join(str(r.precision) for r in rows)
-        recalls = ",".join(str(r.recall) for r in rows)
-        delays = ",".join(str(r.delay) for r in rows if r.delay is not None)
-        lines.append(f"{precisions};{recalls};{delays}")
-    return "\n".join(lines) + "\n"
+    return "".join(boxplots_lines(engine, [[w.oracle_line() for w in run] for run in runs]))
+
+
+def boxplots_lines(engine: str, runs: Sequence[Iterable[str]]) -> Iterator[str]:
+    """``BOXPLOTS_*`` line by line from each run's ``ORACLE_*`` lines, read in step (one window of
+    every run held at a time, so the runs' files can be as long as the stream)."""
+    yield engine + "\n"
+    for lines in itertools.zip_longest(*runs):
+        rows = [line.rstrip("\n").split(",") for line in lines if line is not None]
+        precisions = ",".join(row[0] for row in rows)
+        recalls = ",".join(row[1] for row in rows)
+        delays = ",".join(row[7] for row in rows if row[7])
+        yield f"{precisions};{recalls};{delays}\n"

@@ -82,7 +82,9 @@ def end_by_rule(rule: int | str, query: ContinuousQuery, streams: Mapping[str, S
     window closing after it is expected) or an application time in ms."""
     if isinstance(rule, int):
         return rule
-    last = max((elements[-1].t for elements in streams.values() if elements), default=0)
+    from workbench.streams.readers import last_time
+
+    last = max((t for t in map(last_time, streams.values()) if t is not None), default=0)
     if rule == "last-element":
         return last
     if rule == "after-last-window":
@@ -306,19 +308,16 @@ def mapping_rows(bag: Counter[Hashable]) -> list[dict[str, str]]:
     return [dict(sorted(mapping)) for mapping in bag.elements()]  # type: ignore[call-overload]
 
 
-def expected_windows(answer: ExpectedAnswer) -> list["ExpectedWindow"]:
-    """The oracle's evaluations as YABench windows (borders, expected bag, size, report time)."""
+def expected_windows(answer: ExpectedAnswer) -> Iterator["ExpectedWindow"]:
+    """The oracle's evaluations as YABench windows (borders, expected bag, size, report time),
+    one at a time."""
     from workbench.oracle.quality import ExpectedWindow
 
     emitted = {(e.time, e.sequence): e for e in answer.emissions}
-    return [
-        ExpectedWindow(
-            ev.window.open, ev.window.close,
-            Counter(emitted[(ev.time, ev.sequence)].bindings) if (ev.time, ev.sequence) in emitted else Counter(),
-            ev.size, ev.time,
-        )
-        for ev in answer.evaluations
-    ]
+    for ev in answer.evaluations:
+        emission = emitted.get((ev.time, ev.sequence))
+        yield ExpectedWindow(ev.window.open, ev.window.close,
+                             Counter(emission.bindings) if emission is not None else Counter(), ev.size, ev.time)
 
 
 def snapshot_expectation(
@@ -354,8 +353,9 @@ def responses_by_evaluation(answer: ExpectedAnswer, log: ResponseLog) -> list[An
         slots.setdefault(evaluation.time, []).append(index)
     paired: list[Any] = [None] * len(answer.evaluations)
     for time, indices in slots.items():
-        ordered = [i for i in indices if (answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted]
-        ordered += [i for i in indices if i not in ordered]
+        emitting = [(answer.evaluations[i].time, answer.evaluations[i].sequence) in emitted for i in indices]
+        ordered = [i for i, emits in zip(indices, emitting) if emits]
+        ordered += [i for i, emits in zip(indices, emitting) if not emits]
         for index, response in zip(ordered, at.get(time, ())):
             paired[index] = response
     return paired
@@ -380,9 +380,8 @@ def measure_quality(
     instead (when the engine reports application times), so that a window the engine
     rightly leaves unreported (``non-empty`` policies) does not shift the pairing.
     """
-    from workbench.oracle.quality import window_quality
+    from workbench.oracle.quality import iter_window_quality
 
-    elements = streams[query.windows[report_window].stream]  # the borders are the report window's
     windows = expected_windows(answer)
     start = log.run_start or 0
 
@@ -391,10 +390,13 @@ def measure_quality(
         return emitted, Counter(response.bindings)
 
     if by_time and all(r.application_time is not None for r in log.responses):
-        actual = [(None, Counter()) if r is None else entry(r) for r in responses_by_evaluation(answer, log)]
+        actual = ((None, Counter()) if r is None else entry(r) for r in responses_by_evaluation(answer, log))
     else:
-        actual = [entry(r) for r in log.responses]
-    return window_quality(
+        actual = (entry(r) for r in log.responses)
+    if not gracious:  # the stream itself is needed only to move window borders
+        return list(iter_window_quality(windows, actual, due_at=due_at))
+    elements = streams[query.windows[report_window].stream]  # the borders are the report window's
+    return list(iter_window_quality(
         windows, actual, gracious=gracious, expected_for=snapshot_expectation(query, elements, semantics),
         timestamps=sorted({e.t for e in elements}), due_at=due_at,
-    )
+    ))

@@ -204,6 +204,13 @@ def prepare_plan(module: ModuleType, params: Mapping[str, Any]) -> Any:
     return module.SPEC.resolve(params)
 
 
+def estimated_elements(generator: str, params: Mapping[str, Any]) -> int | None:
+    """How many elements ``generator`` will write for ``params``, before writing any (None: it cannot say)."""
+    module = generator_module(generator)
+    estimate = getattr(module, "estimate_elements", None)
+    return estimate(prepare_plan(module, params)) if estimate is not None else None
+
+
 def _local_chunks(module: ModuleType, plan: Any) -> Iterator[ElementChunk]:
     """The stream's chunks in order, in this process."""
     if hasattr(module, "iter_chunks"):

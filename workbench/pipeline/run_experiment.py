@@ -44,9 +44,11 @@ from workbench.results.bundle import (
     SUMMARY,
     YABENCH_DIR,
     BundleSummary,
+    JsonRows,
     read_json,
     run_row,
     write_json_atomic,
+    write_lines_atomic,
     write_text_atomic,
 )
 from workbench.errors import UserError
@@ -281,6 +283,68 @@ def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
     }
 
 
+#: Bytes the judging of one run holds per stream element, measured on YABench Exp. 1 at BIG
+#: (2.1 M elements): under content change with a tuple tick every element is an evaluation
+#: (its window's quality, its expected and actual relation); else the responses and the
+#: expected answers of the windows only. Plus the Spark driver's JVM above the Spark threshold.
+JUDGED_BYTES_PER_ELEMENT = {"per-element": 800, "per-window": 200}
+SPARK_DRIVER_BYTES = 1 << 30
+
+
+def judging_estimate(experiment: Experiment, spec: RunSpec, elements: int) -> int:
+    """Bytes that judging one run over ``elements`` stream elements holds (the largest part of a run)."""
+    from workbench.core.semantics import Strategy, Tick
+    from workbench.oracle.judge import oracle_semantics
+    from workbench.pipeline.oracle_paths import SPARK_THRESHOLD
+
+    semantics = oracle_semantics(_oracle_settings(experiment), spec.engine.semantics)
+    per_element = semantics.tick is Tick.TUPLE and Strategy.CONTENT_CHANGE in semantics.report.strategies
+    held = elements * JUDGED_BYTES_PER_ELEMENT["per-element" if per_element else "per-window"]
+    return held + (SPARK_DRIVER_BYTES if elements > SPARK_THRESHOLD else 0)
+
+
+def refuse_what_cannot_fit(experiment: Experiment, runs: Sequence[RunSpec], *, sizes: Sequence[str] = (),
+                           available: int | None = None) -> None:
+    """A `UserError` before anything starts when judging a run would not fit in the memory this
+    machine has available now (the stand streams the stimuli and writes the responses as they
+    come, so judging is what grows with the stream); the message gives the estimate."""
+    import psutil
+
+    available = psutil.virtual_memory().available if available is None else available
+    counted: dict[tuple[Any, ...], int | None] = {}
+    for spec in runs:
+        elements = 0
+        for stream in spec.streams:
+            key = _stream_key(stream)
+            if key not in counted:
+                counted[key] = _stream_size(stream)
+            elements += counted[key] or 0
+        need = judging_estimate(experiment, spec, elements)
+        if need > available:
+            defined = ", ".join(sizes or experiment.sizes) or "none"
+            raise UserError(
+                f"run {spec.run_id}: judging {elements:,} stream elements ({spec.engine.id}, "
+                f"{spec.engine.semantics.report}) would hold about {need / 2**30:.1f} GB and {available / 2**30:.1f} GB "
+                f"are available: ask for a smaller size (this experiment defines: {defined}) or a shorter stream",
+                file=_file(experiment), field="stream")
+
+
+def _stream_size(stream: RunStream) -> int | None:
+    """Elements of a run's stream, known without generating or reading it (None: unknown)."""
+    from workbench.pipeline.generate import estimated_elements
+
+    if stream.spec.generator is not None:
+        return estimated_elements(stream.spec.generator, dict(stream.params))
+    if (stream.spec.format or "") == "parquet" or str(stream.spec.file).endswith((".parquet", ".pq")):
+        from workbench.streams.readers import StreamFile
+
+        try:
+            return len(StreamFile(str(stream.spec.file), "parquet"))
+        except UserError:
+            return None  # the stand reports the unreadable file
+    return None
+
+
 # --- confirmation ----------------------------------------------------------------------
 
 
@@ -415,14 +479,15 @@ def prepare_streams(
 
 # --- one run ---------------------------------------------------------------------------
 
-_STREAM_CACHE: dict[tuple[Any, ...], list[Any]] = {}
+_STREAM_CACHE: dict[tuple[Any, ...], Any] = {}
 _STREAM_CACHE_LOCK = threading.Lock()
 
 
-def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -> list[Any]:
-    """The stream's elements. The streams last read are kept (runs of one case share them):
-    this one and those in ``keep`` (the other streams of the same run)."""
-    from workbench.streams.readers import read_stream
+def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -> Any:
+    """The stream's elements, as a `StreamFile` read only when needed. The streams last read are
+    kept (runs of one case share them): this one and those in ``keep`` (the other streams of
+    the same run)."""
+    from workbench.streams.readers import StreamFile
 
     def key_of(ref: StreamRef) -> tuple[Any, ...]:
         path = ref.path if os.path.isabs(ref.path) else str(bundle / ref.path)
@@ -438,11 +503,30 @@ def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -
             wanted = {key_of(ref) for ref in keep}
             for old in [k for k in _STREAM_CACHE if k not in wanted]:
                 del _STREAM_CACHE[old]
-            _STREAM_CACHE[key] = list(read_stream(key[0], stream.format, interval_ms=stream.interval_ms))
+            _STREAM_CACHE[key] = StreamFile(key[0], stream.format, interval_ms=stream.interval_ms)
         return _STREAM_CACHE[key]
 
 
-def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[Any]]:
+class _StimuliOf:
+    """The stimuli of one stream, grouped as the stand sends them, read from its file each time
+    they are iterated (never all held: a BIG stream is 2.1 M elements)."""
+
+    def __init__(self, elements: Any) -> None:
+        self.elements = elements
+        self._count: int | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        from workbench.stand.streamer import iter_stimuli
+
+        return iter_stimuli(self.elements.read())
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self.elements.instants()
+        return self._count
+
+
+def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, Any], Any]:
     """The query's streams by IRI and the stimuli the stand feeds (RSP-QL Def. 14).
 
     ``stream:``: every window reads the one stream (each IRI of the query gets its
@@ -450,15 +534,16 @@ def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, list[Any]], list[An
     the merged, time-ordered elements of the streams the query reads, each tagged with
     its stream (`workbench.engine.merge_streams`), so an element only enters the windows
     over its own stream. A window-less query (an eviction join) reads every stream.
+    The streams are `StreamFile`s; the stimuli of a single stream are read from its file.
     """
-    from workbench.engine import group_contemporaneous, merge_streams
+    from workbench.engine import merge_streams
 
     bundle = Path(task.runs_dir).parent
     if task.stream.iri is None:
         elements = _elements(task.stream, bundle)
         streams = {iri: elements for iri in query.streams}
         # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
-        stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(elements)
+        stimuli = merge_streams(streams) if len(streams) > 1 else _StimuliOf(elements)
         return streams or {"": elements}, stimuli
     used = [ref for ref in task.streams if ref.iri in query.streams] or list(task.streams)
     streams = {str(ref.iri): _elements(ref, bundle, keep=used) for ref in used}
@@ -516,6 +601,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
             "final": True, "status": result.status, "responses": result.responses,
             "stimuli_done": result.stimuli_done, "peak_rss_mb": result.peak_rss_mb}))
     failure = None
+    oracle: dict[str, Any] | None = None
     if result.ok and not cancel.is_set():
         report(ExperimentProgress("oracle", f"{spec.run_id}: oracle", run_id=spec.run_id))
         try:
@@ -533,7 +619,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
         shutil.rmtree(final)
     os.replace(folder, final)
     meta["status"] = "failed" if failure else result.status
-    return run_row(final, meta)
+    return run_row(final, meta, oracle=oracle)  # not read back: a long run's oracle.json is large
 
 
 def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:
@@ -606,6 +692,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
         regroup=bool(settings.get("regroup")),
         report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
+        window_rows=False,  # written row by row into oracle.json (a content-change run has one per element)
     )
     bundle = Path(task.runs_dir).parent
     parquet_files = {
@@ -617,7 +704,8 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
                                  spark_master=settings.get("spark_master"), allow_spark=allow_spark)
     judgement = judge(run, options, expected)
     if judgement.quality is not None:
-        write_text_atomic(folder / f"ORACLE_{spec.engine.id}", judgement.oracle_lines())
+        write_lines_atomic(folder / f"ORACLE_{spec.engine.id}", (w.oracle_line() + "\n" for w in judgement.quality))
+        judgement.payload["windows"] = JsonRows(judgement.window_rows, len(judgement.quality))
     return judgement.payload
 
 
@@ -686,6 +774,7 @@ def run_experiment(
 
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
+    sizes = tuple(experiment.sizes)
     if size is not None:
         experiment = apply_size(experiment, size)
     runs = expand_runs(experiment)
@@ -693,6 +782,7 @@ def run_experiment(
                               data={"streams": generated_stream_count(runs)}))
     static = load_static(experiment)
     validate_runs(experiment, runs, static)
+    refuse_what_cannot_fit(experiment, runs, sizes=sizes)
     _warn_assumed_semantics(experiment, report)
     _confirm(experiment, runs, assume_yes, ask)
 
@@ -811,28 +901,34 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
 
 
 def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapping[str, Any]]) -> None:
-    """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout)."""
-    from workbench.oracle.quality import WindowQuality, boxplots_text
-    from workbench.results.bundle import read_json
+    """``yabench/case<c>-<query>/ORACLE_<engine>_<n>`` per repetition and ``BOXPLOTS_<engine>`` (YABench layout).
 
-    groups: dict[tuple[int, str, str], list[list[WindowQuality]]] = {}
+    Both come from the runs' own ``ORACLE_<engine>`` files (one line per window), read line by
+    line, so that runs over long streams are never held whole."""
+    from workbench.oracle.quality import boxplots_lines
+
+    groups: dict[tuple[int, str, str], list[Path | None]] = {}
     for spec, row in zip(runs, rows):
-        oracle_file = out / RUNS_DIR / spec.run_id / ORACLE_FILE
-        if row.get("status") != "ok" or not oracle_file.is_file():
+        run_folder = out / RUNS_DIR / spec.run_id
+        if row.get("status") != "ok" or not (run_folder / ORACLE_FILE).is_file():
             continue
-        windows = read_json(oracle_file).get("windows") or []
-        quality = [
-            WindowQuality(w["start"], w["end"], w["precision"], w["recall"], w["actual_size"], w["expected_size"],
-                          w["window_triples"], w["delay"], w.get("reconstructed_start"), w.get("reconstructed_end"))
-            for w in windows
-        ]
-        groups.setdefault((spec.case_index, spec.query.id, spec.engine.id), []).append(quality)
-    for (case, query, engine), runs_quality in groups.items():
+        lines = run_folder / f"ORACLE_{spec.engine.id}"
+        groups.setdefault((spec.case_index, spec.query.id, spec.engine.id), []).append(
+            lines if lines.is_file() else None)  # judged without windows (e.g. an error verdict)
+    for (case, query, engine), files in groups.items():
         folder = out / YABENCH_DIR / f"case{case}-{query}"
         folder.mkdir(parents=True, exist_ok=True)
-        for n, quality in enumerate(runs_quality, 1):
-            write_text_atomic(folder / f"ORACLE_{engine}_{n}", "".join(w.oracle_line() + "\n" for w in quality))
-        write_text_atomic(folder / f"BOXPLOTS_{engine}", boxplots_text(engine, runs_quality))
+        for n, lines in enumerate(files, 1):
+            write_lines_atomic(folder / f"ORACLE_{engine}_{n}", _lines_of(lines))
+        write_lines_atomic(folder / f"BOXPLOTS_{engine}", boxplots_lines(engine, [_lines_of(f) for f in files]))
+
+
+def _lines_of(path: Path | None) -> Iterator[str]:
+    """The lines of a text file, read lazily (none for None)."""
+    if path is None:
+        return
+    with open(path, encoding="utf-8") as handle:
+        yield from handle
 
 
 def _run_on_spark(experiment: Experiment, tasks: Sequence[RunTask], cancel: threading.Event,

@@ -15,7 +15,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from workbench.errors import UserError, unknown_key_message
 from workbench.responses.model import (
@@ -366,29 +366,36 @@ def response_records(log: ResponseLog) -> Iterator[dict[str, Any]]:
     A response with no bindings (an empty-relation notification) is one record with
     ``"binding": null``; ``"response"`` numbers the responses so that records group back.
     """
-    yield {
-        "record": "header",
-        "engine": log.engine,
-        "query": log.query,
-        "run": log.run,
-        "variables": list(log.variables),
-        "run_start": log.run_start,
-        "source": log.source,
-    }
+    yield _header_record(log.engine, log.query, log.run, log.variables, log.run_start, log.source)
     for index, response in enumerate(log.responses):
-        base = {
-            "engine": log.engine,
-            "query": log.query,
-            "run": log.run,
-            "response": index,
-            "system_time": response.system_time,
-            "application_time": response.application_time,
-            "operation": response.operation,
-        }
-        if not response.bindings:
-            yield {**base, "binding": None}
-        for solution in response.bindings:
-            yield {**base, "binding": mapping_dict(solution)}
+        yield from _binding_records(index, response, log.engine, log.query, log.run)
+
+
+def _header_record(engine: str | None, query: str | None, run: str | None, variables: Iterable[str],
+                   run_start: int | None, source: str) -> dict[str, Any]:
+    return {"record": "header", "engine": engine, "query": query, "run": run, "variables": list(variables),
+            "run_start": run_start, "source": source}
+
+
+def _binding_records(index: int, response: EngineResponse, engine: str | None, query: str | None,
+                     run: str | None) -> Iterator[dict[str, Any]]:
+    base = {
+        "engine": engine,
+        "query": query,
+        "run": run,
+        "response": index,
+        "system_time": response.system_time,
+        "application_time": response.application_time,
+        "operation": response.operation,
+    }
+    if not response.bindings:
+        yield {**base, "binding": None}
+    for solution in response.bindings:
+        yield {**base, "binding": mapping_dict(solution)}
+
+
+def _record_line(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def write_response_log(path: str | os.PathLike[str], log: ResponseLog) -> int:
@@ -400,13 +407,63 @@ def write_response_log(path: str | os.PathLike[str], log: ResponseLog) -> int:
     try:
         with open(partial, "w", encoding="utf-8", newline="\n") as handle:
             for record in response_records(log):
-                handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                handle.write(_record_line(record))
                 count += 1
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     os.replace(partial, target)
     return count
+
+
+class ResponseLogWriter:
+    """The response log written as the responses arrive (the stand's), so that a run's answers
+    are never all held in memory; the same file as :func:`write_response_log` of the whole log.
+
+    The header, which names every variable seen, is known only at the end: the bindings go to
+    ``PATH.body.partial`` first, and :meth:`finish` writes header + body as ``PATH``
+    atomically. Not thread-safe: one thread adds.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, variables: Iterable[str] = (), engine: str | None = None,
+                 query: str | None = None, run: str | None = None, source: str = "") -> None:
+        self.target = Path(path)
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        self.body_path = self.target.with_name(self.target.name + ".body.partial")
+        self.body = open(self.body_path, "w", encoding="utf-8", newline="\n")
+        self.variables: dict[str, None] = dict.fromkeys(variables)
+        self.engine, self.query, self.run, self.source = engine, query, run, source
+        self.responses = 0
+        self.bindings = 0
+
+    def add(self, response: EngineResponse) -> None:
+        for mapping in response.bindings:
+            for name, _ in mapping:
+                if name not in self.variables:
+                    self.variables[name] = None
+        self.body.write("".join(_record_line(record) for record in _binding_records(
+            self.responses, response, self.engine, self.query, self.run)))
+        self.responses += 1
+        self.bindings += len(response.bindings)
+
+    def finish(self, run_start: int | None) -> None:
+        """Write ``PATH`` (header, then the bindings) and remove the body file."""
+        import shutil
+
+        self.body.close()
+        partial = self.target.with_name(self.target.name + ".partial")
+        try:
+            with open(partial, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(_record_line(_header_record(self.engine, self.query, self.run, self.variables,
+                                                         run_start, self.source)))
+                with open(self.body_path, encoding="utf-8", newline="\n") as body:
+                    shutil.copyfileobj(body, handle, 1 << 20)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        finally:
+            self.body_path.unlink(missing_ok=True)
+        os.replace(partial, self.target)
 
 
 def _numbered_lines(handle: Any, name: str) -> Iterator[tuple[int, str]]:

@@ -10,7 +10,8 @@ absolute-time, `workbench.stand.streamer`) and records into a run folder:
     time, number of elements, system time sent, KPIs before, the responses with their
     system time, the system time the engine finished it (``done``), latency, KPIs after.
 ``responses.jsonl``
-    The workbench response log (`workbench.responses.readers.write_response_log`); a
+    The workbench response log, written as responses arrive
+    (`workbench.responses.readers.ResponseLogWriter`, never all held); a
     response's ``system_time`` is the stand's receive time (epoch ms).
 ``P_<name>.csv``
     YABench performance samples every ``sampling_ms``: ``time,rss_mem,cpu_percent,
@@ -50,7 +51,7 @@ import psutil
 
 from workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, EngineConfig, StaticGraphs, Stimulus, program_command
 from workbench.errors import UserError
-from workbench.responses.model import EngineResponse, ResponseLog
+from workbench.responses.readers import ResponseLogWriter
 from workbench.stand.protocol import (
     ProtocolError,
     accepts_batches,
@@ -285,8 +286,7 @@ class _Run:
         self.advanced: set[int] = set()
         self.last_sent: int | None = None  # id of the last stimulus sent (ids increase)
         self.pending: collections.OrderedDict[int, _Pending] = collections.OrderedDict()
-        self.responses: list[EngineResponse] = []
-        self.bindings = 0
+        self.log: ResponseLogWriter | None = None  # responses.jsonl, written as responses arrive
         self.stimuli_done = 0
         self.elements_done = 0
         self.latencies: list[float] = []
@@ -360,6 +360,8 @@ def run_engine(
     wall_start = time.monotonic()
     start_epoch = time.time()
     stderr_log = open(out / "stderr.log", "wb")
+    run.log = ResponseLogWriter(out / "responses.jsonl", variables=run.variables, engine=name, query=query_id,
+                                source="stand")
     run.trace_file = open(out / "trace.jsonl", "wb")
     samples_file = open(out / f"P_{_safe(name)}.csv", "w", encoding="utf-8", newline="\n")
     samples_file.write(P_HEADER + "\n")
@@ -689,8 +691,8 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
                 _fail_unknown(run, "a response", ident)
                 return
             response = response_from_message(message, int(received))
-            run.responses.append(response)
-            run.bindings += len(response.bindings)
+            assert run.log is not None
+            run.log.add(response)
             entry = run.pending.get(ident) if ident is not None else next(iter(run.pending.values()), None)
             if entry is not None:
                 entry.responses.append({
@@ -880,7 +882,7 @@ def _report_sample(run: _Run, elapsed: float, rss_mb: float, cpu: float, threads
     """Hand one sample to the live hook; a failing hook is dropped so that sampling goes on."""
     assert run.on_sample is not None
     sample = {"time": round(elapsed, 3), "rss_mb": round(rss_mb, 3), "cpu_percent": round(cpu, 1), "threads": threads,
-              "responses": len(run.responses), "stimuli_done": run.stimuli_done}
+              "responses": run.log.responses if run.log else 0, "stimuli_done": run.stimuli_done}
     try:
         run.on_sample(sample)
     except Exception:  # noqa: BLE001 - a live view must never stop the measurement
@@ -895,8 +897,8 @@ def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: f
         _write_trace(run, entry, None, None)
     result.stimuli_done = run.stimuli_done
     result.elements_done = run.elements_done
-    result.responses = len(run.responses)
-    result.bindings = run.bindings
+    result.responses = run.log.responses if run.log else 0
+    result.bindings = run.log.bindings if run.log else 0
     result.samples = run.samples
     result.peak_rss_mb = round(run.peak_rss_mb, 3) if run.rss_measured else None
     timings["start_epoch_ms"] = round(start_epoch * 1000.0, 3)
@@ -935,16 +937,8 @@ def _summary(values: list[float]) -> dict[str, float]:
 
 
 def _write_outputs(run: _Run, result: RunResult, engine: EngineConfig, query_id: str | None) -> None:
-    from workbench.responses.readers import write_response_log
-
-    variables: dict[str, None] = dict.fromkeys(run.variables)
-    for response in run.responses:
-        for mapping in response.bindings:
-            for name, _ in mapping:
-                variables.setdefault(name, None)
-    log = ResponseLog(tuple(variables), tuple(run.responses), source="stand",
-                      run_start=int(result.timings.get("start_epoch_ms", 0)), engine=run.name, query=query_id)
-    write_response_log(run.folder / "responses.jsonl", log)
+    if run.log is not None:
+        run.log.finish(int(result.timings.get("start_epoch_ms", 0)))
     payload = asdict(result)
     (run.folder / "run.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import IO, Iterator, Literal as LiteralType
+from typing import IO, Any, Iterator, Literal as LiteralType, Sequence
 from urllib.parse import unquote
 
 from workbench.errors import UserError
@@ -715,6 +715,80 @@ def read_stream(
     raise UserError(
         f"unknown stream format {fmt!r}; expected one of {', '.join(STREAM_READ_FORMATS)}", field="stream-format"
     )
+
+
+class StreamFile(Sequence[StreamElement]):
+    """A stream file as a sequence of elements that is read only when someone needs them.
+
+    Iterating goes through the file without keeping it (the stand feeds a run from it, the
+    columnar oracle reads its columns from it); the length and the last time of a Parquet
+    stream come from its ``t`` column; indexing reads the whole stream once and keeps it
+    (the in-process oracle's paths over element objects). So a run whose answers are
+    computed from columns or by the Spark job never holds the stream's elements in memory.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], fmt: str, *, interval_ms: int = 1000) -> None:
+        self.path, self.format, self.interval_ms = os.fspath(path), fmt, interval_ms
+        self._elements: list[StreamElement] | None = None
+        self._extent: tuple[int, int | None] | None = None  # (elements, last t)
+
+    def read(self) -> Iterator[StreamElement]:
+        """The elements in file order, read through (the kept list if it is already read)."""
+        if self._elements is not None:
+            return iter(self._elements)
+        return read_stream(self.path, self.format, interval_ms=self.interval_ms)
+
+    def elements(self) -> list[StreamElement]:
+        """The whole stream, read once and kept."""
+        if self._elements is None:
+            self._elements = list(self.read())
+        return self._elements
+
+    def _parquet_extent(self) -> tuple[int, int | None] | None:
+        if self._elements is not None or self.format != "parquet":
+            return None
+        if self._extent is None:
+            from workbench.streams.parquet import parquet_stream_extent
+
+            self._extent = parquet_stream_extent(self.path)
+        return self._extent
+
+    def last_time(self) -> int | None:
+        """The application time of the last element (None: an empty stream)."""
+        extent = self._parquet_extent()
+        if extent is not None:
+            return extent[1]
+        elements = self.elements()
+        return elements[-1].t if elements else None
+
+    def instants(self) -> int:
+        """How many distinct application times the stream has (= stimuli the stand sends)."""
+        if self._parquet_extent() is not None:
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+
+            return int(pc.count_distinct(pq.read_table(self.path, columns=["t"]).column("t")).as_py())
+        times: set[int] = set()
+        for element in self.read():
+            times.add(element.t)
+        return len(times)
+
+    def __len__(self) -> int:
+        extent = self._parquet_extent()
+        return extent[0] if extent is not None else len(self.elements())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.elements()[index]
+
+    def __iter__(self) -> Iterator[StreamElement]:
+        return self.read()
+
+
+def last_time(elements: Sequence[StreamElement]) -> int | None:
+    """The time of a stream's last element, without reading a `StreamFile` whole."""
+    if isinstance(elements, StreamFile):
+        return elements.last_time()
+    return elements[-1].t if elements else None
 
 
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".nq": "nquads", ".nquads": "nquads"}
