@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.core.semantics import PRESETS
 from workbench.errors import UserError
 from workbench.oracle.annotated import NumericBound
 from workbench.oracle.columnar import certainly_fails, columns_from_elements, query_predicates, read_columns
@@ -113,6 +112,50 @@ def test_text_reader_names_file_and_line(tmp_path: Path, text: str, line: int, w
         list(read_yabench(path))
     assert (error.value.file, error.value.line) == (path, line) == (python.value.file, python.value.line)
     assert words in error.value.message and error.value.message == python.value.message
+
+
+def parquet_of(tmp_path: Path, text: str) -> str:
+    from workbench.streams.parquet import ParquetStreamWriter
+    from workbench.streams.readers import read_yabench
+
+    path = tmp_path / "s.parquet"
+    with ParquetStreamWriter(path) as writer:
+        writer.write_all(read_yabench(write(tmp_path, text), on_disorder="warn"))
+    return str(path)
+
+
+@pytest.mark.parametrize("predicates", [None, frozenset({"<http://e/p>"})])
+def test_parquet_reader_reads_what_the_element_path_reads(tmp_path: Path, predicates) -> None:
+    from workbench.streams.readers import read_stream
+
+    path = parquet_of(tmp_path, ODD)
+    direct = read_columns(path, "parquet", predicates)
+    via_elements = columns_from_elements(read_stream(path, "parquet"), predicates)
+    assert direct.times.tolist() == via_elements.times.tolist() and len(direct.times) == 8
+    assert direct.table.to_pydict() == via_elements.table.to_pydict()
+
+
+def test_parquet_reader_names_the_row_where_time_goes_backwards(tmp_path: Path) -> None:
+    from workbench.streams.readers import read_stream
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.streams.parquet import SCHEMA
+
+    path = str(tmp_path / "unsorted.parquet")  # written as another tool would: the workbench's writer refuses it
+    pq.write_table(pa.Table.from_pydict({"subject": ["<http://e/a>"] * 2, "predicate": ["<http://e/p>"] * 2,
+                                         "object": ["<http://e/b>", "<http://e/c>"], "graph": [None, None],
+                                         "t": [3, 2]}, schema=SCHEMA), path)
+    with pytest.raises(UserError) as error:
+        read_columns(path, "parquet", None)
+    with pytest.raises(UserError) as python:
+        list(read_stream(path, "parquet"))
+    assert (error.value.message, error.value.field) == (python.value.message, python.value.field) == \
+        ("time goes backwards: 2 after 3", "row 2")
+    report = ReadReport()
+    assert read_columns(path, "parquet", None, on_disorder="warn", report=report).times.tolist() == [2, 3]
+    assert (report.disorders, report.first_disorder_line) == (1, 2)
 
 
 def test_text_reader_sorts_by_time_when_told_to_warn(tmp_path: Path) -> None:
