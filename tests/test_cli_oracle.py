@@ -208,3 +208,24 @@ def test_spark_method_gives_the_same_windows_and_verdicts(capsys: pytest.Capture
     assert run_json(capsys, oracle_args(rooms))["engine"] == "spark"
     payload = check(capsys, rooms, "cqels", CORRECT_ANSWERS["cqels"], "--method", "spark")
     assert payload["verdict"] == "correct" and payload["engine"] == "spark" and 0 in payload["t0"]
+
+
+def test_the_plain_table_stops_after_forty_rows_and_says_how_many_more(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path: Path) -> None:
+    """At BIG the table printed 2.1 million lines even with --out."""
+    from workbench.cli.oracle_cmd import TABLE_ROWS
+
+    stream = tmp_path / "many.stream"
+    stream.write_text("".join(f'<http://ex.org/s{i}> <http://ex.org/p> "{i}" "{i}" .\n' for i in range(100)))
+    query = tmp_path / "q.rq"
+    query.write_text("REGISTER QUERY q AS SELECT ?s FROM STREAM <http://ex.org/s> [RANGE 10s STEP 10s] "
+                     "WHERE { ?s <http://ex.org/p> ?o }\n")
+    argv = ["oracle", "--stream", str(stream), "--stream-format", "yabench", "--query", str(query),
+            "--system", "cqels", "--t0", "0"]
+    evaluations = len(run_json(capsys, argv)["windows"])
+    assert evaluations > 100  # one per element, and more
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{evaluations} evaluations for t0 = 0") and len(lines) == 2 + TABLE_ROWS + 1
+    assert lines[-1] == (f"  … {evaluations - TABLE_ROWS} more evaluations "
+                         "(--json prints them all, --out DIR writes every t0's)")

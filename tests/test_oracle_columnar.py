@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.core.semantics import PRESETS
 from workbench.errors import UserError
 from workbench.oracle.annotated import NumericBound
 from workbench.oracle.columnar import certainly_fails, columns_from_elements, query_predicates, read_columns
@@ -115,6 +114,50 @@ def test_text_reader_names_file_and_line(tmp_path: Path, text: str, line: int, w
     assert words in error.value.message and error.value.message == python.value.message
 
 
+def parquet_of(tmp_path: Path, text: str) -> str:
+    from workbench.streams.parquet import ParquetStreamWriter
+    from workbench.streams.readers import read_yabench
+
+    path = tmp_path / "s.parquet"
+    with ParquetStreamWriter(path) as writer:
+        writer.write_all(read_yabench(write(tmp_path, text), on_disorder="warn"))
+    return str(path)
+
+
+@pytest.mark.parametrize("predicates", [None, frozenset({"<http://e/p>"})])
+def test_parquet_reader_reads_what_the_element_path_reads(tmp_path: Path, predicates) -> None:
+    from workbench.streams.readers import read_stream
+
+    path = parquet_of(tmp_path, ODD)
+    direct = read_columns(path, "parquet", predicates)
+    via_elements = columns_from_elements(read_stream(path, "parquet"), predicates)
+    assert direct.times.tolist() == via_elements.times.tolist() and len(direct.times) == 8
+    assert direct.table.to_pydict() == via_elements.table.to_pydict()
+
+
+def test_parquet_reader_names_the_row_where_time_goes_backwards(tmp_path: Path) -> None:
+    from workbench.streams.readers import read_stream
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.streams.parquet import SCHEMA
+
+    path = str(tmp_path / "unsorted.parquet")  # written as another tool would: the workbench's writer refuses it
+    pq.write_table(pa.Table.from_pydict({"subject": ["<http://e/a>"] * 2, "predicate": ["<http://e/p>"] * 2,
+                                         "object": ["<http://e/b>", "<http://e/c>"], "graph": [None, None],
+                                         "t": [3, 2]}, schema=SCHEMA), path)
+    with pytest.raises(UserError) as error:
+        read_columns(path, "parquet", None)
+    with pytest.raises(UserError) as python:
+        list(read_stream(path, "parquet"))
+    assert (error.value.message, error.value.field) == (python.value.message, python.value.field) == \
+        ("time goes backwards: 2 after 3", "row 2")
+    report = ReadReport()
+    assert read_columns(path, "parquet", None, on_disorder="warn", report=report).times.tolist() == [2, 3]
+    assert (report.disorders, report.first_disorder_line) == (1, 2)
+
+
 def test_text_reader_sorts_by_time_when_told_to_warn(tmp_path: Path) -> None:
     path = write(tmp_path, '<http://e/a> <http://e/p> <http://e/b> "3" .\n\n'
                            '<http://e/b> <http://e/p> <http://e/c> "1" .\n<http://e/c> <http://e/r> <http://e/d> "2" .\n')
@@ -161,3 +204,44 @@ def test_big_streams_take_the_columnar_path_end_to_end(tmp_path: Path, capsys, m
     big = json.loads(capsys.readouterr().out)
     assert (small["engine"], big["engine"], big["method"]) == ("python", "arrow", "fast")
     assert big["windows"] == small["windows"] and big["by_t0"] == small["by_t0"]
+
+
+# --- rspwb check: t0 that read the same contents are judged once under CSRBench matching -----------
+
+
+class CountingCandidates(dict):
+    """t0 -> relations, counting which t0's relations the verdict asked for."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.asked: list[int] = []
+
+    def __getitem__(self, t0):
+        self.asked.append(t0)
+        return super().__getitem__(t0)
+
+
+def test_csrbench_matching_judges_each_content_class_once() -> None:
+    from collections import Counter
+
+    from workbench.oracle.verdict import Relation, judge
+
+    def relations(*bags, start):
+        return [Relation(start + i, "+", Counter(bag)) for i, bag in enumerate(bags)]
+
+    a, b = frozenset({("x", "<http://e/a>")}), frozenset({("x", "<http://e/b>")})
+    engine = relations([a], [b], start=100)
+    # t0 0 and 2 read the same contents (at other instants), so do 1 and 3
+    candidates = CountingCandidates({0: relations([a], [b], start=0), 1: relations([b], [a], start=1),
+                                     2: relations([a], [b], start=2), 3: relations([b], [a], start=3)})
+    classes = {0: "even", 1: "odd", 2: "even", 3: "odd"}
+    verdict = judge(engine, candidates, mode="csrbench", content_class=classes.get)
+    assert verdict.correct and verdict.matching_t0 == (0, 2) and candidates.asked == [0, 1]
+    plain = judge(engine, CountingCandidates(candidates), mode="csrbench")
+    assert plain.matching_t0 == verdict.matching_t0
+    wrong = relations([a], [a], start=100)  # matches no class: the closest divergence is the first class's
+    assert judge(wrong, candidates, mode="csrbench", content_class=classes.get).first_divergence == \
+        judge(wrong, CountingCandidates(candidates), mode="csrbench").first_divergence
+    strict = CountingCandidates(candidates)  # strict matching compares instants: every t0 is judged
+    judge(relations([a], [b], start=2), strict, mode="strict", content_class=classes.get)
+    assert strict.asked == [0, 1, 2, 3]

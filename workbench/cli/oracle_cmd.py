@@ -13,6 +13,7 @@ verdict, so scripts can branch on it) and 2 on a user error.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -468,13 +469,28 @@ def run_oracle(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(payload)
     else:
-        rows = list(payload["windows"]) if len(vectors) else []
-        print(f"{len(rows)} evaluations for t0 = {payload['t0']} ({len(vectors)} t0 candidates, "
-              f"t_s = {prepared.t_s}; {used.engine} {used.path} path)")
-        print(f"  {'start':>10} {'end':>10} {'time':>10} {'triples':>8} {'expected':>8}")
-        for row in rows:
-            print(f"  {row['start']:>10} {row['end']:>10} {row['time']:>10} {row['triples']:>8} {row['expected']:>8}")
+        _print_table(payload["windows"] if len(vectors) else [], payload["t0"], len(vectors), prepared.t_s, used,
+                     args.out)
     return 0
+
+
+TABLE_ROWS = 40  # the plain-text table is for reading: a BIG stream has millions of evaluations
+
+
+def _print_table(windows: Iterable[dict[str, Any]], t0: Any, candidates: int, t_s: int, used: Any,
+                 out: str | None) -> None:
+    """The first t0's evaluations as a table, at most ``TABLE_ROWS`` rows, then how many were left."""
+    rest = iter(windows)
+    rows = list(itertools.islice(rest, TABLE_ROWS))
+    left = sum(1 for _ in rest)
+    print(f"{len(rows) + left:,} evaluations for t0 = {t0} ({candidates} t0 candidates, "
+          f"t_s = {t_s}; {used.engine} {used.path} path)")
+    print(f"  {'start':>10} {'end':>10} {'time':>10} {'triples':>8} {'expected':>8}")
+    for row in rows:
+        print(f"  {row['start']:>10} {row['end']:>10} {row['time']:>10} {row['triples']:>8} {row['expected']:>8}")
+    if left:
+        where = f"{out} holds every t0's" if out else "--json prints them all, --out DIR writes every t0's"
+        print(f"  … {left:,} more evaluations ({where})")
 
 
 class _LazyRows:

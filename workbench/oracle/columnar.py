@@ -134,12 +134,15 @@ def columns_from_elements(elements: Iterable[StreamElement], predicates: frozens
 
     def flush() -> None:
         nonlocal position
-        rows = [(i, e) for i, e in enumerate(buffer) if wanted is None or canonical_term(e.predicate) in wanted]
+        p = _canonical_terms(pa.array([e.predicate for e in buffer], pa.string()))
+        rows = np.arange(len(buffer), dtype=np.int64)
+        if wanted is not None:
+            rows = rows[np.asarray(pc.is_in(p, value_set=builder._wanted).to_numpy(zero_copy_only=False), dtype=bool)]
+            p = p.take(pa.array(rows))
+        picked = [buffer[i] for i in rows.tolist()]
         builder.add(np.fromiter((e.t for e in buffer), np.int64, len(buffer)),
-                    pa.array([canonical_term(e.subject) for _, e in rows], pa.string()),
-                    pa.array([canonical_term(e.predicate) for _, e in rows], pa.string()),
-                    pa.array([canonical_term(e.object) for _, e in rows], pa.string()),
-                    np.fromiter((position + i for i, _ in rows), np.int64, len(rows)))
+                    _canonical_terms(pa.array([e.subject for e in picked], pa.string())), p,
+                    _canonical_terms(pa.array([e.object for e in picked], pa.string())), position + rows)
         position += len(buffer)
         buffer.clear()
 
@@ -162,6 +165,8 @@ def _re2(pattern: str) -> str:
 # lines take the Python reader's general path.
 _STRICT_LINE = rf'^{IRI_SIMPLE} {IRI_SIMPLE} (?:{IRI_SIMPLE}|{_re2(LITERAL)}|{_re2(QUIRK_LITERAL)}) "-?[0-9]+" \.$'
 _BLOCK_CHARS = 16 << 20
+# terms that `canonical_term` returns as written: simple IRIs and plain strings without escapes
+_SIMPLE_TERM = rf'^(?:{IRI_SIMPLE}|"[^"\\\n\r]*")$'
 
 
 def _text_blocks(handle: Any) -> Iterator[str]:
@@ -284,7 +289,7 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
                 parts = pc.split_pattern(head, " ", max_splits=2)
                 s = pc.list_element(parts, 0)
                 p = pc.list_element(parts, 1)
-                o = _canonical_objects(pc.list_element(parts, 2))
+                o = _canonical_terms(pc.list_element(parts, 2))
                 if extra:
                     s = pa.concat_arrays([s, pa.array([e[1] for e in extra], pa.string())])
                     p = pa.concat_arrays([p, pa.array([e[2] for e in extra], pa.string())])
@@ -365,26 +370,97 @@ def _sorted_by_time(columns: StreamColumns, report: Any, skipped: Sequence[int])
     return StreamColumns(times[order], table)
 
 
-def _canonical_objects(objects: pa.Array) -> pa.Array:
-    """Objects as `read_yabench` keeps them: IRIs and plain simple strings as written, other
-    literals (``76.0^^<…#float>``, language tags, escapes) canonicalised once per distinct value."""
-    plain = pc.or_(pc.starts_with(objects, "<"), pc.and_(
-        pc.and_(pc.starts_with(objects, '"'), pc.ends_with(objects, '"')),
-        pc.invert(pc.match_substring(objects, "\\"))))
+def _canonical_terms(values: pa.Array, where: Callable[[int], str] | None = None) -> pa.Array:
+    """Terms as the readers canonicalise them: simple IRIs and plain simple strings as written
+    (what `canonical_term` returns for them), the others (``76.0^^<…#float>``, language tags,
+    escapes) through `canonical_term` once per distinct value. ``where(i)``: the place of row
+    ``i`` for a term that is not one (a `UserError`); None when every value passed a check."""
+    plain = pc.match_substring_regex(values, _SIMPLE_TERM)
     if pc.all(plain).as_py() is not False:
-        return objects
-    other = pc.unique(objects.filter(pc.invert(plain)))
-    canonical = pa.array([canonical_term(v) for v in other.to_pylist()], pa.string())
-    mapped = pc.take(canonical, pc.index_in(objects, value_set=other))
-    return pc.if_else(plain, objects, mapped)
+        return values
+    other = pc.unique(values.filter(pc.invert(plain)))
+    canonical = []
+    for value in other.to_pylist():
+        try:
+            canonical.append(canonical_term(value))
+        except TermError as error:
+            if where is None:
+                raise
+            row = pc.index(values, value).as_py()
+            raise UserError(str(error), **where(row)) from None
+    mapped = pc.take(pa.array(canonical, pa.string()), pc.index_in(values, value_set=other))
+    return pc.if_else(plain, values, mapped)
+
+
+def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_disorder: str = "error",
+                         report: Any = None) -> StreamColumns:
+    """A workbench Parquet stream as `StreamColumns` (the elements `read_parquet` yields, with
+    the same checks per batch; terms canonicalised per distinct value, as the Python path
+    does per element). Time going backwards: an error naming the row, or with
+    ``on_disorder="warn"`` counted and sorted as `read_yabench_columns` does."""
+    import pyarrow.parquet as pq
+
+    from workbench.streams.parquet import _READ_ERRORS, _arrow_message, _check_batch, check_parquet_stream
+    from workbench.streams.readers import ReadReport
+
+    name = os.fspath(path)
+    report = report if report is not None else ReadReport()
+    report.source, report.format = name, "parquet"
+    check_parquet_stream(path)
+    builder = _Builder(predicates)
+    last = None
+    try:
+        parquet = pq.ParquetFile(path, page_checksum_verification=True)
+    except _READ_ERRORS as error:
+        raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
+    with parquet:
+        first_row = 1
+        try:
+            for batch in parquet.iter_batches(batch_size=1 << 17, columns=["subject", "predicate", "object", "t"]):
+                batch.validate(full=True)
+                _check_batch(batch, first_row, name)
+                times = batch.column(3).to_numpy()
+                if on_disorder == "error" and len(times):
+                    full = np.concatenate([[last], times]) if last is not None else times
+                    back = np.flatnonzero(full[1:] < full[:-1])
+                    if len(back):
+                        k = int(back[0]) + 1
+                        row = first_row + k - (1 if last is not None else 0)
+                        raise UserError(f"time goes backwards: {int(full[k])} after {int(full[k - 1])}", file=name,
+                                        field=f"row {row}")
+
+                def where(i: int, base: int = first_row) -> dict[str, Any]:
+                    return {"file": name, "field": f"row {base + i}"}
+
+                p = _canonical_terms(batch.column(1), where)
+                positions = np.arange(len(times), dtype=np.int64)
+                s, o = batch.column(0), batch.column(2)
+                if predicates is not None:
+                    keep = pc.is_in(p, value_set=builder._wanted)
+                    positions = positions[np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)]
+                    s, p, o = s.filter(keep), p.filter(keep), o.filter(keep)
+                s = _canonical_terms(s, lambda i: where(int(positions[i])))
+                o = _canonical_terms(o, lambda i: where(int(positions[i])))
+                builder.add(times, s, p, o, builder.count + positions)
+                if len(times):
+                    last = int(times[-1])
+                first_row += len(times)
+        except _READ_ERRORS as error:
+            raise UserError(f"cannot read Parquet data near row {first_row} ({_arrow_message(error)})",
+                            file=name) from None
+    columns = builder.finish()
+    report.elements += len(columns.times)
+    return _sorted_by_time(columns, report, []) if on_disorder == "warn" else columns
 
 
 def read_columns(path: str, fmt: str, predicates: frozenset[str] | None, *, interval_ms: int = 1000,
                  on_disorder: str = "error", report: Any = None) -> StreamColumns:
-    """A stream file as `StreamColumns` (YABench text by Arrow kernels; the other formats
-    through their Python reader, keeping only the rows the query can match)."""
+    """A stream file as `StreamColumns` (YABench text and Parquet by Arrow kernels; the other
+    formats through their Python reader, keeping only the rows the query can match)."""
     if fmt == "yabench":
         return read_yabench_columns(path, predicates, on_disorder=on_disorder, report=report)
+    if fmt == "parquet":
+        return read_parquet_columns(path, predicates, on_disorder=on_disorder, report=report)
     from workbench.streams.readers import read_stream
 
     elements: Iterable[StreamElement] = read_stream(path, fmt, interval_ms=interval_ms, on_disorder=on_disorder,

@@ -167,9 +167,12 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         return judge_eviction(run.stimuli, run.query, run.log)
     from workbench.core.semantics import Strategy, Tick
     from workbench.oracle.compare import Tolerance
+    import numpy as np
+
     from workbench.oracle.run import (
         check_variables,
         engine_relations,
+        evaluation_times,
         measure_quality,
         plausible_order,
         regroup_responses,
@@ -199,15 +202,16 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
     candidates = _Candidates(order, label, answers, regroup=options.regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
-                         tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict)
+                         tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict,
+                         content_class=candidates.content_class)
     if verdict.correct:
         # several t0 can match (CSRBench matching ignores times): measure quality against the
         # one whose evaluation times the engine actually reported, so windows pair up by time
         reported = {r.application_time for r in log.responses if r.application_time is not None}
         by_label = {label[v]: v for v in vectors}
-        chosen = max(
+        chosen = max(  # from the evaluation instants only (the grid; no relation, no evaluation objects)
             verdict.matching_t0,
-            key=lambda t0: len(reported & {e.time for e in answers[by_label[t0]].evaluations}),
+            key=lambda t0: len(reported.intersection(np.asarray(evaluation_times(answers, by_label[t0])).tolist())),
         )
     elif verdict.first_divergence is not None:
         chosen = verdict.first_divergence.t0
@@ -289,6 +293,19 @@ class _Candidates(Mapping[Any, Any]):
             raise KeyError(t0)
         relations = expected_relations(self.answers[self.vectors[t0]])
         return regroup_by_time(relations) if self.regroup else relations  # both sides compared per instant
+
+    def content_class(self, t0: Any) -> Hashable | None:
+        """A key shared by the t0 whose evaluations read the same window contents in the same
+        order (then the same relations and emissions, at other instants); None when unknown.
+        Not with ``regroup``: merging relations by instant depends on the instants."""
+        if self.regroup or t0 not in self.vectors:
+            return None
+        vector = self.vectors[t0]
+        if hasattr(self.answers, "content_grid"):  # the pipeline's answers: the grid, no relation
+            grid = self.answers.content_grid(vector)
+        else:  # a `DeltaAnswer` (kept by `LazyAnswers` for the verdict's next request) has its grid
+            grid = getattr(self.answers[vector], "grid", None)
+        return None if grid is None else (grid.lo.tobytes(), grid.hi.tobytes())
 
     def __iter__(self) -> Any:
         yield from list(self.vectors)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from workbench.oracle.compare import Tolerance, as_set, compare_bags
 
@@ -183,22 +183,36 @@ def judge(
     comparison_start: int = 0,
     tolerance: Tolerance = Tolerance(),
     stop_at_first: bool = False,
+    content_class: Callable[[Any], Hashable | None] | None = None,
 ) -> Verdict:
     """Decide correct/incorrect against the oracle's answer for every admissible t0.
 
     ``candidates`` maps each admissible t0 (or t0 vector) to the oracle's relations; it
     may compute them lazily (only one candidate's relations are held at a time here).
     ``stop_at_first``: the verdict names the first matching t0 only and computes no more.
+    ``content_class(t0)``: a key shared by t0 whose relations are the same at other
+    instants; CSRBench matching ignores instants, so such a t0 matches exactly when the
+    first of its class did, and if not it is no closer (same matched prefix): its relations
+    are never computed.
     """
     if mode not in MATCH_MODES:
         raise ValueError(f"unknown match mode {mode!r}")
     matching: list[Any] = []
     closest: Divergence | None = None
-    for t0, oracle in candidates.items():
+    outcomes: dict[Hashable, bool] = {}  # content class -> matched (CSRBench matching)
+    for t0 in candidates:
+        key = content_class(t0) if content_class is not None and mode != "strict" else None
+        if key is not None and key in outcomes:
+            if outcomes[key]:
+                matching.append(t0)
+            continue
+        oracle = candidates[t0]
         if mode == "strict":
             divergence = _strict_against(t0, engine, oracle, comparison_start, tolerance)
         else:
             divergence = _csrbench_against(t0, engine, oracle, tolerance)
+        if key is not None:
+            outcomes[key] = divergence is None
         if divergence is None:
             matching.append(t0)
             if stop_at_first:

@@ -518,6 +518,11 @@ class ExpectedAnswers:
             return np.asarray([e.time for e in self._reference(vector).evaluations], dtype=np.int64)
         return self._delta_grid(vector).time
 
+    def content_grid(self, t0: tuple[int, ...]) -> Any:
+        """The evaluations' contents of one t0 when they alone decide its relations (a single
+        window, presence runs); else None (`workbench.oracle.judge` groups t0 by them)."""
+        return self._delta_grid(tuple(t0)) if self._deltas is not None else None
+
     def _delta_grid(self, vector: tuple[int, ...]) -> Any:
         from workbench.oracle.deltas import evaluation_grid
 
