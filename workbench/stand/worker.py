@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
 from workbench.stand.kit import EngineError, WrappedEngine, serve
+from workbench.stand.protocol import parse_static, parse_stimulus
 
 
 class BuiltinEngine(WrappedEngine):
@@ -27,7 +28,6 @@ class BuiltinEngine(WrappedEngine):
     def register(self, query: Mapping[str, Any], engine: Mapping[str, Any], static: Mapping[str, Any]) -> dict[str, Any]:
         from workbench.engine import EngineConfig, create_engine
         from workbench.query.parser import parse_query
-        from workbench.stand.protocol import parse_static
 
         config = EngineConfig.from_json(engine)
         with _engine_errors():
@@ -36,8 +36,6 @@ class BuiltinEngine(WrappedEngine):
         return {"engine": config.type, "matcher": getattr(self.engine, "matcher", None)}
 
     def push(self, t: int, elements: Sequence[Sequence[str]], streams: Sequence[str] | None) -> None:
-        from workbench.stand.protocol import parse_stimulus
-
         stimulus = parse_stimulus({"id": self._stimulus, "t": t, "elements": elements, "streams": streams})
         with _engine_errors():
             self._emit_all(self.engine.push(stimulus))
