@@ -92,3 +92,23 @@ def test_out_writes_the_per_t0_files_for_every_preset(tmp_path: Path, body: str,
         assert (new / MAPPINGS).stat().st_size > 0
         for name in files[1:]:
             assert _arrays(new / name) == _arrays(old / name), (preset, name)
+
+
+def test_out_that_would_not_fit_on_the_disk_is_refused_after_the_first_t0(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections import namedtuple
+
+    from workbench.errors import UserError
+    from workbench.oracle import output
+
+    elements = _stream(1, 2000)
+    query = csparql(BODIES["filter"], 7, 3)
+    sem = PRESETS["cqels"]
+    answers = columnar_expected_answers(query, {S1: columns_from_elements(elements, query_predicates(query))}, sem,
+                                        VECTORS, keep_results=False)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(output.shutil, "disk_usage", lambda where: usage(10_000, 9_000, 1_000))
+    with pytest.raises(UserError) as refused:
+        write_expected_answers(tmp_path / "out", answers, VECTORS, semantics=sem)
+    assert "the 20 remaining t0 files need about" in str(refused.value) and "1000 B free" in str(refused.value)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()

@@ -178,7 +178,7 @@ def _write_runs(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], ve
                                                for key, packed in _packed(name_, column)})
             folder.files.append(name)
             if n == 0 and len(vectors) > 1:
-                _refuse_if_too_big(folder.partial, (folder.partial / name).stat().st_size * (len(vectors) - 1))
+                _refuse_if_too_big(folder.partial, (folder.partial / name).stat().st_size, len(vectors) - 1)
             if folder.after_file is not None:
                 folder.after_file(name)
     folder.files.insert(0, MAPPINGS)
@@ -247,11 +247,22 @@ def _unpacked(data: Any, name: str) -> Any:
     return np.concatenate([first, first[0] + np.cumsum(data[name], dtype=np.int64)])
 
 
-def _refuse_if_too_big(where: Path, estimate: int) -> None:
+def _refuse_if_too_big(where: Path, each: int, remaining: int) -> None:
+    """One line, before more is written, when ``remaining`` more t0 files of about ``each``
+    bytes would not fit in 90 % of the free space of ``where``'s disk."""
+    estimate = each * remaining
     free = shutil.disk_usage(where).free
     if estimate > 0.9 * free:
-        raise UserError(f"the remaining t0 need about {estimate / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free: "
-                        "ask for fewer t0 (--t0 VALUE) or another --out disk", file=str(where), field="--out")
+        raise UserError(f"the {remaining:,} remaining t0 files need about {_size(estimate)} ({_size(each)} each), "
+                        f"{_size(free)} free: ask for fewer t0 (--t0 VALUE) or another --out disk",
+                        file=str(where), field="--out")
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
 
 
 def _grid_and_runs(answer: Any) -> tuple[Any, tuple[Any, Any, Any, Any], Callable[[int], frozenset]]:
