@@ -100,11 +100,11 @@ class WindowedEngine(Engine):
         horizon = self.scheduler.horizon() - self._reads_before(reporting)
         since = self.scheduler.now  # the other windows are read at evaluation instants from here on
         held = self._held_back_from()
-        if held is not None:  # ... or at the instant of an evaluation held back
-            horizon = min(horizon, held[0])
-            since = min(since, held[1])
-        for window in self.windows:
-            horizon = min(horizon, window.spec.earliest_open_from(since) - self._reads_before(window.spec))
+        if held is not None:  # ... or at the instant of an evaluation held back (which reads its
+            horizon = min(horizon, held[0])  # report window from where it says)
+        for index, window in enumerate(self.windows):
+            read_from = since if held is None or index == self.report_window else min(since, held[1])
+            horizon = min(horizon, window.spec.earliest_open_from(read_from) - self._reads_before(window.spec))
             if window.hi > window.lo:
                 horizon = min(horizon, self.buffers[window.stream].element(window.lo).t)
         for buffer in self.buffers.values():
