@@ -213,3 +213,13 @@ def test_a_run_too_large_to_judge_is_refused_up_front_with_the_estimate(tmp_path
     with pytest.raises(UserError, match="would hold about"):
         run_experiment(load_experiment(huge), tmp_path / "out", size="huge")
     assert not (tmp_path / "out").exists()
+
+
+def test_quality_rows_give_back_each_window() -> None:
+    from workbench.oracle.quality import QualityRows
+
+    rows = [WindowQuality(0, 5000, 1.0, 0.5, 2, 4, 350_000, -3), WindowQuality(5, 10, 0.25, 1.0, 0, 1, 9, None, 4, 11),
+            WindowQuality(-7, 2**40, 0.0, 1.0, 0, 0, 0, 2**40)]
+    kept = QualityRows(iter(rows))
+    assert len(kept) == 3 and list(kept) == rows and kept[-1] == rows[-1] and kept[1:] == rows[1:]
+    assert [w.oracle_line() for w in kept] == [w.oracle_line() for w in rows]

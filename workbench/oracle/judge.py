@@ -75,7 +75,7 @@ class Judgement:
     """What judging a run found: ``oracle.json``'s payload and the per-window quality behind it."""
 
     payload: dict[str, Any]
-    quality: tuple["WindowQuality", ...] | None = None  # None: not measured
+    quality: Sequence["WindowQuality"] | None = None  # None: not measured (`QualityRows` from `judge`)
 
     @property
     def verdict(self) -> str | None:
@@ -234,8 +234,8 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     })
     if not options.quality:
         return Judgement(payload)
-    quality = tuple(measure_quality(run.query, semantics, streams, answers[vector], log, gracious=options.gracious,
-                                    by_time=True, report_window=options.report_window, due_at=run.due_at))
+    quality = measure_quality(run.query, semantics, streams, answers[vector], log, gracious=options.gracious,
+                              by_time=True, report_window=options.report_window, due_at=run.due_at)
     judgement = Judgement(payload, quality)
     payload.update({
         "precision": _mean([w.precision for w in quality]),

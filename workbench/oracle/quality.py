@@ -19,6 +19,7 @@ import bisect
 import itertools
 import math
 import statistics
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
@@ -57,6 +58,41 @@ class WindowQuality:
             f"{self.precision},{self.recall},{self.actual_size},{self.expected_size},"
             f"{self.window_triples},{start},{end},{delay}"
         )
+
+
+class QualityRows(Sequence[WindowQuality]):
+    """Window qualities kept as typed columns, a `WindowQuality` made for each one read: a
+    content-change run over a BIG stream measures 2.1 M windows (530 MB as objects, 170 MB here)."""
+
+    _INTS = ("start", "end", "actual_size", "expected_size", "window_triples", "delay", "reconstructed_start",
+             "reconstructed_end")
+    _NONE = -(2**63)  # None in an integer column (no time or size reaches it)
+
+    def __init__(self, rows: Iterable[WindowQuality]) -> None:
+        self._ints = {name: array("q") for name in self._INTS}
+        self._floats = {name: array("d") for name in ("precision", "recall")}
+        for row in rows:
+            for name, column in self._ints.items():
+                value = getattr(row, name)
+                column.append(self._NONE if value is None else value)
+            for name, column in self._floats.items():
+                column.append(getattr(row, name))
+
+    def __len__(self) -> int:
+        return len(self._floats["precision"])
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        ints = {name: column[index] for name, column in self._ints.items()}
+        return WindowQuality(**{name: None if value == self._NONE else value for name, value in ints.items()},
+                             precision=self._floats["precision"][index], recall=self._floats["recall"][index])
+
+    def __iter__(self) -> Iterator[WindowQuality]:
+        for index in range(len(self)):
+            yield self[index]
 
 
 def precision_recall(

@@ -21,7 +21,7 @@ from workbench.responses.model import ResponseLog
 from workbench.streams.model import StreamElement
 
 if TYPE_CHECKING:  # pragma: no cover
-    from workbench.oracle.quality import ExpectedWindow, WindowQuality
+    from workbench.oracle.quality import ExpectedWindow, QualityRows
 
 
 def resolve_semantics(system: str | None, overrides: Mapping[str, Any]) -> EngineSemantics:
@@ -372,15 +372,15 @@ def measure_quality(
     by_time: bool = False,
     report_window: int = 0,
     due_at: Callable[[int], float] | None = None,
-) -> list["WindowQuality"]:
-    """Per-window precision/recall/delay of one engine output (YABench Sect. 3.4).
+) -> "QualityRows":
+    """Per-window precision/recall/delay of one engine output (YABench Sect. 3.4), kept compactly.
 
     By default the i-th response is paired with the i-th expected window (YABench's
     pairing); ``by_time`` pairs each window with the responses at its evaluation time
     instead (when the engine reports application times), so that a window the engine
     rightly leaves unreported (``non-empty`` policies) does not shift the pairing.
     """
-    from workbench.oracle.quality import iter_window_quality
+    from workbench.oracle.quality import QualityRows, iter_window_quality
 
     windows = expected_windows(answer)
     start = log.run_start or 0
@@ -394,9 +394,9 @@ def measure_quality(
     else:
         actual = (entry(r) for r in log.responses)
     if not gracious:  # the stream itself is needed only to move window borders
-        return list(iter_window_quality(windows, actual, due_at=due_at))
+        return QualityRows(iter_window_quality(windows, actual, due_at=due_at))
     elements = streams[query.windows[report_window].stream]  # the borders are the report window's
-    return list(iter_window_quality(
+    return QualityRows(iter_window_quality(
         windows, actual, gracious=gracious, expected_for=snapshot_expectation(query, elements, semantics),
         timestamps=sorted({e.t for e in elements}), due_at=due_at,
     ))
