@@ -19,7 +19,8 @@ with the wall time, the CPU time and peak RSS of the whole process tree, the pat
 and the number of t0 candidates (``--t0 all`` is the admissible set in the preset's time
 unit: 50 values for ``cqels``, 100 ms over a 5 s slide; 5,000 for the ms presets; the JSON
 holds the windows of the first t0), then the rdflib yardstick on one window in the same
-run, and the ratios to it.
+run, and the ratios to it. With ``--out``, ``--out DIR`` instead of ``--json``: every t0's
+answer written (the files and their bytes reported).
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE if consume else (stdout or subprocess.DEVNULL),
                                stderr=subprocess.PIPE, text=consume is not None,
+                               cwd=Path(__file__).resolve().parents[1],  # `-m` imports from the cwd first
                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     facts: dict[str, Any] = {}
     reader = None
@@ -169,18 +171,29 @@ def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
 
 
 def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tuple[str, ...] = (),
-            methods: tuple[str, ...] = ("auto",)) -> dict[str, Any]:
+            methods: tuple[str, ...] = ("auto",), out: Path | None = None) -> dict[str, Any]:
     """``rspwb oracle --t0 all --json`` end to end (JVM start included) per preset and
     ``--method``; the output is parsed for the path that ran and the t0 count, not kept.
-    ``load_1min`` is the machine's load average when the run ended."""
+    With ``out``, ``--out out/PRESET-METHOD`` instead of ``--json`` (every t0's answer; the
+    files written and their bytes are reported, the folder removed). ``load_1min`` is the
+    machine's load average when the run ended."""
     import os
+    import shutil
 
     results: dict[str, Any] = {}
     for preset in presets:
         for method in methods:
+            target = out / f"{preset}-{method}" if out is not None else None
+            mode = ["--out", str(target)] if target is not None else ["--json"]
             command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
-                       str(query_file), "--system", preset, "--t0", "all", "--json", "--method", method, *extra]
-            row = tree_peak(command, consume=_output_facts)  # read from a pipe, as a user's `| jq` would
+                       str(query_file), "--system", preset, "--t0", "all", *mode, "--method", method, *extra]
+            if target is None:
+                row = tree_peak(command, consume=_output_facts)  # read from a pipe, as a user's `| jq` would
+            else:
+                row = tree_peak(command)
+                files = list(target.iterdir()) if target.is_dir() else []
+                row.update({"files": len(files), "bytes": sum(f.stat().st_size for f in files)})
+                shutil.rmtree(target, ignore_errors=True)
             row["load_1min"] = round(os.getloadavg()[0], 1)
             key = preset if method == "auto" else f"{preset} --method {method}"
             results[key] = row
@@ -266,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", metavar="STREAM", type=Path, default=None,
                         help="time `rspwb oracle --t0 all --json` end to end on this stream file instead (peak RSS "
                         "of the process tree), then the rdflib reference on one window of it")
+    parser.add_argument("--out", action="store_true",
+                        help="with --cli: time `--out DIR` (every t0's answer written) instead of `--json`")
     parser.add_argument("--methods", default="auto",
                         help="with --cli: comma-separated --method values to time per preset (e.g. auto,spark)")
     parser.add_argument("--paths", metavar="STREAM", type=Path, default=None,
@@ -284,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         query_file.write_text(QUERY, encoding="utf-8")
         methods = tuple(m.strip() for m in options.methods.split(",") if m.strip())
         results = {"stream": str(options.cli), "load_1min_at_start": round(__import__("os").getloadavg()[0], 1),
-                   "cli": run_cli(options.cli, presets, query_file, methods=methods)}
+                   "cli": run_cli(options.cli, presets, query_file, methods=methods,
+                                  out=workdir / "out" if options.out else None)}
         if not options.skip_reference:
             results["reference_one_window"] = reference_one_window(options.cli)
         for preset, row in results["cli"].items():
