@@ -124,7 +124,7 @@ def reference_one_window(path: Path) -> dict[str, Any]:
 
 
 def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
-              consume: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+              consume: Callable[[Any], dict[str, Any]] | None = None, cwd: Path | None = None) -> dict[str, Any]:
     """Run ``command``; wall time and the peak RSS of its whole process tree (JVM included),
     sampled with psutil every ``interval`` s. ``consume(pipe)`` reads the command's output in
     a thread of this process (not counted), e.g. to find facts in it; its dict is added."""
@@ -137,7 +137,7 @@ def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE if consume else (stdout or subprocess.DEVNULL),
                                stderr=subprocess.PIPE, text=consume is not None,
-                               cwd=Path(__file__).resolve().parents[1],  # `-m` imports from the cwd first
+                               cwd=cwd,
                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     facts: dict[str, Any] = {}
     reader = None
@@ -170,6 +170,9 @@ def tree_peak(command: list[str], *, stdout: Any = None, interval: float = 0.05,
             "exit": process.returncode, "stderr_tail": error[-400:], **facts}
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]  # `python -m` imports from the cwd before PYTHONPATH
+
+
 def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tuple[str, ...] = (),
             methods: tuple[str, ...] = ("auto",), out: Path | None = None) -> dict[str, Any]:
     """``rspwb oracle --t0 all --json`` end to end (JVM start included) per preset and
@@ -180,17 +183,18 @@ def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tup
     import os
     import shutil
 
+    stream, query_file = stream.resolve(), query_file.resolve()  # the command runs in CHECKOUT
     results: dict[str, Any] = {}
     for preset in presets:
         for method in methods:
-            target = out / f"{preset}-{method}" if out is not None else None
+            target = (out / f"{preset}-{method}").resolve() if out is not None else None
             mode = ["--out", str(target)] if target is not None else ["--json"]
             command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
                        str(query_file), "--system", preset, "--t0", "all", *mode, "--method", method, *extra]
             if target is None:
-                row = tree_peak(command, consume=_output_facts)  # read from a pipe, as a user's `| jq` would
+                row = tree_peak(command, consume=_output_facts, cwd=CHECKOUT)  # from a pipe, as `| jq` would
             else:
-                row = tree_peak(command)
+                row = tree_peak(command, cwd=CHECKOUT)
                 files = list(target.iterdir()) if target.is_dir() else []
                 row.update({"files": len(files), "bytes": sum(f.stat().st_size for f in files)})
                 shutil.rmtree(target, ignore_errors=True)
