@@ -176,6 +176,7 @@ def _write_runs(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], ve
             with open(folder.partial / name, "wb") as handle:
                 np.savez_compressed(handle, **{key: packed for name_, column in columns.items()
                                                for key, packed in _packed(name_, column)})
+            del grid, runs, local, columns  # before the next t0's arrays are made
             folder.files.append(name)
             if n == 0 and len(vectors) > 1:
                 _refuse_if_too_big(folder.partial, (folder.partial / name).stat().st_size, len(vectors) - 1)
