@@ -112,8 +112,7 @@ class BundleRun:
     engine_parameters: Mapping[str, Any] = field(default_factory=dict)
     experiment_error: str | None = None
     _static: Any = field(default=None, repr=False)
-    _whole_answer: Any = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _whole_answer: Any = field(default=None, repr=False)  # `_static` and this: filled under `_ORACLE_LOCK`
 
     @property
     def key(self) -> tuple[str, str]:
@@ -466,10 +465,9 @@ def _rhodf_inputs(bundle: Path, run_id: str, experiment_error: str | None, param
 def _static_data(run: BundleRun) -> Any:
     from workbench.oracle.judge import static_data
 
-    with run._lock:
-        if run._static is None:
-            run._static = static_data(_static_inputs(run.bundle, run.run_id, run.experiment_error))
-        return run._static
+    if run._static is None:
+        run._static = static_data(_static_inputs(run.bundle, run.run_id, run.experiment_error))
+    return run._static
 
 
 # ---------------------------------------------------------------------- one window
@@ -505,11 +503,10 @@ def _answer_for(run: BundleRun, reference: Sequence[Evaluation], window: tuple[i
         got = [_signature(e) for e in answer.evaluations if (e.time, e.sequence) >= first]
         if got == wanted:
             return answer, "window"
-    with run._lock:
-        if run._whole_answer is None:
-            run._whole_answer = compute_expected(run.query, run.oracle_streams, run.semantics, [run.t0], static=static,
-                                                 end=run.end, report_window=run.report_window)[run.t0]
-        return run._whole_answer, "whole stream"
+    if run._whole_answer is None:
+        run._whole_answer = compute_expected(run.query, run.oracle_streams, run.semantics, [run.t0], static=static,
+                                             end=run.end, report_window=run.report_window)[run.t0]
+    return run._whole_answer, "whole stream"
 
 
 def attributed_window(run: BundleRun, time: int) -> tuple[int, int] | None:
@@ -526,8 +523,9 @@ _ORACLE_LOCK = threading.Lock()
 def window_bindings(run: BundleRun, window: WindowInstance | tuple[int, int]) -> WindowBindings:
     """Expected vs actual bindings of one window (summed over its evaluations).
 
-    One window at a time: each click starts a task, and the oracle evaluates one shared prepared
-    rdflib query, whose evaluation is not thread-safe (concurrent clicks gave wrong counts)."""
+    One window at a time (this lock also guards the run's lazily read static data and whole-stream
+    answer): each click starts a task, all evaluate one shared prepared rdflib query, which rdflib
+    does not document as thread-safe, and concurrent clicks gave wrong counts."""
     with _ORACLE_LOCK:
         return _window_bindings(run, window)
 
