@@ -792,11 +792,9 @@ def _write_trace(run: _Run, entry: _Pending, done_ms: float | None, after: dict[
         "kpis_before": entry.kpis_before,
         "responses": entry.responses,
         "done": None if done_ms is None else round(done_ms, 3),
-        "latency_ms": None if done_ms is None else round(done_ms - entry.sent_ms, 3),
+        "latency_ms": None if done_ms is None else round(done_ms - _latency_start(run, entry), 3),
         "kpis_after": after,
     }
-    if done_ms is not None and entry.started_ms is not None:
-        record["latency_ms"] = round(done_ms - entry.started_ms, 3)
     if entry.batch is not None:
         record["batch"] = entry.batch
     run.trace_file.write(dumps(record))
