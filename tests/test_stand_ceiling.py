@@ -17,6 +17,7 @@ from workbench.experiment.loader import loads_experiment
 from workbench.experiment.runs import expand_runs
 from workbench.query.parser import parse_query
 from workbench.stand import protocol
+from workbench.stand.kit import stdlib_line
 from workbench.stand.host import StandOptions, _proc_stat, run_engine
 from workbench.streams.model import StreamElement
 
@@ -56,7 +57,7 @@ engines: [{{id: stand-ceiling, type: "null"}}]
 ])
 def test_codec_writes_the_bytes_the_stdlib_writes(message: dict) -> None:
     line = protocol.dumps(message)
-    assert line == protocol._stdlib_dumps(message)
+    assert line == stdlib_line(message)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
 
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from workbench.engine import EngineConfig, StaticGraphs, Stimulus
 from workbench.responses.model import EngineResponse, make_mapping
-from workbench.stand.kit import decode_line, encode_line, stdlib_line
+from workbench.stand.kit import decode_line, encode_line
 from workbench.streams.model import StreamElement
 
 PROTOCOL_VERSION = 1
@@ -28,7 +28,6 @@ class ProtocolError(ValueError):
 
 # The codec is the Python kit's (stdlib-only, so engines can copy it): orjson when installed,
 # byte-identical to the standard library's compact JSON, which it falls back to.
-_stdlib_dumps = stdlib_line
 dumps = encode_line  # one protocol line: compact UTF-8 JSON and "\n"
 loads = decode_line  # one JSON line; ValueError if it is not JSON
 
