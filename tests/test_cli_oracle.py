@@ -229,3 +229,13 @@ def test_the_plain_table_stops_after_forty_rows_and_says_how_many_more(capsys: p
     assert lines[0].startswith(f"{evaluations} evaluations for t0 = 0") and len(lines) == 2 + TABLE_ROWS + 1
     assert lines[-1] == (f"  … {evaluations - TABLE_ROWS} more evaluations "
                          "(--json prints them all, --out DIR writes every t0's)")
+
+
+def test_the_json_row_writer_knows_the_summary_rows_keys() -> None:
+    """The CLI's fast row formatter repeats the keys (no numpy at start): they must stay the same."""
+    from workbench.cli.oracle_cmd import _ROW_KEYS, _row_json
+    from workbench.oracle.deltas import SUMMARY_KEYS
+
+    assert _ROW_KEYS == SUMMARY_KEYS
+    row = dict(zip(SUMMARY_KEYS, (0, 5000, 12, 3, 1, 2, True)))
+    assert _row_json(row) == json.dumps(row) and _row_json({**row, "emitted": False}) == json.dumps({**row, "emitted": False})
