@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterator, Sequence
+from typing import Any, Callable, Container, Hashable, Iterator, Sequence
 
 from workbench.streams.terms import canonical_term, from_rdflib, to_rdflib
 
@@ -33,12 +33,15 @@ class Var(str):
 
 
 class TripleIndex:
-    """One graph: a set of triples with SPO/POS/OSP hash indexes (WindowStore counts the copies)."""
+    """One graph: a set of triples with SPO/POS/OSP hash indexes (WindowStore counts the copies).
 
-    def __init__(self) -> None:
+    ``indexes`` names those besides SPO to keep (a matcher keeps only those its lookups read,
+    `lookup_index`: each costs a third of an insert); a lookup that needs a missing one fails."""
+
+    def __init__(self, indexes: frozenset[str] = frozenset({"pos", "osp"})) -> None:
         self.spo: dict[str, dict[str, set[str]]] = {}
-        self.pos: dict[str, dict[str, set[str]]] = {}
-        self.osp: dict[str, dict[str, set[str]]] = {}
+        self.pos: dict[str, dict[str, set[str]]] | None = {} if "pos" in indexes else None
+        self.osp: dict[str, dict[str, set[str]]] | None = {} if "osp" in indexes else None
 
     def __len__(self) -> int:
         return sum(len(objects) for by_p in self.spo.values() for objects in by_p.values())
@@ -50,14 +53,18 @@ class TripleIndex:
     def insert(self, triple: Triple) -> None:
         s, p, o = triple
         self.spo.setdefault(s, {}).setdefault(p, set()).add(o)
-        self.pos.setdefault(p, {}).setdefault(o, set()).add(s)
-        self.osp.setdefault(o, {}).setdefault(s, set()).add(p)
+        if self.pos is not None:
+            self.pos.setdefault(p, {}).setdefault(o, set()).add(s)
+        if self.osp is not None:
+            self.osp.setdefault(o, {}).setdefault(s, set()).add(p)
 
     def delete(self, triple: Triple) -> None:
         s, p, o = triple
         _discard(self.spo, s, p, o)
-        _discard(self.pos, p, o, s)
-        _discard(self.osp, o, s, p)
+        if self.pos is not None:
+            _discard(self.pos, p, o, s)
+        if self.osp is not None:
+            _discard(self.osp, o, s, p)
 
     def candidates(self, s: str | None, p: str | None, o: str | None) -> Sequence[Triple]:
         """:meth:`match` as a sequence, with the join's common case (subject and predicate
@@ -90,7 +97,7 @@ class TripleIndex:
                     yield (s, p, obj)
                 return
             if o is not None:
-                for pred in self.osp.get(o, {}).get(s, ()):
+                for pred in self.osp.get(o, {}).get(s, ()):  # type: ignore[union-attr]
                     yield (s, pred, o)
                 return
             for pred, objects in by_p.items():
@@ -98,7 +105,7 @@ class TripleIndex:
                     yield (s, pred, obj)
             return
         if p is not None:
-            by_o = self.pos.get(p)
+            by_o = self.pos.get(p)  # type: ignore[union-attr]
             if not by_o:
                 return
             if o is not None:
@@ -110,7 +117,7 @@ class TripleIndex:
                     yield (subj, p, obj)
             return
         if o is not None:
-            for subj, preds in self.osp.get(o, {}).items():
+            for subj, preds in self.osp.get(o, {}).items():  # type: ignore[union-attr]
                 for pred in preds:
                     yield (subj, pred, o)
             return
@@ -118,6 +125,15 @@ class TripleIndex:
             for pred, objects in by_p.items():
                 for obj in objects:
                     yield (subj, pred, obj)
+
+
+def lookup_index(s: bool, p: bool, o: bool) -> str:
+    """The index :meth:`TripleIndex.candidates` reads for a lookup with these positions bound."""
+    if s:
+        return "osp" if o and not p else "spo"
+    if p:
+        return "pos"
+    return "osp" if o else "spo"
 
 
 def _discard(index: dict[str, dict[str, set[str]]], a: str, b: str, c: str) -> None:
@@ -338,7 +354,7 @@ class _JoinStep:
     lookup: tuple[tuple[bool, str | None], ...]  # per position: (is a bound variable, term) or (False, None) if free
     free: tuple[tuple[int, str], ...]  # (position, variable) bound here
     repeats: tuple[tuple[int, int], ...]  # (position, earlier position of the same new variable)
-    exclude: bool  # the delta's own triple may not match here (pattern before the delta's first)
+    exclude: bool  # the delta's own triples may not match here (pattern before the delta's first)
 
     @property
     def flat(self) -> tuple[Any, ...]:
@@ -390,6 +406,12 @@ class IncrementalBGP:
         self.steps = [tuple(step.flat for step in _join_steps(compiled.patterns, i, plan))
                       for i, plan in enumerate(self.plans)]
         self.pattern_graphs = {pattern.graph for pattern in compiled.patterns}
+        # the indexes besides SPO that the joins' lookups (and load's of the first pattern) read
+        first = compiled.patterns[0]
+        lookups = [(not isinstance(first.s, Var), not isinstance(first.p, Var), not isinstance(first.o, Var))]
+        lookups += [(s_var or s is not None, p_var or p is not None, o_var or o is not None)
+                    for steps in self.steps for _, s_var, s, p_var, p, o_var, o, *_ in steps]
+        self.indexes = frozenset(lookup_index(*bound) for bound in lookups) - {"spo"}
         # the patterns a triple of a graph can bind, by predicate (most patterns have a
         # constant one): _delta then skips the patterns that cannot unify, in pattern order
         self._candidates: dict[GraphKey, tuple[dict[str, tuple[int, ...]], tuple[int, ...]]] = {}
@@ -431,7 +453,7 @@ class IncrementalBGP:
     def graph(self, key: GraphKey) -> TripleIndex:
         index = self.graphs.get(key)
         if index is None:
-            index = self.graphs[key] = TripleIndex()
+            index = self.graphs[key] = TripleIndex(self.indexes)
         return index
 
     def insert(self, key: GraphKey, triple: Triple) -> None:
@@ -452,16 +474,45 @@ class IncrementalBGP:
         return candidates is not None and (triple[1] in candidates[0] or bool(candidates[1]))
 
     def _delta(self, key: GraphKey, triple: Triple, sign: int) -> None:
+        self._deltas(key, (triple,), (triple,), sign)
+
+    def insert_all(self, key: GraphKey, triples: Sequence[Triple]) -> None:
+        """Insert several distinct triples not in the store: index them all, then one delta join.
+
+        The same bag changes as inserting them one by one. A solution that uses new triples
+        is counted once, from the first pattern bound to a new triple (the patterns before it
+        bound to old triples only): fewer calls and lookups per triple than one delta each —
+        the window-close presets insert each stimulus's elements as they arrive."""
+        fresh = [triple for triple in triples if self._matchable(key, triple)]
+        index = self.graph(key)
+        for triple in fresh:
+            index.insert(triple)
+        self._deltas(key, fresh, set(fresh) if len(fresh) > 1 else fresh, +1)
+
+    def delete_all(self, key: GraphKey, triples: Sequence[Triple]) -> None:
+        """Delete several distinct triples of the store (the mirror of :meth:`insert_all`:
+        the solutions that use them, from the first pattern bound to one of them, then unindex)."""
+        fresh = [triple for triple in triples if self._matchable(key, triple)]
+        self._deltas(key, fresh, set(fresh) if len(fresh) > 1 else fresh, -1)
+        index = self.graph(key)
+        for triple in fresh:
+            index.delete(triple)
+
+    def _deltas(self, key: GraphKey, triples: Sequence[Triple], changed: Container[Triple], sign: int) -> None:
+        """Report ``sign`` for every solution that binds a pattern to one of ``triples`` (all
+        indexed, all in ``changed``): from its first such pattern, the patterns before it of
+        the same graph bound to unchanged triples only, so each solution is counted once."""
         patterns = self.compiled.patterns
         by_predicate, any_predicate = self._candidates[key]
-        for i in by_predicate.get(triple[1], any_predicate):
-            pattern = patterns[i]
-            binding = pattern.unify(triple, {})
-            if binding is None:
-                continue
-            solutions: list[dict[str, str]] = []
-            self._extend(binding, self.steps[i], 0, triple, solutions)
-            self._report(solutions, sign)
+        steps = self.steps
+        for triple in triples:
+            for i in by_predicate.get(triple[1], any_predicate):
+                binding = patterns[i].unify(triple, {})
+                if binding is None:
+                    continue
+                solutions: list[dict[str, str]] = []
+                self._extend(binding, steps[i], 0, changed, solutions)
+                self._report(solutions, sign)
 
     def _report(self, solutions: list[dict[str, str]], sign: int) -> None:
         """Filter and project solutions; ``on_change`` for each projected mapping."""
@@ -492,11 +543,11 @@ class IncrementalBGP:
             if binding is None:
                 continue
             solutions: list[dict[str, str]] = []
-            self._extend(binding, self.steps[0], 0, triple, solutions)
+            self._extend(binding, self.steps[0], 0, (triple,), solutions)
             self._report(solutions, +1)
 
     def _extend(
-        self, binding: dict[str, str], steps: tuple[tuple[Any, ...], ...], step: int, triple: Triple,
+        self, binding: dict[str, str], steps: tuple[tuple[Any, ...], ...], step: int, changed: Container[Triple],
         out: list[dict[str, str]],
     ) -> None:
         """Append to ``out`` every extension of ``binding`` over ``steps[step:]``, depth first.
@@ -515,7 +566,7 @@ class IncrementalBGP:
                                       binding[o] if o_var else o)  # type: ignore[index]
         last = step + 1 == len(steps)
         for candidate in candidates:
-            if exclude and candidate == triple:
+            if exclude and candidate in changed:
                 continue
             if repeats and any(candidate[a] != candidate[b] for a, b in repeats):
                 continue
@@ -525,7 +576,7 @@ class IncrementalBGP:
             if last:
                 out.append(extended)
             else:
-                self._extend(extended, steps, step + 1, triple, out)
+                self._extend(extended, steps, step + 1, changed, out)
 
 
 class RdflibMirror:
@@ -575,6 +626,46 @@ class RdflibMirror:
 _NOTHING: frozenset[str] = frozenset()
 
 
+class Retired:
+    """Containers a store has dropped, freed a few items at a time.
+
+    Dropping a whole window's indexes at once — a tumbling window's close at YABench BIG:
+    ~1 M objects — stalls the engine 0.1–0.3 s in deallocation; popping them a bounded
+    number of items per later call spreads that cost over the next stimuli (memory stays
+    bounded: they are freed faster than a window fills)."""
+
+    LARGE = 256  # a value with more items than this is retired in turn, not freed at once
+
+    def __init__(self) -> None:
+        self.stack: list[dict[Any, Any] | set[Any]] = []
+
+    def __len__(self) -> int:
+        return len(self.stack)
+
+    def add(self, container: dict[Any, Any] | set[Any]) -> None:
+        if container:
+            self.stack.append(container)
+
+    def free(self, budget: int) -> None:
+        """Pop about ``budget`` items (a large value popped is retired, not freed)."""
+        stack, large = self.stack, self.LARGE
+        while budget > 0 and stack:
+            top = stack[-1]
+            if not top:
+                stack.pop()
+                continue
+            count = min(budget, len(top))
+            budget -= count
+            if isinstance(top, dict):
+                for _ in range(count):
+                    value = top.popitem()[1]
+                    if isinstance(value, (dict, set)) and len(value) > large:
+                        stack.append(value)
+            else:
+                for _ in range(count):
+                    top.pop()
+
+
 class WindowStore:
     """Reference-counted graph contents feeding a native matcher or an rdflib mirror.
 
@@ -588,6 +679,7 @@ class WindowStore:
         self.counts: dict[tuple[GraphKey, Triple], int] = {}
         self.copies = 0  # how many adds are not removed yet
         self._predicates = sink.predicates if isinstance(sink, IncrementalBGP) else None
+        self.retired = Retired()  # what clear() dropped, freed by the next adds and removes
 
     def _relevant(self, key: GraphKey) -> frozenset[str] | None:
         """The predicates worth storing in graph ``key`` (None: every triple)."""
@@ -604,6 +696,8 @@ class WindowStore:
     def add_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
         """Add the triples ``(s, p, o, …)[:3]`` of the statements to graph ``key``, in order
         (into an empty native matcher: all at once, :meth:`IncrementalBGP.load`)."""
+        if self.retired:
+            self.retired.free(2 * len(statements) + 1024)
         relevant = self._relevant(key)
         counts = self.counts
         at_once = not counts and isinstance(self.sink, IncrementalBGP) and len(statements) > 1
@@ -620,16 +714,21 @@ class WindowStore:
         self.copies += len(statements)
         if at_once:
             self.sink.load(key, fresh)  # type: ignore[union-attr]
-            return
-        insert = self.sink.insert
-        for triple in fresh:
-            insert(key, triple)
+        elif len(fresh) > 1 and isinstance(self.sink, IncrementalBGP):
+            self.sink.insert_all(key, fresh)
+        else:
+            insert = self.sink.insert
+            for triple in fresh:
+                insert(key, triple)
 
     def remove_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
         """Remove one copy of each statement's triple from graph ``key``, in order."""
+        if self.retired:
+            self.retired.free(2 * len(statements) + 1024)
         relevant = self._relevant(key)
-        counts, delete = self.counts, self.sink.delete
+        counts = self.counts
         self.copies -= len(statements)
+        gone: list[Triple] = []  # the triples whose last copy this is, in order
         for statement in statements:
             if relevant is not None and statement[1] not in relevant:
                 continue
@@ -638,22 +737,35 @@ class WindowStore:
             count = counts[item]
             if count == 1:
                 del counts[item]
-                delete(key, triple)
+                gone.append(triple)
             else:
                 counts[item] = count - 1
+        if len(gone) > 1 and isinstance(self.sink, IncrementalBGP):
+            self.sink.delete_all(key, gone)
+        else:
+            delete = self.sink.delete
+            for triple in gone:
+                delete(key, triple)
 
     def clear(self) -> None:
         """Remove everything at once (the native matcher's indexes too).
 
         The caller knows the bag of solution mappings over an empty store is empty and
         updates it itself; the rdflib mirror has no bag to keep and is emptied triple by triple.
+        The native matcher's indexes and the counts are retired (freed bit by bit, `Retired`).
         """
         if isinstance(self.sink, IncrementalBGP):
-            self.sink.graphs.clear()
+            for index in self.sink.graphs.values():
+                for part in (index.spo, index.pos, index.osp):
+                    if part is not None:
+                        self.retired.add(part)
+            self.sink.graphs = {}
+            self.retired.add(self.counts)
+            self.counts = {}
         else:
             for key, triple in self.counts:
                 self.sink.delete(key, triple)
-        self.counts.clear()
+            self.counts.clear()
         self.copies = 0
 
     def __len__(self) -> int:

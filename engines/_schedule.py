@@ -278,6 +278,17 @@ class ReportScheduler:
         if holds:
             out.append(Evaluation(time, window, lo, hi, sequence))
 
+    def upcoming(self) -> WindowInstance | None:
+        """The window the next window-close evaluation reads, once time passes its close (None:
+        the policy is not window-close, or its next evaluation waits for an element — next-element
+        — or no window closes within a window's length and a slide). An engine may fill its store
+        with that window's elements as they arrive, so the evaluation finds the content in place."""
+        if not self.window_close or self.next_element:
+            return None
+        a = max(self.now + 1, self.start)
+        windows = self._closing(a, a + self.spec.size + self.spec.slide)
+        return windows[0] if windows else None
+
     def horizon(self) -> int:
         """The earliest application time a future evaluation may still read: the opening of
         the earliest window that closes at or after the first instant not yet evaluated."""

@@ -122,6 +122,10 @@ class WindowedEngine(Engine):
     def _release_pending(self, now: int, out: list[EngineResponse]) -> None:
         """Emit output held back until application time ``now`` (none by default)."""
 
+    def _prefill(self, arrived: int) -> None:
+        """Between evaluations, after ``arrived`` new elements: prepare the next evaluation
+        (secret fills its store with the next window's elements as they arrive; none by default)."""
+
     def _scheduler_options(self) -> dict[str, Any]:
         """Extra `ReportScheduler` options (secret's misaligned-first-window fault)."""
         return {}
@@ -171,6 +175,7 @@ class WindowedEngine(Engine):
                 buffer.append(t, element)
         self._run(scheduler.at(t, arrived_before), responses)
         self._release_pending(t, responses)
+        self._prefill(scheduler.buffer.size - arrived_before)
         self._trim()
         return responses
 
@@ -183,6 +188,7 @@ class WindowedEngine(Engine):
         responses: list[EngineResponse] = []
         self._run(self.scheduler.advance(t), responses)
         self._release_pending(t, responses)
+        self._prefill(0)
         return responses
 
     def close(self) -> list[EngineResponse]:
