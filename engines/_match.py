@@ -459,11 +459,11 @@ class IncrementalBGP:
     def insert(self, key: GraphKey, triple: Triple) -> None:
         if self._matchable(key, triple):
             self.graph(key).insert(triple)
-            self._delta(key, triple, +1)
+            self._deltas(key, (triple,), (triple,), +1)
 
     def delete(self, key: GraphKey, triple: Triple) -> None:
         if self._matchable(key, triple):
-            self._delta(key, triple, -1)
+            self._deltas(key, (triple,), (triple,), -1)
             self.graph(key).delete(triple)
 
     def _matchable(self, key: GraphKey, triple: Triple) -> bool:
@@ -472,9 +472,6 @@ class IncrementalBGP:
         pattern has one, its constant predicate)."""
         candidates = self._candidates.get(key)
         return candidates is not None and (triple[1] in candidates[0] or bool(candidates[1]))
-
-    def _delta(self, key: GraphKey, triple: Triple, sign: int) -> None:
-        self._deltas(key, (triple,), (triple,), sign)
 
     def insert_all(self, key: GraphKey, triples: Sequence[Triple]) -> None:
         """Insert several distinct triples not in the store: index them all, then one delta join.
@@ -688,7 +685,7 @@ class WindowStore:
         return self._predicates.get(key, _NOTHING)
 
     def add(self, key: GraphKey, triple: Triple) -> None:
-        self.add_all(key, (triple,))
+        self.add_one(key, triple)
 
     def remove(self, key: GraphKey, triple: Triple) -> None:
         self.remove_all(key, (triple,))
@@ -696,7 +693,7 @@ class WindowStore:
     def add_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
         """Add the triples ``(s, p, o, …)[:3]`` of the statements to graph ``key``, in order
         (into an empty native matcher: all at once, :meth:`IncrementalBGP.load`)."""
-        if self.retired:
+        if self.retired.stack:
             self.retired.free(2 * len(statements) + 1024)
         relevant = self._relevant(key)
         counts = self.counts
@@ -721,9 +718,25 @@ class WindowStore:
             for triple in fresh:
                 insert(key, triple)
 
+    def add_one(self, key: GraphKey, statement: Sequence[str]) -> None:
+        """:meth:`add_all` of one statement, with less on the way: a tuple tick adds one
+        element per evaluation (700,000 a stream at YABench BIG)."""
+        self.copies += 1
+        relevant = self._relevant(key)
+        if relevant is not None and statement[1] not in relevant:
+            return
+        if self.retired.stack:
+            self.retired.free(1026)
+        triple = (statement[0], statement[1], statement[2])
+        item = (key, triple)
+        count = self.counts.get(item, 0)
+        self.counts[item] = count + 1
+        if count == 0:
+            self.sink.insert(key, triple)
+
     def remove_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
         """Remove one copy of each statement's triple from graph ``key``, in order."""
-        if self.retired:
+        if self.retired.stack:
             self.retired.free(2 * len(statements) + 1024)
         relevant = self._relevant(key)
         counts = self.counts

@@ -211,6 +211,10 @@ class SecretEngine(WindowedEngine):
         old_lo, old_hi = window.lo, window.hi
         store, graph = self.store, window.graph
         elements, offset = buffer.elements, buffer.offset  # position p is elements[p - offset]
+        if hi == old_hi + 1 and lo == old_lo < old_hi:  # a tuple tick's common case: one more element
+            store.add_one(graph, elements[old_hi - offset])
+            window.hi = hi
+            return
         if hi <= lo or old_hi <= old_lo or hi <= old_lo or old_hi <= lo:
             if old_hi - old_lo == store.copies and self.native is not None:
                 # the old content is all the store holds (no static data, no other window):
