@@ -26,6 +26,7 @@ from workbench.responses.model import (
     make_mapping,
     mapping_dict,
 )
+from workbench.stand.kit import encode_line
 from workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS
 from workbench.streams.terms import (
     BARE_NUMBER,
@@ -395,7 +396,9 @@ def _binding_records(index: int, response: EngineResponse, engine: str | None, q
 
 
 def _record_line(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """One JSON line, compact, non-ASCII as is: the stand writes one per binding as answers
+    arrive, so it takes the kit's codec (orjson, same bytes as ``json.dumps``: ~5× faster)."""
+    return encode_line(record).decode("utf-8")
 
 
 def write_response_log(path: str | os.PathLike[str], log: ResponseLog) -> int:
