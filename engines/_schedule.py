@@ -198,7 +198,7 @@ class ReportScheduler:
         if self.window_close:
             for window in self._closing(a, b):
                 lo, hi = self.buffer.window_range(window.open, window.close, window.border)
-                self._judge(window.close, window, lo, hi, evaluations)
+                self._judge(window.close, window, lo, (hi,), evaluations)
         elif self.periodic:
             period = self.policy.period_ms or 1
             t0 = self.spec.t0
@@ -229,7 +229,7 @@ class ReportScheduler:
         if t - 1 >= a:
             for window in self._closing(a, t - 1):
                 lo, hi = self.buffer.window_range(window.open, window.close, window.border)
-                self._judge(t, window, lo, hi, evaluations)
+                self._judge(t, window, lo, (hi,), evaluations)
         self.closes_done = max(self.closes_done, t - 1)
         return evaluations
 
@@ -244,7 +244,7 @@ class ReportScheduler:
             return
         lo, hi = self.buffer.window_range(active.open, active.close, active.border)
         hi = max(lo, min(hi, arrived))
-        self._judge(time, active, lo, hi, out)
+        self._judge(time, active, lo, (hi,), out)
 
     def _content_candidates(self, time: int, arrivals: list[int], out: list[Evaluation]) -> None:
         """``_content_candidate`` for each arrival at one instant: the active window and its
@@ -257,26 +257,26 @@ class ReportScheduler:
                 self.previous_key = (0, 0)
             return
         lo, hi = self.buffer.window_range(active.open, active.close, active.border)
-        for arrived in arrivals:
-            self._judge(time, active, lo, max(lo, min(hi, arrived)), out)
+        self._judge(time, active, lo, [max(lo, min(hi, arrived)) for arrived in arrivals], out)
 
     def _next_sequence(self, time: int) -> int:
         self.sequence = self.sequence + 1 if time == self.last_candidate_time else 0
         self.last_candidate_time = time
         return self.sequence
 
-    def _judge(self, time: int, window: WindowInstance, lo: int, hi: int, out: list[Evaluation]) -> None:
-        """The conjunction of strategies at one candidate (as in ``evaluation_instants``)."""
-        sequence = self._next_sequence(time)
-        key = (lo, hi) if hi > lo else (0, 0)
-        holds = True
-        if self.on_change and key == self.previous_key:
-            holds = False
-        if self.on_non_empty and hi <= lo:
-            holds = False
-        self.previous_key = key
-        if holds:
-            out.append(Evaluation(time, window, lo, hi, sequence))
+    def _judge(self, time: int, window: WindowInstance, lo: int, his: Sequence[int], out: list[Evaluation]) -> None:
+        """The conjunction of strategies (as in ``evaluation_instants``) at candidates at one
+        instant, in order, reading [lo, hi) for each hi of ``his`` (one loop for a tuple tick's
+        ~70 arrivals per instant at YABench BIG, not one call each)."""
+        on_change, on_non_empty = self.on_change, self.on_non_empty
+        previous = self.previous_key
+        for hi in his:
+            sequence = self._next_sequence(time)
+            key = (lo, hi) if hi > lo else (0, 0)
+            if not (on_change and key == previous) and not (on_non_empty and hi <= lo):
+                out.append(Evaluation(time, window, lo, hi, sequence))
+            previous = key
+        self.previous_key = previous
 
     def upcoming(self) -> WindowInstance | None:
         """The window the next window-close evaluation reads, once time passes its close (None:
