@@ -13,7 +13,9 @@ to the new one by adding the elements that entered and removing those that left;
 bag of solution mappings is maintained under those deltas by an incremental BGP matcher
 (BGP + FILTER + projection + DISTINCT) or, for other queries, by rdflib over an rdflib
 dataset that is itself updated incrementally. Istream/Dstream differences are computed on
-the mappings that changed only. With all faults off the answer equals
+the mappings that changed only. Under a window-close policy the store does not wait for the
+close: between evaluations it is moved toward the next window's content as the elements
+arrive (``_prefill``), so the close finds the relation in place and only emits. With all faults off the answer equals
 ``workbench.oracle.reference.expected_answer`` (tests/test_engine_secret.py).
 
 Fault knobs (off by default; each reproduces a behaviour found in a real engine):
@@ -43,10 +45,11 @@ Fault knobs (off by default; each reproduces a behaviour found in a real engine)
 
 Parameters: ``t0`` (int ms, or a list with one per window), ``report_window`` (index of
 the window the report policy is tied to, default 0), ``drift_ms``, ``drift_per_element_ms``,
-``matcher`` (``auto`` | ``native`` | ``rdflib``), ``prefill`` (default true: under a
-window-close policy the native matcher joins each element into the next window's store as it
-arrives, so a close only emits; false: the window is joined at its close — same answers,
-tests/test_engine_secret.py compares them).
+``matcher`` (``auto`` | ``native`` | ``rdflib``), and for tests and benchmarks (not in the
+experiment format) ``prefill``: true by default, under a window-close policy the native
+matcher joins each element into the next window's store as it arrives, so a close only
+emits; false: the window is joined at its close (the same answers,
+tests/test_engine_prefill.py compares them).
 """
 
 from __future__ import annotations
