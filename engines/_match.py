@@ -711,12 +711,8 @@ class WindowStore:
         self.copies += len(statements)
         if at_once:
             self.sink.load(key, fresh)  # type: ignore[union-attr]
-        elif len(fresh) > 1 and isinstance(self.sink, IncrementalBGP):
-            self.sink.insert_all(key, fresh)
         else:
-            insert = self.sink.insert
-            for triple in fresh:
-                insert(key, triple)
+            self._pass_on(key, fresh, +1)
 
     def add_one(self, key: GraphKey, statement: Sequence[str]) -> None:
         """:meth:`add_all` of one statement, with less on the way: a tuple tick adds one
@@ -753,12 +749,18 @@ class WindowStore:
                 gone.append(triple)
             else:
                 counts[item] = count - 1
-        if len(gone) > 1 and isinstance(self.sink, IncrementalBGP):
-            self.sink.delete_all(key, gone)
-        else:
-            delete = self.sink.delete
-            for triple in gone:
-                delete(key, triple)
+        self._pass_on(key, gone, -1)
+
+    def _pass_on(self, key: GraphKey, triples: list[Triple], sign: int) -> None:
+        """Insert (+1) or delete (−1) the triples whose first or last copy changed: a native
+        matcher takes several at once (one batch delta join), the rdflib mirror one by one."""
+        sink = self.sink
+        if len(triples) > 1 and isinstance(sink, IncrementalBGP):
+            (sink.insert_all if sign > 0 else sink.delete_all)(key, triples)
+            return
+        single = sink.insert if sign > 0 else sink.delete
+        for triple in triples:
+            single(key, triple)
 
     def clear(self) -> None:
         """Remove everything at once (the native matcher's indexes too).
