@@ -473,6 +473,28 @@ class IncrementalBGP:
         candidates = self._candidates.get(key)
         return candidates is not None and (triple[1] in candidates[0] or bool(candidates[1]))
 
+    def insert_run(self, key: GraphKey, arrivals: dict[Triple, int], count: int) -> list[list[Hashable]]:
+        """Insert new triples that arrive one evaluation each (a tuple tick's elements at one
+        instant): ``arrivals`` maps each to its evaluation (0 … count − 1). Returns, per
+        evaluation, the projected mappings it adds — ``on_change`` is not called. One batch
+        delta join (:meth:`insert_all`) instead of one per element; a solution belongs to
+        the evaluation its last new triple arrives at, where one delta per element finds it."""
+        fresh = [triple for triple in arrivals if self._matchable(key, triple)]
+        index = self.graph(key)
+        for triple in fresh:
+            index.insert(triple)
+        added: list[list[Hashable]] = [[] for _ in range(count)]
+        templates = [tuple((isinstance(term, Var), term) for term in (pattern.s, pattern.p, pattern.o))
+                     for pattern in self.compiled.patterns if pattern.graph == key]
+
+        def arrive(full: dict[str, str], mapping: Hashable) -> None:
+            last = max(arrivals.get(tuple(full[term] if is_var else term for is_var, term in template), -1)  # type: ignore[misc]
+                       for template in templates)
+            added[last].append(mapping)
+
+        self._deltas(key, fresh, arrivals, +1, arrive)
+        return added
+
     def insert_all(self, key: GraphKey, triples: Sequence[Triple]) -> None:
         """Insert several distinct triples not in the store: index them all, then one delta join.
 
@@ -495,10 +517,12 @@ class IncrementalBGP:
         for triple in fresh:
             index.delete(triple)
 
-    def _deltas(self, key: GraphKey, triples: Sequence[Triple], changed: Container[Triple], sign: int) -> None:
+    def _deltas(self, key: GraphKey, triples: Sequence[Triple], changed: Container[Triple], sign: int,
+                report: Callable[[dict[str, str], Hashable], None] | None = None) -> None:
         """Report ``sign`` for every solution that binds a pattern to one of ``triples`` (all
         indexed, all in ``changed``): from its first such pattern, the patterns before it of
-        the same graph bound to unchanged triples only, so each solution is counted once."""
+        the same graph bound to unchanged triples only, so each solution is counted once.
+        ``report(solution, mapping)``, if given, takes each accepted solution instead of ``on_change``."""
         patterns = self.compiled.patterns
         by_predicate, any_predicate = self._candidates[key]
         steps = self.steps
@@ -509,15 +533,19 @@ class IncrementalBGP:
                     continue
                 solutions: list[dict[str, str]] = []
                 self._extend(binding, steps[i], 0, changed, solutions)
-                self._report(solutions, sign)
+                self._report(solutions, sign, report)
 
-    def _report(self, solutions: list[dict[str, str]], sign: int) -> None:
-        """Filter and project solutions; ``on_change`` for each projected mapping."""
+    def _report(self, solutions: list[dict[str, str]], sign: int,
+                report: Callable[[dict[str, str], Hashable], None] | None = None) -> None:
+        """Filter and project solutions; ``on_change`` (or ``report``) for each projected mapping."""
         for full in solutions:
             if self.filter is not None and not self.filter.accepts(full):
                 continue
             mapping = frozenset((name, full[var]) for name, var in self.projection if var in full)
-            self.on_change(mapping, sign)
+            if report is None:
+                self.on_change(mapping, sign)
+            else:
+                report(full, mapping)
 
     def load(self, key: GraphKey, triples: Sequence[Triple]) -> None:
         """Insert triples into an empty matcher at once: index them all, then join once.
@@ -693,13 +721,28 @@ class WindowStore:
     def add_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
         """Add the triples ``(s, p, o, …)[:3]`` of the statements to graph ``key``, in order
         (into an empty native matcher: all at once, :meth:`IncrementalBGP.load`)."""
+        at_once = not self.counts and isinstance(self.sink, IncrementalBGP) and len(statements) > 1
+        fresh = list(self._first_copies(key, statements))
+        if at_once:
+            self.sink.load(key, fresh)  # type: ignore[union-attr]
+        else:
+            self._pass_on(key, fresh, +1)
+
+    def add_run(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> list[list[Hashable]]:
+        """Add statements that arrive one evaluation each (native matcher only): per statement,
+        the projected mappings its arrival adds (:meth:`IncrementalBGP.insert_run`)."""
+        assert isinstance(self.sink, IncrementalBGP)
+        return self.sink.insert_run(key, self._first_copies(key, statements), len(statements))
+
+    def _first_copies(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> dict[Triple, int]:
+        """Count one more copy of each statement's triple; the triples whose first copy this is,
+        in order, each with the position of its statement (triples no pattern binds are skipped)."""
         if self.retired.stack:
             self.retired.free(2 * len(statements) + 1024)
         relevant = self._relevant(key)
         counts = self.counts
-        at_once = not counts and isinstance(self.sink, IncrementalBGP) and len(statements) > 1
-        fresh: list[Triple] = []  # the triples whose first copy this is, in order
-        for statement in statements:
+        fresh: dict[Triple, int] = {}
+        for position, statement in enumerate(statements):
             if relevant is not None and statement[1] not in relevant:
                 continue
             triple = (statement[0], statement[1], statement[2])
@@ -707,12 +750,9 @@ class WindowStore:
             count = counts.get(item, 0)
             counts[item] = count + 1
             if count == 0:
-                fresh.append(triple)
+                fresh[triple] = position
         self.copies += len(statements)
-        if at_once:
-            self.sink.load(key, fresh)  # type: ignore[union-attr]
-        else:
-            self._pass_on(key, fresh, +1)
+        return fresh
 
     def add_one(self, key: GraphKey, statement: Sequence[str]) -> None:
         """:meth:`add_all` of one statement, with less on the way: a tuple tick adds one

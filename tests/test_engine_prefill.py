@@ -68,12 +68,13 @@ def random_stream(seed: int, count: int, stream_spacing: int) -> list[StreamElem
     return elements
 
 
-def answers(query: str, streams: dict[str, list[StreamElement]], semantics: EngineSemantics, t0: int, *,
-            prefill: bool, heartbeat: int, faults: dict[str, bool] | None = None,
+def answers(query: str, streams: dict[str, list[StreamElement]], semantics: EngineSemantics, t0: Any, *,
+            prefill: bool = True, tick_runs: bool = True, heartbeat: int = 0, faults: dict[str, bool] | None = None,
             static: StaticGraphs = StaticGraphs()) -> list[tuple[int | None, str, Counter[Any]]]:
     """Push the stimuli, with ``advance`` heartbeats every ``heartbeat`` ms of application time between
     them (as the stand sends in real time), then advance past the end and close."""
-    engine = create_engine(EngineConfig("secret", semantics, dict(faults or {}), {"t0": t0, "prefill": prefill}))
+    parameters = {"t0": t0, "prefill": prefill, "tick_runs": tick_runs}
+    engine = create_engine(EngineConfig("secret", semantics, dict(faults or {}), parameters))
     engine.register(parse_query(query), static)
     stimuli = merge_streams(streams) if len(streams) > 1 else group_contemporaneous(next(iter(streams.values())))
     responses = []
@@ -139,6 +140,58 @@ def test_prefill_answers_at_every_close_of_a_sliding_window(preset: str) -> None
     expected = answers(text, {S1: stream}, PRESETS[preset], 0, prefill=False, heartbeat=50)
     assert sum(len(bag) for _, _, bag in expected) > 5
     assert answers(text, {S1: stream}, PRESETS[preset], 0, prefill=True, heartbeat=50) == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 100_000),
+    count=st.integers(0, 40),
+    size=st.integers(1, 6).map(lambda k: 100 * k),
+    slide=st.integers(1, 6).map(lambda k: 100 * k),
+    preset=st.sampled_from(list(PRESETS)),
+    policy=st.sampled_from(["cc", "cc", "cc & nc", "wc & cc", "periodic(300ms)"]),  # runs: content change
+    tick=st.sampled_from([Tick.TUPLE, Tick.TUPLE, Tick.TUPLE, Tick.TIME, Tick.BATCH]),  # runs: tuple tick
+    r2s=st.sampled_from([None, *R2S]),
+    notify=st.booleans(),
+    query=st.sampled_from(list(QUERIES)),
+    late_purge=st.sampled_from([False, False, False, True]),
+)
+def test_tick_runs_equal_one_delta_join_per_element(
+    seed: int, count: int, size: int, slide: int, preset: str, policy: str, tick: Tick,
+    r2s: R2S | None, notify: bool, query: str, late_purge: bool,
+) -> None:
+    """The elements of a tuple tick at one instant joined at once, each evaluation then taking the
+    mappings its element adds: the answers of one delta join per element (CQELS's preset at BIG)."""
+    changes: dict[str, Any] = {"empty_notification": notify, "report": ReportPolicy.parse(policy), "tick": tick}
+    if r2s is not None:
+        changes["r2s"] = r2s
+    semantics = replace(PRESETS[preset], **changes)
+    streams = {S1: random_stream(seed, count, 250)}
+    static = StaticGraphs()
+    if query == "two windows, static":
+        streams[S2] = random_stream(seed + 1, count // 2, 400)
+        static = STATIC
+    text = QUERIES[query].replace("$size", str(size)).replace("$slide", str(slide))
+    t0s = 0 if len(streams) == 1 else [0, 0]
+    faults = {"late_purge": late_purge}
+    expected = answers(text, streams, semantics, t0s, tick_runs=False, faults=faults, static=static)
+    assert answers(text, streams, semantics, t0s, faults=faults, static=static) == expected
+
+
+def test_tick_runs_answer_cqels_like_one_delta_per_element() -> None:
+    """A hand-sized CQELS case with several answers within one instant."""
+    stream = [StreamElement(s, p, o, t) for t, (s, p, o) in zip(
+        [0, 0, 0, 0, 100, 100, 100, 100],
+        [(NODES[0], PREDICATES[0], NODES[1]), (NODES[1], PREDICATES[1], NODES[2]), (NODES[1], PREDICATES[1], NODES[3]),
+         (NODES[0], PREDICATES[0], NODES[1]), (NODES[2], PREDICATES[0], NODES[1]), (NODES[1], PREDICATES[1], NODES[0]),
+         (NODES[3], PREDICATES[1], NODES[0]), (NODES[1], PREDICATES[0], NODES[3])])]
+    text = QUERIES["chain"].replace("$size", "1000").replace("$slide", "1000")
+    expected = answers(text, {S1: stream}, PRESETS["cqels"], 0, tick_runs=False)
+    got = answers(text, {S1: stream}, PRESETS["cqels"], 0)
+    assert got == expected
+    # a p b, b q c → (a b c); b q d → (a b d); a p b again: nothing; c p b → (c b c), (c b d);
+    # b q a → (a b a), (c b a); d q a: no ?x p d yet; b p d → (b d a)
+    assert [(t, sum(bag.values())) for t, _, bag in got] == [(0, 1), (0, 1), (100, 2), (100, 2), (100, 1)]
 
 
 # --- batch delta joins ---------------------------------------------------------------------------
