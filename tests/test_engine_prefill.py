@@ -68,6 +68,22 @@ def random_stream(seed: int, count: int, stream_spacing: int) -> list[StreamElem
     return elements
 
 
+EXAMPLES = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LENGTHS = st.integers(1, 6).map(lambda k: 100 * k)  # window size and slide, ms
+STREAM_CASES = {"seed": st.integers(0, 100_000), "count": st.integers(0, 40), "size": LENGTHS, "slide": LENGTHS}
+
+
+def case(seed: int, count: int, query: str, size: int, slide: int
+         ) -> tuple[str, dict[str, list[StreamElement]], StaticGraphs]:
+    """Query text, random streams and static data of one example."""
+    streams = {S1: random_stream(seed, count, 250)}
+    static = StaticGraphs()
+    if query == "two windows, static":
+        streams[S2] = random_stream(seed + 1, count // 2, 400)
+        static = STATIC
+    return QUERIES[query].replace("$size", str(size)).replace("$slide", str(slide)), streams, static
+
+
 def answers(query: str, streams: dict[str, list[StreamElement]], semantics: EngineSemantics, t0: Any, *,
             prefill: bool = True, tick_runs: bool = True, heartbeat: int = 0, faults: dict[str, bool] | None = None,
             static: StaticGraphs = StaticGraphs()) -> list[tuple[int | None, str, Counter[Any]]]:
@@ -90,12 +106,9 @@ def answers(query: str, streams: dict[str, list[StreamElement]], semantics: Engi
     return [(r.application_time, r.operation, Counter(r.bindings)) for r in responses]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@EXAMPLES
 @given(
-    seed=st.integers(0, 100_000),
-    count=st.integers(0, 40),
-    size=st.integers(1, 6).map(lambda k: 100 * k),
-    slide=st.integers(1, 6).map(lambda k: 100 * k),
+    **STREAM_CASES,
     t0=st.integers(0, 250),
     preset=st.sampled_from(WINDOW_CLOSE_PRESETS),
     policy=st.sampled_from([None, "wc", "wc & nc", "wc & cc", "periodic(400ms) & wc"]),
@@ -118,12 +131,7 @@ def test_prefill_equals_filling_at_the_close(
     if r2s is not None:
         changes["r2s"] = r2s
     semantics = replace(semantics, **changes)
-    streams = {S1: random_stream(seed, count, 250)}
-    static = StaticGraphs()
-    if query == "two windows, static":
-        streams[S2] = random_stream(seed + 1, count // 2, 400)
-        static = STATIC
-    text = QUERIES[query].replace("$size", str(size)).replace("$slide", str(slide))
+    text, streams, static = case(seed, count, query, size, slide)
     faults = {"misaligned_first_window": misaligned}
     t0s = t0 if len(streams) == 1 else [t0, 0]
     expected = answers(text, streams, semantics, t0s, prefill=False, heartbeat=heartbeat, faults=faults,
@@ -142,12 +150,9 @@ def test_prefill_answers_at_every_close_of_a_sliding_window(preset: str) -> None
     assert answers(text, {S1: stream}, PRESETS[preset], 0, prefill=True, heartbeat=50) == expected
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@EXAMPLES
 @given(
-    seed=st.integers(0, 100_000),
-    count=st.integers(0, 40),
-    size=st.integers(1, 6).map(lambda k: 100 * k),
-    slide=st.integers(1, 6).map(lambda k: 100 * k),
+    **STREAM_CASES,
     preset=st.sampled_from(list(PRESETS)),
     policy=st.sampled_from(["cc", "cc", "cc & nc", "wc & cc", "periodic(300ms)"]),  # runs: content change
     tick=st.sampled_from([Tick.TUPLE, Tick.TUPLE, Tick.TUPLE, Tick.TIME, Tick.BATCH]),  # runs: tuple tick
@@ -166,12 +171,7 @@ def test_tick_runs_equal_one_delta_join_per_element(
     if r2s is not None:
         changes["r2s"] = r2s
     semantics = replace(PRESETS[preset], **changes)
-    streams = {S1: random_stream(seed, count, 250)}
-    static = StaticGraphs()
-    if query == "two windows, static":
-        streams[S2] = random_stream(seed + 1, count // 2, 400)
-        static = STATIC
-    text = QUERIES[query].replace("$size", str(size)).replace("$slide", str(slide))
+    text, streams, static = case(seed, count, query, size, slide)
     t0s = 0 if len(streams) == 1 else [0, 0]
     faults = {"late_purge": late_purge}
     expected = answers(text, streams, semantics, t0s, tick_runs=False, faults=faults, static=static)
