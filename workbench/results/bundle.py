@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from workbench.errors import UserError
+from workbench.results.oracle_file import read_oracle
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
@@ -275,16 +276,19 @@ def run_row(folder: Path, spec: Mapping[str, Any], *, oracle: Mapping[str, Any] 
         if row["status"] != "ok":
             row["verdict"] = row["status"]
     oracle_file = folder / ORACLE_FILE
+    windows = 0
     if oracle is None and oracle_file.is_file():
-        oracle = read_json(oracle_file)
+        found = read_oracle(oracle_file)  # the verdict fields and the number of windows, not the windows
+        oracle, windows = found.fields, found.window_count or 0
     elif oracle is not None:
         oracle = _clean(oracle)  # as the file has it
+        windows = len(oracle.get("windows") or ())
     if oracle is not None:
         row.update({
             "verdict": oracle.get("verdict"),
             "precision": oracle.get("precision"),
             "recall": oracle.get("recall"),
-            "windows": len(oracle.get("windows") or ()),
+            "windows": windows,
             "first_divergence": first_divergence_summary(oracle),
         })
         if oracle.get("error"):
@@ -365,7 +369,7 @@ def _with_divergence(root: Path, row: Mapping[str, Any]) -> Mapping[str, Any]:
     if "first_divergence" in row:
         return row
     oracle_file = root / RUNS_DIR / str(row.get("run_id")) / ORACLE_FILE
-    oracle = read_json(oracle_file) if oracle_file.is_file() else {}
+    oracle = read_oracle(oracle_file).fields if oracle_file.is_file() else {}
     return {**row, "first_divergence": first_divergence_summary(oracle)}
 
 

@@ -87,18 +87,34 @@ def _is_number(text: str) -> bool:
 def window_positions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Where per-window values are drawn on the time axis (ms): at the window's end; the
     evaluations of one window by a content-change engine (consecutive lines with the same
-    borders) spread evenly across it, the last at its end, so that they do not pile up."""
-    x = np.asarray(end, dtype=float).copy()
-    first = 0
-    for index in range(1, len(x) + 1):
-        if index < len(x) and start[index] == start[first] and end[index] == end[first]:
-            continue
-        count = index - first
-        if count > 1:
-            width = float(end[first] - start[first])
-            x[first:index] = start[first] + width * np.arange(1, count + 1) / count
-        first = index
+    borders) spread evenly across it, the last at its end, so that they do not pile up.
+
+    Vectorised: a content-change run has one line per stream element (millions)."""
+    start = np.asarray(start)
+    end = np.asarray(end)
+    count = len(end)
+    if not count:
+        return np.asarray(end, dtype=float).copy()
+    heads = np.flatnonzero(np.r_[True, (start[1:] != start[:-1]) | (end[1:] != end[:-1])])
+    sizes = np.diff(np.r_[heads, count])
+    group = np.repeat(np.arange(len(heads)), sizes)
+    rank = np.arange(1, count + 1) - heads[group]
+    width = (end[heads] - start[heads]).astype(float)[group]
+    x = start[heads][group] + width * rank / sizes[group]
+    single = sizes[group] == 1
+    x[single] = np.asarray(end, dtype=float)[single]
     return x
+
+
+def first_of_each_pair(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The indices where each distinct (first, second) pair occurs first, in order (e.g. the
+    distinct window borders of a run's millions of evaluations)."""
+    first, second = np.asarray(first), np.asarray(second)
+    if not len(first):
+        return np.zeros(0, dtype=np.int64)
+    heads = np.flatnonzero(np.r_[True, (first[1:] != first[:-1]) | (second[1:] != second[:-1])])
+    _, where = np.unique(np.stack([first[heads], second[heads]], axis=1), axis=0, return_index=True)
+    return heads[np.sort(where)]
 
 
 @dataclass(frozen=True)
