@@ -81,6 +81,7 @@ def measure(code: str, source: str) -> dict[str, float]:
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", source], env={**os.environ, "PYTHONPATH": code,
                                                                 "QT_QPA_PLATFORM": "offscreen"},
+                             cwd=code,  # `python -c` imports from its working directory first
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started

@@ -35,6 +35,7 @@ ColumnKind = Literal["int", "number", "optional"]
 
 CHUNK_CHARS = 1 << 22  # text read at a time: 4 M characters (the windows of one decoding step)
 _BATCH_WINDOWS = 32_768  # windows turned into columns at a time
+_MARGIN = 64  # a value ending (or failing) this close to the end of the text read may go on in the next chunk
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _NUMBER_TYPES = frozenset((int, float, bool))
@@ -108,18 +109,18 @@ class _ChunkedText:
         """Drop what was consumed and append the next chunk; False at the end of the file."""
         if self.eof:
             return False
+        chunk = self.handle.read(CHUNK_CHARS)
+        if not chunk:  # the buffer (and positions into it) stay as they are
+            self.eof = True
+            return False
         consumed = self.buffer[:self.pos]
         newlines = consumed.count("\n")
         if newlines:
             self.lines_before += newlines
             self.last_newline = self.base + consumed.rfind("\n")
         self.base += self.pos
-        chunk = self.handle.read(CHUNK_CHARS)
         self.buffer = self.buffer[self.pos:] + chunk
         self.pos = 0
-        if not chunk:
-            self.eof = True
-            return False
         self.read_chars += len(chunk)
         if self.progress is not None:
             self.progress(min(1.0, self.read_chars / self.size))  # characters of bytes: exact for ASCII
@@ -157,14 +158,14 @@ class _ChunkedText:
                 if self._may_continue(error) and self.more():
                     continue
                 raise self.error(error.msg, error.pos) from None
-            if end >= len(self.buffer) and self.more():  # a number may go on in the next chunk
+            if end > len(self.buffer) - _MARGIN and self.more():  # a number ("0." of "0.875") may go on
                 continue
             self.pos = end
             return value
 
     def _may_continue(self, error: json.JSONDecodeError) -> bool:
         """Whether the decoding failed because the text ends in this buffer (not in the file)."""
-        return (error.msg.startswith("Unterminated string") or error.pos >= len(self.buffer) - 8
+        return (error.msg.startswith("Unterminated string") or error.pos > len(self.buffer) - _MARGIN
                 or self.buffer[error.pos:].isspace())
 
     def expect(self, allowed: str, message: str) -> str:
@@ -181,7 +182,7 @@ def _read_object(text: _ChunkedText, file: Path, columns: Mapping[str, ColumnKin
     text.expect("{", "Expecting value")
     fields: dict[str, Any] = {}
     count: int | None = None
-    found: dict[str, np.ndarray] = {}
+    found: dict[str, np.ndarray] | UserError = _no_windows(columns)
     if text.peek() == "}":
         text.pos += 1
     else:
@@ -201,19 +202,24 @@ def _read_object(text: _ChunkedText, file: Path, columns: Mapping[str, ColumnKin
                 break
     if text.peek():
         raise text.error("Extra data")
+    if isinstance(found, UserError):
+        raise found
     return OracleFile(file, fields, count, found)
 
 
-def _windows_value(value: Any, file: Path, columns: Mapping[str, ColumnKind]) -> tuple[int | None, dict[str, np.ndarray]]:
+def _windows_value(value: Any, file: Path,
+                   columns: Mapping[str, ColumnKind]) -> tuple[int | None, dict[str, np.ndarray] | UserError]:
     """``windows`` that is not an array: null (or another empty value) is no windows, anything else
     is an error."""
     if not value:
-        return None, {name: np.empty(0, dtype=_dtype(kind)) for name, kind in columns.items()}
-    raise UserError("expected a list of windows", file=str(file), field="windows")
+        return None, _no_windows(columns)
+    return None, UserError("expected a list of windows", file=str(file), field="windows")  # raised after the parse
 
 
-def _read_windows(text: _ChunkedText, file: Path, columns: Mapping[str, ColumnKind]) -> tuple[int, dict[str, np.ndarray]]:
-    """The ``windows`` array from its ``[``: decoded a chunk at a time, collected into columns."""
+def _read_windows(text: _ChunkedText, file: Path,
+                  columns: Mapping[str, ColumnKind]) -> tuple[int, dict[str, np.ndarray] | UserError]:
+    """The ``windows`` array from its ``[``: decoded a chunk at a time, collected into columns
+    (or the first window that lacks one, raised by the caller once the file is read whole)."""
     collector = _Columns(file, columns, lambda: (text.base + text.pos) / text.size)
     text.expect("[", "Expecting value")
     if text.peek() == "]":
@@ -238,8 +244,12 @@ def _read_windows(text: _ChunkedText, file: Path, columns: Mapping[str, ColumnKi
                 continue
         collector.add((text.value(),))
         if text.expect(",]", "Expecting ',' delimiter") == "]":
-            arrays = collector.arrays()
-            return collector.count, arrays
+            collector.flush()
+            return collector.count, collector.problem or collector.arrays()
+
+
+def _no_windows(columns: Mapping[str, ColumnKind]) -> dict[str, np.ndarray]:
+    return {name: np.empty(0, dtype=_dtype(kind)) for name, kind in columns.items()}
 
 
 def _dtype(kind: ColumnKind) -> type:
@@ -254,6 +264,7 @@ class _Columns:
         self.columns = dict(columns)
         self.read_fraction = read_fraction
         self.count = 0
+        self.problem: UserError | None = None  # the first window without a column's value
         self.pending: list[Any] = []
         self.storage: dict[str, np.ndarray] = {name: np.empty(0, dtype=_dtype(kind)) for name, kind in columns.items()}
 
@@ -264,13 +275,19 @@ class _Columns:
 
     def flush(self) -> None:
         batch, self.pending = self.pending, []
-        if not batch:
-            return
+        end = self.count + len(batch)
+        if batch and self.columns and self.problem is None:
+            try:
+                self._collect(batch, end)
+            except UserError as problem:  # raised once the whole file is read: bad JSON further on comes first
+                self.problem = problem
+        self.count = end
+
+    def _collect(self, batch: list[Any], end: int) -> None:
         if set(map(type, batch)) != {dict}:
             index = next(i for i, w in enumerate(batch) if not isinstance(w, dict))
             raise UserError(f"window {self.count + index} is not a JSON object", file=str(self.file),
                             field=f"windows[{self.count + index}]")
-        end = self.count + len(batch)
         self._reserve(end)
         for name, kind in self.columns.items():
             values = [w.get(name) for w in batch]
@@ -283,7 +300,6 @@ class _Columns:
                 index = next(i for i, v in enumerate(values) if isinstance(v, int) and not -2**63 <= v < 2**63)
                 raise UserError(f"window {self.count + index}: {name!r} is out of range", file=str(self.file),
                                 field=f"windows[{self.count + index}].{name}") from None
-        self.count = end
 
     def _reserve(self, needed: int) -> None:
         """Room for ``needed`` windows: the count the file's size suggests (one allocation per
