@@ -119,6 +119,8 @@ class BundleRun:
     notes: tuple[str, ...] = ()
     engine_parameters: Mapping[str, Any] = field(default_factory=dict)
     experiment_error: str | None = None
+    evaluation_instants: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # of `evaluations`
+    evaluation_windows: tuple[WindowInstance, ...] = ()  # the window each of `evaluations` reads
     _static: Any = field(default=None, repr=False)
     _whole_answer: Any = field(default=None, repr=False)  # `_static` and this: filled under `_ORACLE_LOCK`
 
@@ -431,6 +433,8 @@ def read_bundle_run(
         reconstructed_shift=shift, reconstructed_label=label, diverging=tuple(diverging),
         first_divergence_ms=int(first) if isinstance(first, int) else None, notes=tuple(notes),
         engine_parameters=engine_parameters, experiment_error=experiment_error, _static=static,
+        evaluation_instants=np.fromiter((e.time for e in evaluations), dtype=np.int64, count=len(evaluations)),
+        evaluation_windows=tuple(e.window for e in evaluations),
     )
     report(1.0, "done")
     return run

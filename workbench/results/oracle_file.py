@@ -28,6 +28,7 @@ import numpy as np
 import orjson
 
 from workbench.errors import UserError
+from workbench.results.bundle import json_file_errors, read_json
 
 ColumnKind = Literal["int", "number", "optional"]
 """``int``: an integer in every window (int64); ``number``: a number in every window
@@ -63,29 +64,15 @@ def read_oracle(path: str | os.PathLike[str], columns: Mapping[str, ColumnKind] 
     ``progress(fraction_of_the_file)`` is called per chunk (it may raise to cancel). A file
     that is not a JSON object, or not valid JSON, raises the `UserError` of
     :func:`workbench.results.bundle.read_json`."""
-    from workbench.results.bundle import read_json
-
     file = Path(path)
     wanted = dict(columns or {})
-    try:
+    with json_file_errors(file):
         size = file.stat().st_size
         with open(file, encoding="utf-8") as handle:
             text = _ChunkedText(handle, size, progress)
             if text.peek() != "{":  # not an object (or empty, or a BOM): the reader of every bundle file says why
                 return OracleFile(file, read_json(file), None)
             return _read_object(text, file, wanted)
-    except FileNotFoundError:
-        raise UserError("no such file", file=str(file)) from None
-    except json.JSONDecodeError as error:
-        raise UserError(f"not valid JSON: {error.msg}", file=str(file), line=error.lineno, column=error.colno) from None
-    except UnicodeDecodeError:
-        raise UserError("not valid JSON: not UTF-8 text", file=str(file)) from None
-    except RecursionError:
-        raise UserError("not a bundle file: JSON nested too deeply", file=str(file)) from None
-    except IsADirectoryError as error:
-        raise UserError(f"cannot read: {error.strerror or error}", file=str(file)) from None
-    except PermissionError as error:
-        raise UserError(f"cannot read: {error.strerror or error}", file=str(file)) from None
 
 
 class _ChunkedText:

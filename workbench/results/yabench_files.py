@@ -176,7 +176,7 @@ class WindowBoxplots:
 
     @property
     def repetitions(self) -> int:
-        return max((len(v) for v in self.precision), default=0)
+        return max(map(len, self.precision), default=0)  # map: millions of windows, asked on the GUI thread
 
     def metric(self, name: str) -> tuple[tuple[float, ...], ...]:
         return {"precision": self.precision, "recall": self.recall, "delay": self.delay}[name]
