@@ -76,6 +76,7 @@ class QualityView(RunGroupView):
         self.boxplots: list[WindowBoxplots] = []
         self.engine_combo = QComboBox()
         self.engine_combo.setObjectName("qualityEngine")
+        self.engine_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "all engines" whole
         self.engine_combo.currentIndexChanged.connect(self._on_engine_changed)
         self.controls.addWidget(QLabel("engine"))
         self.controls.addWidget(self.engine_combo)
