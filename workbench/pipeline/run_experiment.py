@@ -582,6 +582,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     options = StandOptions(
         mode=stand["mode"], time_scale=stand["time_scale"], sampling_ms=stand["sampling_ms"],
         run_timeout_s=stand.get("run_timeout_s"), start_timeout_s=startup / 1000.0 if startup else 60.0, end=end,
+        **({"batch": stand["batch"]} if stand.get("batch") is not None else {}),  # else the stand's default
     )
     config = engine_config(spec)
     command = [str(part) for part in spec.engine_parameters["command"]] if config.type == "external" else None
@@ -826,6 +827,7 @@ def run_experiment(
             "mode": experiment.stand.mode, "time_scale": experiment.stand.time_scale,
             "sampling_ms": experiment.kpis.sampling_ms,
             "run_timeout_s": experiment.stand.timeout_ms / 1000.0 if experiment.stand.timeout_ms else None,
+            "batch": experiment.stand.batch,
         }
         run_refs: dict[int, tuple[StreamRef, ...]] = {}
         for spec in runs:
