@@ -134,6 +134,7 @@ class RunResult:
     command: list[str] = field(default_factory=list)
     mode: str = ""
     time_scale: float = 1.0
+    batch: int = 1  # the most stimuli the stand put in one message (1: the engine got one per message)
     stderr_tail: str = ""
 
     @property
@@ -400,6 +401,7 @@ def run_engine(
         _wait(run, lambda: run.ready is not None, options.start_timeout_s, "the engine did not become ready")
         timings["register_s"] = time.monotonic() - started
         run.batching = options.batch > 1 and accepts_batches(run.ready)
+        result.batch = options.batch if run.batching else 1
         feed_start = time.monotonic()
         with _old_objects_frozen():
             _feed(run, stimuli, inbox, result, progress, wall_start)
