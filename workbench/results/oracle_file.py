@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 
 from workbench.errors import UserError
-from workbench.results.bundle import json_file_errors, read_json
+from workbench.results.json_files import json_file_errors, read_json
 
 ColumnKind = Literal["int", "number", "optional"]
 """``int``: an integer in every window (int64); ``number``: a number in every window
