@@ -238,3 +238,16 @@ def test_unknown_response_format(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="cannot tell the engine output format"):
         detect_response_format(tmp_path / "answers.txt")
     assert "cannot open" in error_of(tmp_path / "missing.json", "csrbench-json")
+
+
+def test_record_lines_are_the_standard_librarys_json() -> None:
+    """The response log's lines come from orjson (the stand writes one per binding): the same
+    text as ``json.dumps`` compact with non-ASCII as is, and ints beyond 64 bits still written."""
+    import json
+
+    from workbench.responses.readers import _record_line
+
+    for record in ({"engine": "é", "binding": {"x": '"ü\\n"@de', "y": "<http://a/b>"}, "system_time": 1795532112893},
+                   {"response": 0, "binding": None, "application_time": -5, "operation": "+"},
+                   {"big": 2**70, "tab": "\t\u2028"}):
+        assert _record_line(record) == json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"

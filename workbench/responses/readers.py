@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+import orjson
+
 from workbench.errors import UserError, unknown_key_message
 from workbench.responses.model import (
     OPERATIONS,
@@ -26,7 +28,6 @@ from workbench.responses.model import (
     make_mapping,
     mapping_dict,
 )
-from workbench.stand.kit import encode_line
 from workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS
 from workbench.streams.terms import (
     BARE_NUMBER,
@@ -396,9 +397,13 @@ def _binding_records(index: int, response: EngineResponse, engine: str | None, q
 
 
 def _record_line(record: Mapping[str, Any]) -> str:
-    """One JSON line, compact, non-ASCII as is: the stand writes one per binding as answers
-    arrive, so it takes the kit's codec (orjson, same bytes as ``json.dumps``: ~5× faster)."""
-    return encode_line(record).decode("utf-8")
+    """One JSON line, compact, non-ASCII as is. The stand writes one per binding as answers
+    arrive, so orjson writes it (the same text as ``json.dumps`` here, ~5× faster); the
+    standard library what orjson does not encode (ints beyond 64 bits)."""
+    try:
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE).decode("utf-8")
+    except TypeError:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def write_response_log(path: str | os.PathLike[str], log: ResponseLog) -> int:
