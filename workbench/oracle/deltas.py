@@ -66,6 +66,28 @@ class Timeline:
         starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).tolist()
         return cls(_LazyTimes(list(distinct), starts), list(distinct), starts)
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``distinct`` and ``starts`` as int64 arrays, made once: every t0's grid reads them
+        (converting the lists per t0 was a third of a time-tick grid's cost)."""
+        cached = self.__dict__.get("_arrays")
+        if cached is None:
+            cached = (np.array(self.distinct, dtype=np.int64), np.array(self.starts, dtype=np.int64))
+            for array in cached:
+                array.flags.writeable = False
+            object.__setattr__(self, "_arrays", cached)
+        return cached
+
+    def element_times(self) -> np.ndarray:
+        """Every element's timestamp (the tuple tick's timeline), rebuilt once from the
+        distinct timestamps and their counts."""
+        cached = self.__dict__.get("_element_times")
+        if cached is None:
+            distinct, starts = self.arrays()
+            cached = np.repeat(distinct, np.diff(starts))
+            cached.flags.writeable = False
+            object.__setattr__(self, "_element_times", cached)
+        return cached
+
 
 class _LazyTimes(Sequence[int]):
     """The full time column rebuilt from distinct timestamps and counts, on demand."""
@@ -151,11 +173,13 @@ def _grid_problem(semantics: EngineSemantics) -> str | None:
     return None
 
 
-def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSemantics, end: int) -> EvaluationArrays:
+def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSemantics, end: int, *,
+                      tick_ranks: np.ndarray | None = None) -> EvaluationArrays:
     """`workbench.core.report.evaluation_instants` in numpy on a sorted tick timeline.
 
     ``ticks``: the distinct timestamps (time tick, or any tick with window-close), or
-    every element's timestamp (tuple tick with content change). Window-close (with
+    every element's timestamp (tuple tick with content change); ``tick_ranks``, if given,
+    is `_rank_among_equal(ticks)` computed once for many t0. Window-close (with
     content-change / non-empty conjuncts), or content change with the time or tuple tick
     and the earliest active window. Pinned against the scalar definition by
     tests/test_oracle_fast.py and tests/test_oracle_deltas.py.
@@ -216,7 +240,9 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         where = np.searchsorted(tick_times, instants)
         times = np.insert(tick_times, where, instants)
         arrived = np.insert(tick_arrived, where, boundary_arrived)
-        sequence = np.arange(len(times), dtype=np.int64) - np.searchsorted(times, times, "left")
+        # a boundary instant is no tick's time: it has rank 0 and leaves the ticks' ranks as they are
+        ranks = tick_ranks[tick_lo:tick_hi] if tick_ranks is not None else _rank_among_equal(tick_times)
+        sequence = np.insert(ranks, where, 0)
         # earliest window containing t: smallest k >= first_index whose close is not before t
         if border is BorderConvention.CLOSED_OPEN:
             kk = (times - t0 - offset) // beta + 1
@@ -244,7 +270,22 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         holds &= (key_lo != prev_lo) | (key_hi != prev_hi)
     if Strategy.NON_EMPTY in strategies:
         holds &= ~empty
+    if holds.all():  # every instant is an evaluation (the tuple tick's usual case): no copies
+        return EvaluationArrays(times, open_, close, k, lo, hi, sequence)
     return EvaluationArrays(times[holds], open_[holds], close[holds], k[holds], lo[holds], hi[holds], sequence[holds])
+
+
+def _rank_among_equal(times: np.ndarray) -> np.ndarray:
+    """Per entry of a sorted array, how many equal entries precede it (the order of the
+    evaluations at one instant) — linear, where a binary search per entry was most of a
+    tuple-tick grid's cost."""
+    n = len(times)
+    positions = np.arange(n, dtype=np.int64)
+    if n == 0:
+        return positions
+    first = positions.copy()
+    first[1:][times[1:] == times[:-1]] = 0  # an entry equal to the previous one starts no run
+    return positions - np.maximum.accumulate(first)
 
 
 @dataclass
@@ -290,21 +331,43 @@ def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics,
     last = end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0)
     if _grid_problem(semantics) is not None or not timeline.distinct:
         return EvaluationGrid.of(evaluations_for(timeline, spec, semantics, end=end), spec.border)
-    starts = np.asarray(timeline.starts, dtype=np.int64)
+    distinct, starts = _timeline_arrays(timeline)
     if compressible(semantics):
-        a = evaluation_arrays(np.asarray(timeline.distinct, dtype=np.int64), spec, semantics, int(last))
+        a = evaluation_arrays(distinct, spec, semantics, int(last))
         lo, hi = starts[a.lo], starts[a.hi]
     else:  # tuple tick with content change: every element is a tick
-        a = evaluation_arrays(_element_times(timeline), spec, semantics, int(last))
+        ticks = _element_times(timeline)
+        a = evaluation_arrays(ticks, spec, semantics, int(last), tick_ranks=_element_ranks(timeline, ticks))
         lo, hi = a.lo, a.hi
     sequence = a.sequence if a.sequence is not None else np.zeros(len(a.time), np.int64)
     return EvaluationGrid(a.time, sequence, a.open, a.close, a.index, lo, hi, spec.border)
 
 
+def _timeline_arrays(timeline: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A timeline's distinct timestamps and start positions as arrays (cached by a `Timeline`)."""
+    if isinstance(timeline, Timeline):
+        return timeline.arrays()
+    return np.asarray(timeline.distinct, dtype=np.int64), np.asarray(timeline.starts, dtype=np.int64)
+
+
+def _element_ranks(timeline: Any, times: np.ndarray) -> np.ndarray:
+    """`_rank_among_equal` of a timeline's element times (cached by a `Timeline`)."""
+    if not isinstance(timeline, Timeline):
+        return _rank_among_equal(times)
+    cached = timeline.__dict__.get("_element_ranks")
+    if cached is None:
+        cached = _rank_among_equal(times)
+        cached.flags.writeable = False
+        object.__setattr__(timeline, "_element_ranks", cached)
+    return cached
+
+
 def _element_times(timeline: Any) -> np.ndarray:
     """Every element's timestamp, rebuilt from distinct timestamps and counts."""
-    starts = np.asarray(timeline.starts, dtype=np.int64)
-    return np.repeat(np.asarray(timeline.distinct, dtype=np.int64), np.diff(starts))
+    if isinstance(timeline, Timeline):
+        return timeline.element_times()
+    distinct, starts = _timeline_arrays(timeline)
+    return np.repeat(distinct, np.diff(starts))
 
 
 # --- presence runs -------------------------------------------------------------------------------------
