@@ -533,9 +533,10 @@ class DeltaAnswer:
     computed on demand: ``evaluations``, ``relations`` and ``emissions`` are sequences)."""
 
     def __init__(self, t0: tuple[int, ...], grid: EvaluationGrid, runs: Callable[[], PresenceRuns],
-                 solution: Callable[[int], frozenset], r2s: R2S, empty_notification: bool) -> None:
+                 solution: Callable[[int], frozenset], r2s: R2S, empty_notification: bool, rows: Any = None) -> None:
         self.t0 = t0
         self.grid = grid
+        self.rows = rows  # the annotated rows whose `presence_runs` over ``grid`` the runs are, if so
         self._make_runs: Callable[[], PresenceRuns] | None = runs
         self._runs: PresenceRuns | None = None
         self.solution = solution
@@ -629,7 +630,7 @@ class DeltaAnswer:
 
     def summary_rows(self) -> "SummaryRows":
         """`workbench.oracle.run.windows_summary` rows, from the arrays."""
-        return SummaryRows(self._summary_chunks)
+        return SummaryRows(self._summary_chunks, len(self.grid))
 
     def _summary_chunks(self) -> Iterator[tuple[list[Any], ...]]:
         relation, emitted_size = self.sizes()
@@ -652,9 +653,10 @@ class SummaryRows(Iterator[dict[str, Any]]):
     key order) for a writer that formats many rows at once (``rspwb oracle --json``: a
     tuple tick gives one row per element)."""
 
-    def __init__(self, chunks: Callable[[], Iterator[tuple[list[Any], ...]]]) -> None:
+    def __init__(self, chunks: Callable[[], Iterator[tuple[list[Any], ...]]], length: int | None = None) -> None:
         self._chunks = chunks
         self._rows: Iterator[dict[str, Any]] | None = None
+        self.length = length  # the number of rows, when known without making them
 
     def chunks(self) -> Iterator[tuple[list[Any], ...]]:
         return self._chunks()
@@ -689,7 +691,7 @@ class DeltaOracle:
         if not grid.monotone():
             return None
         return DeltaAnswer(tuple(t0), grid, lambda: presence_runs(self.table, grid), self.solution, self.r2s,
-                           self.semantics.empty_notification)
+                           self.semantics.empty_notification, rows=self.table)
 
 
 class LazyAnswers(Mapping[tuple[int, ...], Any]):
