@@ -69,24 +69,8 @@ class Timeline:
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """``distinct`` and ``starts`` as int64 arrays, made once: every t0's grid reads them
         (converting the lists per t0 was a third of a time-tick grid's cost)."""
-        cached = self.__dict__.get("_arrays")
-        if cached is None:
-            cached = (np.array(self.distinct, dtype=np.int64), np.array(self.starts, dtype=np.int64))
-            for array in cached:
-                array.flags.writeable = False
-            object.__setattr__(self, "_arrays", cached)
-        return cached
-
-    def element_times(self) -> np.ndarray:
-        """Every element's timestamp (the tuple tick's timeline), rebuilt once from the
-        distinct timestamps and their counts."""
-        cached = self.__dict__.get("_element_times")
-        if cached is None:
-            distinct, starts = self.arrays()
-            cached = np.repeat(distinct, np.diff(starts))
-            cached.flags.writeable = False
-            object.__setattr__(self, "_element_times", cached)
-        return cached
+        return (_cached(self, "_distinct", lambda: np.array(self.distinct, dtype=np.int64)),
+                _cached(self, "_starts", lambda: np.array(self.starts, dtype=np.int64)))
 
 
 class _LazyTimes(Sequence[int]):
@@ -235,44 +219,64 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         at = np.minimum(np.searchsorted(tick_times, instants), max(len(tick_times) - 1, 0))
         if len(tick_times):
             instants = instants[tick_times[at] != instants]
-        boundary_arrived = np.searchsorted(ticks, instants, "left")
-        # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
-        where = np.searchsorted(tick_times, instants)
-        times = np.insert(tick_times, where, instants)
-        arrived = np.insert(tick_arrived, where, boundary_arrived)
         # a boundary instant is no tick's time: it has rank 0 and leaves the ticks' ranks as they are
         ranks = tick_ranks[tick_lo:tick_hi] if tick_ranks is not None else _rank_among_equal(tick_times)
-        sequence = np.insert(ranks, where, 0)
-        # earliest window containing t: smallest k >= first_index whose close is not before t
-        if border is BorderConvention.CLOSED_OPEN:
-            kk = (times - t0 - offset) // beta + 1
-        else:
-            kk = -((-(times - t0 - offset)) // beta)
-        kk = np.maximum(kk, first_index)
-        # kk never decreases along times: borders and contents per window, then gathered
-        k_first = int(kk[0]) if len(kk) else first_index
-        windows = np.arange(k_first, (int(kk[-1]) if len(kk) else k_first) + 1, dtype=np.int64)
-        of_window = kk - k_first
-        open_ = opens(windows)[of_window]
-        close = (t0 + windows * beta + offset)[of_window]
+        if len(instants):  # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
+            where = np.searchsorted(tick_times, instants)
+            times = np.insert(tick_times, where, instants)
+            arrived = np.insert(tick_arrived, where, np.searchsorted(ticks, instants, "left"))
+            sequence = np.insert(ranks, where, 0)
+        else:  # every boundary is a tick (e.g. a tick every ms): nothing to merge
+            times, arrived, sequence = tick_times, tick_arrived, ranks
+        # earliest window containing t: smallest k >= first_index whose close is not before t.
+        # It never decreases along times, so each window is one segment of them, found by a
+        # binary search per window; columns are the windows' values repeated (no pass per
+        # evaluation to divide and gather: a tuple tick has one evaluation per element)
+        closed_open = border is BorderConvention.CLOSED_OPEN
+
+        def earliest(t: int) -> int:
+            k_t = (t - t0 - offset) // beta + 1 if closed_open else -((-(t - t0 - offset)) // beta)
+            return max(k_t, first_index)
+
+        n = len(times)
+        k_first = earliest(int(times[0])) if n else first_index
+        windows = np.arange(k_first, (earliest(int(times[-1])) if n else k_first) + 1, dtype=np.int64)
+        # window j > k_first starts at the first time whose earliest window is j or later
+        cuts = np.searchsorted(times, t0 + offset + (windows[1:] - 1) * beta, side="left" if closed_open else "right")
+        counts = np.diff(np.concatenate([[0], cuts, [n]]))
+        window_open, window_close = opens(windows), t0 + windows * beta + offset
+        open_ = np.repeat(window_open, counts)
+        close = np.repeat(window_close, counts)
+        k = np.repeat(windows, counts)
         active = open_ < times if border is BorderConvention.OPEN_CLOSED else open_ <= times
-        k = kk
-        lo = np.searchsorted(ticks, opens(windows), side=left_side)[of_window]
-        hi = np.minimum(np.searchsorted(ticks, t0 + windows * beta + offset, side=right_side)[of_window], arrived)
-        hi = np.maximum(lo, hi)
+        lo = np.repeat(np.searchsorted(ticks, window_open, side=left_side), counts)
+        hi = np.repeat(np.searchsorted(ticks, window_close, side=right_side), counts)
+        np.minimum(hi, arrived, out=hi)
+        np.maximum(hi, lo, out=hi)
     empty = hi <= lo
-    key_lo = np.where(empty, 0, lo)
-    key_hi = np.where(empty, 0, hi)
-    prev_lo = np.concatenate([[0], np.where(active[:-1], key_lo[:-1], 0)])
-    prev_hi = np.concatenate([[0], np.where(active[:-1], key_hi[:-1], 0)])
+    if empty.any():
+        key_lo, key_hi = np.where(empty, 0, lo), np.where(empty, 0, hi)
+    else:
+        key_lo, key_hi = lo, hi
     holds = active.copy()
-    if Strategy.CONTENT_CHANGE in strategies:
-        holds &= (key_lo != prev_lo) | (key_hi != prev_hi)
+    if Strategy.CONTENT_CHANGE in strategies and len(holds):
+        # the key changed from the previous instant's, taken as (0, 0) before the first
+        # instant and after an inactive one
+        changed = np.empty(len(holds), dtype=bool)
+        np.not_equal(key_lo[1:], key_lo[:-1], out=changed[1:])
+        changed[1:] |= key_hi[1:] != key_hi[:-1]
+        after_inactive = np.flatnonzero(~active[:-1]) + 1
+        if len(after_inactive):
+            changed[after_inactive] = (key_lo[after_inactive] != 0) | (key_hi[after_inactive] != 0)
+        changed[0] = key_lo[0] != 0 or key_hi[0] != 0
+        holds &= changed
     if Strategy.NON_EMPTY in strategies:
         holds &= ~empty
     if holds.all():  # every instant is an evaluation (the tuple tick's usual case): no copies
         return EvaluationArrays(times, open_, close, k, lo, hi, sequence)
-    return EvaluationArrays(times[holds], open_[holds], close[holds], k[holds], lo[holds], hi[holds], sequence[holds])
+    held = np.flatnonzero(holds)  # once, not a mask scan per column
+    return EvaluationArrays(times.take(held), open_.take(held), close.take(held), k.take(held), lo.take(held),
+                            hi.take(held), sequence.take(held))
 
 
 def _rank_among_equal(times: np.ndarray) -> np.ndarray:
@@ -333,7 +337,7 @@ def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics,
         return EvaluationGrid.of(evaluations_for(timeline, spec, semantics, end=end), spec.border)
     distinct, starts = _timeline_arrays(timeline)
     if compressible(semantics):
-        a = evaluation_arrays(distinct, spec, semantics, int(last))
+        a = evaluation_arrays(distinct, spec, semantics, int(last), tick_ranks=_distinct_ranks(timeline, distinct))
         lo, hi = starts[a.lo], starts[a.hi]
     else:  # tuple tick with content change: every element is a tick
         ticks = _element_times(timeline)
@@ -350,24 +354,37 @@ def _timeline_arrays(timeline: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(timeline.distinct, dtype=np.int64), np.asarray(timeline.starts, dtype=np.int64)
 
 
-def _element_ranks(timeline: Any, times: np.ndarray) -> np.ndarray:
-    """`_rank_among_equal` of a timeline's element times (cached by a `Timeline`)."""
+def _cached(timeline: Any, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+    """``make()`` made once per `Timeline` (read-only: every t0's grid shares it); made
+    afresh for any other timeline object."""
     if not isinstance(timeline, Timeline):
-        return _rank_among_equal(times)
-    cached = timeline.__dict__.get("_element_ranks")
+        return make()
+    cached = timeline.__dict__.get(key)
     if cached is None:
-        cached = _rank_among_equal(times)
+        cached = make()
         cached.flags.writeable = False
-        object.__setattr__(timeline, "_element_ranks", cached)
+        object.__setattr__(timeline, key, cached)  # a cache beside the frozen fields
     return cached
 
 
+def _distinct_ranks(timeline: Any, distinct: np.ndarray) -> np.ndarray:
+    """`_rank_among_equal` of distinct timestamps: zeros."""
+    return _cached(timeline, "_distinct_ranks", lambda: np.zeros(len(distinct), dtype=np.int64))
+
+
 def _element_times(timeline: Any) -> np.ndarray:
-    """Every element's timestamp, rebuilt from distinct timestamps and counts."""
-    if isinstance(timeline, Timeline):
-        return timeline.element_times()
-    distinct, starts = _timeline_arrays(timeline)
-    return np.repeat(distinct, np.diff(starts))
+    """Every element's timestamp (the tuple tick's timeline), rebuilt from the distinct
+    timestamps and their counts."""
+    def make() -> np.ndarray:
+        distinct, starts = _timeline_arrays(timeline)
+        return np.repeat(distinct, np.diff(starts))
+
+    return _cached(timeline, "_element_times", make)
+
+
+def _element_ranks(timeline: Any, times: np.ndarray) -> np.ndarray:
+    """`_rank_among_equal` of a timeline's element times."""
+    return _cached(timeline, "_element_ranks", lambda: _rank_among_equal(times))
 
 
 # --- presence runs -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from workbench.results.bundle import write_json_atomic, write_text_atomic
 from workbench.errors import UserError
@@ -98,7 +98,8 @@ MAPPINGS = "mappings.jsonl"
 ROWS = "rows.npz"
 LAYOUTS = ("runs", "grids")  # the compact layouts, oldest first (both are read)
 CHUNK_ENTRIES = 1 << 20  # a grids file holds consecutive t0 up to about this many evaluations + runs
-GRID_COLUMNS = ("time", "sequence", "start", "end", "index", "lo", "hi")
+EVALUATION_COLUMNS = ("time", "sequence", "hi")  # grids files: per evaluation
+SEGMENT_COLUMNS = ("segment_index", "segment_start", "segment_end", "segment_lo", "segment_length")
 RUN_COLUMNS = ("run_mapping", "run_first", "run_last", "run_count")
 
 
@@ -243,7 +244,7 @@ def _write_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], v
                 if len(index) == 1 and written < len(vectors):
                     each = (folder.partial / name).stat().st_size / chunk.count
                     _refuse_if_too_big(folder.partial, int(each), len(vectors) - written, "t0")
-                chunk = _GridChunk()
+                chunk.clear()
                 if folder.after_file is not None:
                     folder.after_file(name)
     folder.files.insert(0, MAPPINGS)
@@ -254,59 +255,97 @@ def _write_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], v
 def _write_rows(folder: StagedFolder, rows: Any, mapping: Any) -> None:
     """``rows.npz``: every annotated row's requirements (element positions) and its mapping's
     number in ``mappings.jsonl`` — from which any t0's runs follow (`_StoredRows`)."""
-    _save_npz(folder.partial / ROWS, {key: packed for name, column in (
+    _save_npz(folder.partial / ROWS, [pair for name, column in (
         ("requirement_row", rows.row_of), ("pmin", rows.pmin[0]), ("pmax", rows.pmax[0]), ("row_mapping", mapping))
-        for key, packed in _packed(name, column)})
+        for pair in _packed(name, column)])
 
 
 class _GridChunk:
-    """The grids (and own runs, if any) of consecutive t0, until written as one file."""
+    """The grids (and own runs, if any) of consecutive t0, until written as one file.
+
+    Per evaluation only ``time``, ``sequence`` and ``hi`` are stored; ``index``, ``start``,
+    ``end`` and ``lo`` are the same along a window's evaluations, so they are stored once
+    per *segment* of consecutive evaluations that share all four (for content change, a
+    segment per window) — a third of the bytes to pack and compress. One chunk per output,
+    emptied after each file: the int64 buffers a file's columns are joined and differenced
+    in are reused from file to file (a fresh array of a million entries per column and file
+    cost more in page faults than the packing itself).
+    """
 
     def __init__(self) -> None:
+        self._buffers: dict[str, Any] = {}
+        self.clear()
+
+    def clear(self) -> None:
         self.count = 0
         self.entries = 0
         self.grids: list[Any] = []
+        self.segments: list[tuple[Any, ...]] = []
         self.runs: list[tuple[Any, Any, Any, Any] | None] = []
 
     def add(self, grid: Any, runs: tuple[Any, Any, Any, Any] | None) -> None:
+        import numpy as np
+
+        n = len(grid)
+        changes = np.zeros(max(n - 1, 0), dtype=bool)
+        for column in (grid.index, grid.open, grid.close, grid.lo):
+            changes |= column[1:] != column[:-1]
+        first = np.concatenate([[0], np.flatnonzero(changes) + 1]) if n else np.empty(0, np.int64)
+        length = np.diff(np.concatenate([first, [n]])) if n else np.empty(0, np.int64)
+        self.segments.append((grid.index[first], grid.open[first], grid.close[first], grid.lo[first], length))
         self.grids.append(grid)
         self.runs.append(runs)
         self.count += 1
-        self.entries += len(grid) + (len(runs[0]) if runs is not None else 0)
+        self.entries += n + (len(runs[0]) if runs is not None else 0)
 
-    def columns(self) -> dict[str, Any]:
-        """The file's arrays: each column concatenated over the t0 and `_packed`; ``offsets``
-        and ``run_offsets`` (t0 i has entries ``offsets[i]:offsets[i + 1]``), ``own_runs``."""
+    def _buffer(self, key: str, size: int) -> Any:
+        import numpy as np
+
+        buffer = self._buffers.get(key)
+        if buffer is None or len(buffer) < size:
+            buffer = self._buffers[key] = np.empty(size, dtype=np.int64)
+        return buffer[:size]
+
+    def columns(self) -> Iterator[tuple[str, Any]]:
+        """The file's arrays, one column at a time (docs/formats.md): ``own_runs``;
+        ``offsets``, ``segment_offsets``, ``run_offsets`` (t0 i has evaluations
+        ``offsets[i]:offsets[i + 1]``, and so on); the segments' columns; the evaluations'
+        ``time``, ``sequence``, ``hi`` (`_packed_per_t0`); the own runs' columns."""
         import numpy as np
 
         def joined(parts: list[Any]) -> Any:
-            return np.concatenate(parts) if parts else np.empty(0, np.int64)
+            return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]) if parts else np.empty(0, np.int64)
 
-        grid_of = {"time": "time", "sequence": "sequence", "start": "open", "end": "close", "index": "index",
-                   "lo": "lo", "hi": "hi"}
-        columns = {name: joined([getattr(g, field) for g in self.grids]) for name, field in grid_of.items()}
-        columns["offsets"] = np.concatenate([[0], np.cumsum([len(g) for g in self.grids])])
+        def offsets_of(lengths: list[int]) -> Any:
+            return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+
+        offsets = offsets_of([len(g) for g in self.grids])
+        yield "own_runs", np.asarray([r is not None for r in self.runs], dtype=np.int8)
+        yield from _packed("offsets", offsets)
+        yield from _packed("segment_offsets", offsets_of([len(s[0]) for s in self.segments]))
+        for i, name in enumerate(SEGMENT_COLUMNS):
+            yield from _packed(name, joined([s[i] for s in self.segments]))
+        for name in EVALUATION_COLUMNS:
+            column = self._buffer("column", int(offsets[-1]))
+            if len(column):
+                np.concatenate([getattr(g, name) for g in self.grids], out=column)
+            yield from _packed_per_t0(name, column, offsets, steps=self._buffer("steps", len(column)))
         own = [r for r in self.runs if r is not None]
-        columns["own_runs"] = np.asarray([r is not None for r in self.runs], dtype=np.int8)
-        columns["run_offsets"] = np.concatenate([[0], np.cumsum([len(r[0]) if r is not None else 0 for r in self.runs])])
+        yield from _packed("run_offsets", offsets_of([len(r[0]) if r is not None else 0 for r in self.runs]))
         for i, name in enumerate(RUN_COLUMNS):
-            columns[name] = joined([np.asarray(r[i], dtype=np.int64) for r in own])
-        arrays: dict[str, Any] = {"own_runs": columns.pop("own_runs")}
-        for name, column in columns.items():
-            arrays.update(_packed_per_t0(name, column, columns["offsets"]) if name in GRID_COLUMNS
-                          else _packed(name, column))
-        return arrays
+            yield from _packed(name, joined([r[i] for r in own]))
 
 
-def _save_npz(path: Path, arrays: Mapping[str, Any], level: int = 1) -> None:
-    """``numpy.savez_compressed`` at zlib ``level`` (numpy's own is level 6, several times
-    slower on these small-step columns for a few percent of size); read by ``numpy.load``."""
+def _save_npz(path: Path, arrays: Iterable[tuple[str, Any]], level: int = 1) -> None:
+    """``numpy.savez_compressed`` of ``(name, array)`` pairs, each written as it comes, at
+    zlib ``level`` (numpy's own is level 6, slower on these small-step columns); read by
+    ``numpy.load``."""
     import zipfile
 
     import numpy as np
 
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=level, allowZip64=True) as zf:
-        for name, array in arrays.items():
+        for name, array in arrays:
             with zf.open(name + ".npy", "w", force_zip64=True) as handle:
                 np.lib.format.write_array(handle, np.asanyarray(array), allow_pickle=False)
 
@@ -365,7 +404,7 @@ def _packed(name: str, column: Any) -> list[tuple[str, Any]]:
     return [(name + "__first", first), (name, steps.astype(kind))]
 
 
-def _packed_per_t0(name: str, column: Any, offsets: Any) -> list[tuple[str, Any]]:
+def _packed_per_t0(name: str, column: Any, offsets: Any, steps: Any = None) -> list[tuple[str, Any]]:
     """`_packed` for the t0 that a grids file holds one after the other (t0 i at
     ``offsets[i]:offsets[i + 1]``): ``NAME__first`` the first value of each non-empty t0,
     ``NAME`` the steps within each t0 (0 at a t0's first entry) — a step from one t0's
@@ -374,7 +413,8 @@ def _packed_per_t0(name: str, column: Any, offsets: Any) -> list[tuple[str, Any]
 
     column = np.asarray(column, dtype=np.int64)
     starts = np.asarray(offsets[:-1], dtype=np.int64)[np.diff(offsets) > 0]
-    steps = np.diff(column, prepend=column[:1])
+    steps = np.empty(len(column), dtype=np.int64) if steps is None else steps  # ``steps``: a buffer to reuse
+    np.subtract(column[1:], column[:-1], out=steps[1:])
     steps[starts] = 0
     kind = np.min_scalar_type(-max(abs(int(steps.min())), abs(int(steps.max())), 1) - 1) if len(steps) else np.int8
     return [(name + "__first", column[starts]), (name, steps.astype(kind))]
@@ -557,12 +597,16 @@ class OracleOutput:
             with np.load(self.folder / name) as data:
                 offsets = _unpacked(data, "offsets")
                 self._chunk = (name, {key: data[key] if key == "own_runs" else
-                                      _unpacked_per_t0(data, key, offsets) if key in GRID_COLUMNS else
+                                      _unpacked_per_t0(data, key, offsets) if key in EVALUATION_COLUMNS else
                                       _unpacked(data, key) for key in data.files if not key.endswith("__first")})
         columns = self._chunk[1]
         i = position - self._first[f]
         a, b = int(columns["offsets"][i]), int(columns["offsets"][i + 1])
-        arrays = {name: columns[name][a:b] for name in GRID_COLUMNS}
+        arrays = {name: columns[name][a:b] for name in EVALUATION_COLUMNS}
+        a, b = int(columns["segment_offsets"][i]), int(columns["segment_offsets"][i + 1])
+        length = columns["segment_length"][a:b]
+        for name in ("index", "start", "end", "lo"):
+            arrays[name] = np.repeat(columns["segment_" + name][a:b], length)
         own = bool(columns["own_runs"][i])
         if own:
             a, b = int(columns["run_offsets"][i]), int(columns["run_offsets"][i + 1])
