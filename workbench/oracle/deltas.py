@@ -223,9 +223,9 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         ranks = tick_ranks[tick_lo:tick_hi] if tick_ranks is not None else _rank_among_equal(tick_times)
         if len(instants):  # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
             where = np.searchsorted(tick_times, instants)
-            times = np.insert(tick_times, where, instants)
-            arrived = np.insert(tick_arrived, where, np.searchsorted(ticks, instants, "left"))
-            sequence = np.insert(ranks, where, 0)
+            times = _inserted(tick_times, where, instants)
+            arrived = _inserted(tick_arrived, where, np.searchsorted(ticks, instants, "left"))
+            sequence = _inserted(ranks, where, np.zeros(len(instants), dtype=np.int64))
         else:  # every boundary is a tick (e.g. a tick every ms): nothing to merge
             times, arrived, sequence = tick_times, tick_arrived, ranks
         # earliest window containing t: smallest k >= first_index whose close is not before t.
@@ -275,8 +275,26 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
     if holds.all():  # every instant is an evaluation (the tuple tick's usual case): no copies
         return EvaluationArrays(times, open_, close, k, lo, hi, sequence)
     held = np.flatnonzero(holds)  # once, not a mask scan per column
+    if len(held) and int(held[-1]) - int(held[0]) + 1 == len(held):  # one stretch (the instants after the
+        kept = slice(int(held[0]), int(held[-1]) + 1)  # last element change nothing): views, no copies
+        return EvaluationArrays(times[kept], open_[kept], close[kept], k[kept], lo[kept], hi[kept], sequence[kept])
     return EvaluationArrays(times.take(held), open_.take(held), close.take(held), k.take(held), lo.take(held),
                             hi.take(held), sequence.take(held))
+
+
+def _inserted(array: np.ndarray, where: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.insert(array, where, values)`` for sorted ``where``; a few values (the boundary
+    instants between ticks) by copying the slices between them, without np.insert's overhead."""
+    if len(values) > 32:
+        return np.insert(array, where, values)
+    out = np.empty(len(array) + len(values), dtype=array.dtype)
+    previous = 0
+    for i, (at, value) in enumerate(zip(where.tolist(), values.tolist())):
+        out[previous + i:at + i] = array[previous:at]
+        out[at + i] = value
+        previous = at
+    out[previous + len(values):] = array[previous:]
+    return out
 
 
 def _rank_among_equal(times: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ import os
 import shutil
 import uuid
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _quoted  # json.dumps's own string quoting
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -213,8 +214,6 @@ def _write_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], v
     path, a grid that is not monotone) carries its own runs. After the first file the rest
     is estimated from its size; an output that would not fit on the disk is refused.
     """
-    import numpy as np
-
     shared: Any = None
     index: list[list[Any]] = []
     folder.manifest["grid_files"] = index  # [file, number of t0] in t0 order; in the manifest at the end
@@ -385,10 +384,17 @@ class _MappingNumbers:
                 number = self.ids.get(mapping)
                 if number is None:
                     number = self.ids[mapping] = len(self.ids)
-                    lines.append(json.dumps(dict(sorted(mapping))) + "\n")
+                    lines.append(_mapping_line(mapping))
                 self.known[m] = number
             self.handle.write("".join(lines))
         return self.known[mappings]
+
+
+def _mapping_line(mapping: frozenset) -> str:
+    """``json.dumps(dict(sorted(mapping))) + "\\n"``, byte for byte, for the variable → term
+    strings of a mapping, formatted without json.dumps's per-call machinery (one line per
+    distinct mapping: 146,741 for YABench BIG)."""
+    return "{" + ", ".join([_quoted(v) + ": " + _quoted(t) for v, t in sorted(mapping)]) + "}\n"
 
 
 def _packed(name: str, column: Any) -> list[tuple[str, Any]]:
