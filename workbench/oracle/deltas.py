@@ -274,12 +274,16 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         holds &= ~empty
     if holds.all():  # every instant is an evaluation (the tuple tick's usual case): no copies
         return EvaluationArrays(times, open_, close, k, lo, hi, sequence)
+    columns = (times, open_, close, k, lo, hi, sequence)
     held = np.flatnonzero(holds)  # once, not a mask scan per column
-    if len(held) and int(held[-1]) - int(held[0]) + 1 == len(held):  # one stretch (the instants after the
-        kept = slice(int(held[0]), int(held[-1]) + 1)  # last element change nothing): views, no copies
-        return EvaluationArrays(times[kept], open_[kept], close[kept], k[kept], lo[kept], hi[kept], sequence[kept])
-    return EvaluationArrays(times.take(held), open_.take(held), close.take(held), k.take(held), lo.take(held),
-                            hi.take(held), sequence.take(held))
+    breaks = np.flatnonzero(np.diff(held) != 1) + 1
+    if len(breaks) < 8:  # a few stretches (all but the odd instant whose content did not change): slices
+        stretches = [(int(part[0]), int(part[-1]) + 1) for part in np.split(held, breaks) if len(part)]
+        if len(stretches) <= 1:  # views, no copies
+            a, b = stretches[0] if stretches else (0, 0)
+            return EvaluationArrays(*(c[a:b] for c in columns))
+        return EvaluationArrays(*(np.concatenate([c[a:b] for a, b in stretches]) for c in columns))
+    return EvaluationArrays(*(c.take(held) for c in columns))
 
 
 def _inserted(array: np.ndarray, where: np.ndarray, values: np.ndarray) -> np.ndarray:
