@@ -198,6 +198,13 @@ def test_a_folder_in_the_runs_layout_is_still_read() -> None:
         assert_same(expected_answer(query, {S1: elements}, PRESETS["cqels"], vector), reader.answer(vector))
 
 
+def _filter_answers(preset: str) -> Any:
+    """Every t0's answers of the filter query on a stream of distinct observations."""
+    query = csparql(BODIES["filter"], 7, 3)
+    columns = {S1: columns_from_elements(_stream(1, 2000), query_predicates(query))}
+    return columnar_expected_answers(query, columns, PRESETS[preset], VECTORS, keep_results=False)
+
+
 def test_grids_that_would_not_fit_on_the_disk_are_refused_after_the_first_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from collections import namedtuple
@@ -205,16 +212,12 @@ def test_grids_that_would_not_fit_on_the_disk_are_refused_after_the_first_file(
     from workbench.errors import UserError
     from workbench.oracle import output
 
-    elements = _stream(1, 2000)
-    query = csparql(BODIES["filter"], 7, 3)
-    sem = PRESETS["cqels"]
-    answers = columnar_expected_answers(query, {S1: columns_from_elements(elements, query_predicates(query))}, sem,
-                                        VECTORS, keep_results=False)
     monkeypatch.setattr(output, "CHUNK_ENTRIES", 1)  # one t0 per file
-    usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(output.shutil, "disk_usage", lambda where: usage(10_000, 9_000, 1_000))
+    free = namedtuple("usage", "total used free")(10_000, 9_000, 1_000)
+    monkeypatch.setattr(output.shutil, "disk_usage", lambda where: free)
     with pytest.raises(UserError) as refused:
-        write_expected_answers(tmp_path / "out", answers, VECTORS, semantics=sem, layout="grids")
+        write_expected_answers(tmp_path / "out", _filter_answers("cqels"), VECTORS, semantics=PRESETS["cqels"],
+                               layout="grids")
     assert "the 20 remaining t0 need about" in str(refused.value) and "1000 B free" in str(refused.value)
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()
 
@@ -223,11 +226,8 @@ def test_interrupting_the_grids_layout_leaves_nothing_that_looks_complete(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.oracle import output
 
-    elements = _stream(1, 2000)
-    query = csparql(BODIES["filter"], 7, 3)
     sem = PRESETS["yabench-content-change"]
-    answers = columnar_expected_answers(query, {S1: columns_from_elements(elements, query_predicates(query))}, sem,
-                                        VECTORS, keep_results=False)
+    answers = _filter_answers("yabench-content-change")
     monkeypatch.setattr(output, "CHUNK_ENTRIES", 1)
     earlier = tmp_path / "out"
     write_expected_answers(earlier, answers, VECTORS[:3], semantics=sem, layout="grids")
