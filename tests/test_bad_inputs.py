@@ -629,7 +629,8 @@ def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path,
 
 
 def test_a_flood_on_stderr_is_capped_and_said(tmp_path: Path, stream: Path) -> None:
-    from workbench.stand.host import STDERR_LOG_BYTES, STDERR_TAIL_LINE_CHARS
+    from workbench.stand.host import STDERR_TAIL_LINE_CHARS
+    from workbench.stand.run_folder import STDERR_LOG_BYTES
 
     out = tmp_path / "bundle"
     outcome = rspwb("run", external_experiment(tmp_path, stream, "stderr-flood", 20), "--out", out, "--yes", "--quiet")

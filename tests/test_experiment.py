@@ -518,6 +518,28 @@ def test_size_null_removes_a_field(tmp_path: Path) -> None:
     assert apply_size(experiment, "quick").stand.timeout_ms is None
 
 
+def test_stand_batch_is_read_with_the_stands_default_when_absent(tmp_path: Path) -> None:
+    assert _load_text(tmp_path, MINIMAL).stand.batch is None  # the stand's default (StandOptions.batch)
+    for value in (1, 64, 1024):
+        assert _load_text(tmp_path, MINIMAL + f"stand: {{mode: absolute-time, batch: {value}}}\n").stand.batch == value
+    text = MINIMAL + "stand: {batch: 8}\nsizes:\n  quick: {stand: {batch: 1}}\n"
+    assert apply_size(_load_text(tmp_path, text), "quick").stand.batch == 1
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("0", "must be at least 1, got 0"),
+    ("-4", "must be at least 1, got -4"),
+    ("2.5", "expected an integer, got a number (2.5)"),
+    ("'16'", "expected an integer, got a string ('16')"),
+    ("true", "expected an integer, got a boolean (true)"),
+    ("1025", "must be at most 1024 (a batch also stops at about that many elements), got 1025"),
+])
+def test_bad_stand_batch_names_file_line_and_field(tmp_path: Path, value: str, message: str) -> None:
+    with pytest.raises(UserError) as caught:
+        _load_text(tmp_path, MINIMAL + f"stand:\n  mode: absolute-time\n  batch: {value}\n")
+    assert str(caught.value) == f"{tmp_path / 'exp.yaml'}:13: stand.batch: {message}"
+
+
 # ----------------------------------------------------------------------------- round trip
 
 

@@ -383,6 +383,19 @@ def test_run_settings_both_ways(designer) -> None:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.gui
+def test_stand_batch_field_both_ways(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLineEdit
+
+    batch = designer.findChild(QLineEdit, "stand_batch")
+    assert batch.text() == "" and batch.placeholderText().startswith("256")
+    _type_line(batch, "1")
+    assert _yaml(designer)["stand"] == {"batch": 1} and designer.model.validation.experiment.stand.batch == 1
+    _type_yaml(designer, designer.yaml_edit.toPlainText().replace("batch: 1", "batch: 2000"))
+    assert batch.text() == "2000" and batch in designer.invalid_widgets()
+    assert "at most 1024" in str(designer.model.validation.error)
+
+
+@pytest.mark.gui
 def test_flow_seed_and_description_fields(designer) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QLineEdit
 

@@ -377,6 +377,61 @@ stand: {{mode: absolute-time}}
     assert merged_rows != wc and (2000, f"<{ex}b1>", f"<{ex}a1>") in merged_rows
 
 
+def test_merged_stimuli_order_equal_times_by_stream_then_file_order_lazily(tmp_path: Path) -> None:
+    """The stand's stimuli of a `streams:` run, read lazily from the files. Hand-checked: at
+    t=1000 the elements of S_a (in file order a1, a2) come before those of S_b (b1), whatever
+    the order of the IRIs inside the query; each element carries its stream."""
+    from itertools import count, islice
+
+    from workbench.engine import iter_merged_stimuli, merge_streams
+    from workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
+    from workbench.query.parser import parse_query
+    from workbench.streams.model import StreamElement
+    from workbench.streams.readers import StreamFile
+
+    ex = "http://example.org/"
+    rows = {"a.nq": [("a1", 1000), ("a2", 1000), ("a3", 2000), ("a4", 4000)],
+            "b.nq": [("b0", 500), ("b1", 1000), ("b2", 2000), ("b3", 2000), ("b4", 3000)]}
+    for name, items in rows.items():
+        (tmp_path / name).write_text("".join(f'<{ex}{s}> <{ex}p> "x" <urn:rspwb:t:{t}> .\n' for s, t in items),
+                                     encoding="utf-8")
+    streams = {f"{ex}S_a": StreamFile(tmp_path / "a.nq", "nquads"), f"{ex}S_b": StreamFile(tmp_path / "b.nq", "nquads")}
+    expected = [(0, 500, ["b0"], ["S_b"]), (1, 1000, ["a1", "a2", "b1"], ["S_a", "S_a", "S_b"]),
+                (2, 2000, ["a3", "b2", "b3"], ["S_a", "S_b", "S_b"]), (3, 3000, ["b4"], ["S_b"]),
+                (4, 4000, ["a4"], ["S_a"])]
+
+    def shown(stimuli: object) -> list[tuple]:
+        return [(s.id, s.application_time, [e.subject.removeprefix(f"<{ex}").rstrip(">") for e in s.elements],
+                 [iri.removeprefix(ex) for iri in s.streams]) for s in stimuli]
+
+    assert shown(iter_merged_stimuli({iri: file.read() for iri, file in streams.items()})) == expected
+    # the in-memory merge (each stream sorted first) gives the same stimuli
+    assert shown(merge_streams({iri: file.elements() for iri, file in streams.items()})) == expected
+    # a run's stimuli: the query names S_b first; the order is the `streams:` section's
+    query = parse_query(f"""PREFIX : <{ex}>
+      REGISTER RSTREAM :out AS SELECT ?x ?y
+      FROM NAMED WINDOW :wb ON :S_b [RANGE PT2S STEP PT2S]
+      FROM NAMED WINDOW :wa ON :S_a [RANGE PT2S STEP PT2S]
+      WHERE {{ WINDOW :wa {{ ?x :p ?v }} WINDOW :wb {{ ?y :p ?v }} }}""", syntax="rspql")
+    refs = tuple(StreamRef(key=f"stream{i}", path=str(tmp_path / name), format="nquads", iri=f"{ex}S_{name[0]}")
+                 for i, name in enumerate(rows))
+    task = RunTask(spec=None, streams=refs, runs_dir=str(tmp_path / "bundle" / "runs"), stand={}, oracle={}, static={})
+    _, stimuli = run_inputs(task, query)  # type: ignore[arg-type]
+    assert shown(stimuli) == shown(stimuli) == expected and len(stimuli) == 5  # re-read from the files each time
+    assert not any(file._elements for file in run_inputs(task, query)[0].values())  # nothing kept
+
+    # lazy: endless streams give their first stimuli
+    def endless(name: str, step: int) -> object:
+        return (StreamElement(f"<{ex}{name}{i}>", f"<{ex}p>", '"x"', i * step) for i in count())
+
+    first = list(islice(iter_merged_stimuli({"A": endless("a", 2), "B": endless("b", 3)}), 4))
+    assert [(s.application_time, s.streams) for s in first] == [(0, ("A", "B")), (2, ("A",)), (3, ("B",)), (4, ("A",))]
+    # a stream that goes back in time is named
+    back = [StreamElement("<s>", "<p>", '"x"', 5), StreamElement("<s>", "<p>", '"x"', 4)]
+    with pytest.raises(UserError, match=r"streams.B: the stream is not time-ordered: 4 after 5"):
+        list(iter_merged_stimuli({"A": [], "B": back}))
+
+
 def test_streams_section_errors_name_file_line_and_field(tmp_path: Path) -> None:
     ex = "http://example.org/"
     (tmp_path / "a.nq").write_text(f'<{ex}a1> <{ex}p> "1" <urn:rspwb:t:1000> .\n', encoding="utf-8")

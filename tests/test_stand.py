@@ -20,7 +20,8 @@ from workbench.engine import EngineConfig, Stimulus, create_engine, group_contem
 from workbench.errors import UserError
 from workbench.query.parser import parse_query
 from workbench.responses.readers import read_response_log
-from workbench.stand.host import P_HEADER, StandOptions, run_engine
+from workbench.stand.host import StandOptions, run_engine
+from workbench.stand.run_folder import P_HEADER
 from workbench.stand.streamer import RealTimeSchedule, iter_stimuli
 from workbench.streams.model import StreamElement
 

@@ -175,3 +175,31 @@ def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> N
     assert [r.application_time for r in read_response_log(tmp_path / "run" / "responses.jsonl").responses] == \
         [0, 500, 1500]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"
+
+
+def test_experiment_stand_batch_sets_the_messages_the_engine_gets(tmp_path: Path) -> None:
+    """``stand: {batch: N}`` in an experiment file reaches the stand: with 1 the engine (which
+    announces batches) gets one stimulus per message, with 3 batches of at most 3; same answers."""
+    from tests.test_run_experiment import experiment_file
+    from workbench.experiment import load_experiment
+    from workbench.pipeline.run_experiment import run_experiment
+
+    traces = {}
+    for batch in (1, 3):
+        folder = tmp_path / f"batch-{batch}"
+        folder.mkdir()
+        path = experiment_file(folder, "- {id: csparql, type: secret, preset: csparql}")
+        path.write_text(path.read_text().replace("stand: {mode: absolute-time}",
+                                                 f"stand: {{mode: absolute-time, batch: {batch}}}"))
+        summary = run_experiment(load_experiment(path), folder / "bundle")
+        assert summary.status == "ok" and [row["verdict"] for row in summary.runs] == ["correct"]
+        run_dir = folder / "bundle" / "runs" / "case0-rep0-csparql-filter"
+        assert json.loads((run_dir / "run.json").read_text())["batch"] == batch
+        traces[batch] = _trace(run_dir)
+    count = len(traces[1])
+    assert count == 18  # 3 stations × 6 s, each station at its own offset: 18 instants
+    assert all("batch" not in record for record in traces[1])  # each sent as its own `stimulus` line
+    assert len({record["sent"] for record in traces[1]}) == count  # one write each
+    assert [record["batch"] for record in traces[3]] == [i // 3 for i in range(count)]
+    assert [(r["stimulus"], r["elements"], len(r["responses"])) for r in traces[1]] == \
+        [(r["stimulus"], r["elements"], len(r["responses"])) for r in traces[3]]

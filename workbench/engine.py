@@ -16,10 +16,12 @@ come in one stimulus (the streamer guarantees both).
 
 from __future__ import annotations
 
+import heapq
 import importlib
+import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from workbench.core.semantics import EngineSemantics
 from workbench.errors import UserError
@@ -253,25 +255,42 @@ def group_contemporaneous(
 
 
 def merge_streams(streams: Mapping[str, Sequence[StreamElement]], *, first_id: int = 0) -> list[Stimulus]:
-    """One stimulus per application time over several streams, each element tagged with its stream."""
-    tagged = sorted(
-        ((element.t, order, index, name, element)
-         for order, (name, elements) in enumerate(streams.items())
-         for index, element in enumerate(elements)),
-        key=lambda item: item[:3],
-    )
-    stimuli: list[Stimulus] = []
-    i = 0
-    while i < len(tagged):
-        j = i
-        while j < len(tagged) and tagged[j][0] == tagged[i][0]:
-            j += 1
-        part = tagged[i:j]
-        stimuli.append(Stimulus(
-            first_id + len(stimuli), tagged[i][0], tuple(item[4] for item in part), tuple(item[3] for item in part),
-        ))
-        i = j
-    return stimuli
+    """One stimulus per application time over several streams held in memory, each element
+    tagged with its stream: `iter_merged_stimuli` over each stream sorted by time (stably, so
+    equal times keep their order)."""
+    return list(iter_merged_stimuli({name: sorted(elements, key=_time) for name, elements in streams.items()},
+                                    first_id=first_id))
+
+
+def iter_merged_stimuli(streams: Mapping[str, Iterable[StreamElement]], *, first_id: int = 0) -> Iterator[Stimulus]:
+    """One stimulus per application time over several time-ordered streams, lazily (each
+    stream is read once, as it goes: a run's streams are files of 200 k elements and more).
+
+    Each element is tagged with its stream. Elements with equal times come in the order of
+    ``streams``, and within one stream in its own order. A stream that goes back in time is
+    an error naming it (the stream files' readers already refuse that at its line).
+    """
+    merged = heapq.merge(*(_checked_order(name, elements) for name, elements in streams.items()), key=_tagged_time)
+    for ident, (t, part) in enumerate(itertools.groupby(merged, key=_tagged_time), start=first_id):
+        tagged = tuple(part)
+        yield Stimulus(ident, t, tuple(element for _, element in tagged), tuple(name for name, _ in tagged))
+
+
+def _time(element: StreamElement) -> int:
+    return element.t
+
+
+def _tagged_time(item: tuple[str, StreamElement]) -> int:
+    return item[1].t
+
+
+def _checked_order(name: str, elements: Iterable[StreamElement]) -> Iterator[tuple[str, StreamElement]]:
+    last: int | None = None
+    for element in elements:
+        if last is not None and element.t < last:
+            raise UserError(f"the stream is not time-ordered: {element.t} after {last}", field=f"streams.{name}")
+        last = element.t
+        yield name, element
 
 
 def _stimulus(ident: int, t: int, batch: list[StreamElement], stream: str | None) -> Stimulus:

@@ -27,6 +27,7 @@ from workbench.experiment.model import (
     KPI_NAMES,
     ORACLE_MATCHES,
     QUERY_SYNTAXES,
+    STAND_BATCH_MAX,
     STAND_MODES,
     STATIC_FORMATS,
     STREAM_FILE_FORMATS,
@@ -136,11 +137,15 @@ class _Checker:
             raise self.error(path, "must not be empty")
         return value
 
-    def integer(self, value: Any, path: str, *, minimum: int | None = None) -> int:
+    def integer(self, value: Any, path: str, *, minimum: int | None = None, maximum: int | None = None,
+                why_maximum: str = "") -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(path, f"expected an integer, got {_describe(value)}")
         if minimum is not None and value < minimum:
             raise self.error(path, f"must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.error(path, f"must be at most {maximum}" + (f" ({why_maximum})" if why_maximum else "")
+                             + f", got {value}")
         return value
 
     def positive_number(self, value: Any, path: str) -> float:
@@ -533,11 +538,14 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
 def _stand(c: _Checker, value: Any) -> StandSpec:
     if value is None:
         return StandSpec()
-    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout"))
+    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch"))
     return StandSpec(
         mode=c.choice(stand.get("mode", "real-time"), "stand.mode", STAND_MODES),
         time_scale=c.positive_number(stand.get("time_scale", 1.0), "stand.time_scale"),
         timeout_ms=c.duration(stand["timeout"], "stand.timeout", positive=True) if stand.get("timeout") is not None else None,
+        batch=c.integer(stand["batch"], "stand.batch", minimum=1, maximum=STAND_BATCH_MAX,
+                        why_maximum="a batch also stops at about that many elements")
+        if stand.get("batch") is not None else None,
     )
 
 

@@ -36,6 +36,10 @@ ORACLE_MATCHES = ("strict", "csrbench")
 #: ``oracle.end`` rules besides a time (docs/experiment-format.md)
 END_RULES = ("after-last-window", "last-element")
 STAND_MODES = ("real-time", "absolute-time")
+#: the most stimuli ``stand.batch`` may put in one ``batch`` message: the stand also caps a batch
+#: at about this many elements (`workbench.stand.host.BATCH_ELEMENTS`, a stimulus has at least
+#: one), so a larger limit would change nothing
+STAND_BATCH_MAX = 1024
 
 
 @dataclass(frozen=True)
@@ -155,11 +159,13 @@ class OracleSpec:
 
 @dataclass(frozen=True)
 class StandSpec:
-    """Test-stand settings: real-time feeding or as fast as possible, time scale, timeout."""
+    """Test-stand settings: real-time feeding or as fast as possible, time scale, timeout,
+    and the most stimuli per ``batch`` message (None: the stand's default)."""
 
     mode: str = "real-time"
     time_scale: float = 1.0
     timeout_ms: int | None = None
+    batch: int | None = None
 
 
 @dataclass(frozen=True)

@@ -508,21 +508,33 @@ def _elements(stream: StreamRef, bundle: Path, keep: Sequence[StreamRef] = ()) -
 
 
 class _StimuliOf:
-    """The stimuli of one stream, grouped as the stand sends them, read from its file each time
-    they are iterated (never all held: a BIG stream is 2.1 M elements)."""
+    """The stimuli of a run's streams, grouped as the stand sends them, read from their files
+    each time they are iterated (never all held: a BIG stream is 2.1 M elements).
 
-    def __init__(self, elements: Any) -> None:
-        self.elements = elements
+    Untagged: the stimuli of the one stream. Tagged: the merged, time-ordered stimuli of the
+    streams by IRI, each element tagged with its stream (`workbench.engine.iter_merged_stimuli`,
+    which reads the files side by side, one element ahead each).
+    """
+
+    def __init__(self, streams: Mapping[str, Any], *, tagged: bool) -> None:
+        assert tagged or len(streams) == 1
+        self.streams = streams
+        self.tagged = tagged
         self._count: int | None = None
 
     def __iter__(self) -> Iterator[Any]:
+        from workbench.engine import iter_merged_stimuli
         from workbench.stand.streamer import iter_stimuli
 
-        return iter_stimuli(self.elements.read())
+        if self.tagged:
+            return iter_merged_stimuli({iri: elements.read() for iri, elements in self.streams.items()})
+        return iter_stimuli(next(iter(self.streams.values())).read())
 
     def __len__(self) -> int:
+        from workbench.streams.readers import instants_of
+
         if self._count is None:
-            self._count = self.elements.instants()
+            self._count = instants_of(list(self.streams.values()))
         return self._count
 
 
@@ -532,22 +544,21 @@ def run_inputs(task: RunTask, query: Any) -> tuple[dict[str, Any], Any]:
     ``stream:``: every window reads the one stream (each IRI of the query gets its
     elements). ``streams:``: each window reads the stream of its IRI, and the stimuli are
     the merged, time-ordered elements of the streams the query reads, each tagged with
-    its stream (`workbench.engine.merge_streams`), so an element only enters the windows
-    over its own stream. A window-less query (an eviction join) reads every stream.
-    The streams are `StreamFile`s; the stimuli of a single stream are read from its file.
+    its stream, so an element only enters the windows over its own stream. A window-less
+    query (an eviction join) reads every stream. The streams are `StreamFile`s, and the
+    stimuli are read from their files as the stand sends them (`_StimuliOf`).
     """
-    from workbench.engine import merge_streams
-
     bundle = Path(task.runs_dir).parent
     if task.stream.iri is None:
         elements = _elements(task.stream, bundle)
         streams = {iri: elements for iri in query.streams}
         # one stream (or a window-less query, e.g. an eviction join over the whole stream): plain stimuli
-        stimuli = merge_streams(streams) if len(streams) > 1 else _StimuliOf(elements)
-        return streams or {"": elements}, stimuli
+        if len(streams) > 1:
+            return streams, _StimuliOf(streams, tagged=True)
+        return streams or {"": elements}, _StimuliOf({"": elements}, tagged=False)
     used = [ref for ref in task.streams if ref.iri in query.streams] or list(task.streams)
     streams = {str(ref.iri): _elements(ref, bundle, keep=used) for ref in used}
-    return streams, merge_streams(streams)
+    return streams, _StimuliOf(streams, tagged=True)
 
 
 def execute_run(task: RunTask, cancel: threading.Event | None = None,
@@ -582,6 +593,7 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     options = StandOptions(
         mode=stand["mode"], time_scale=stand["time_scale"], sampling_ms=stand["sampling_ms"],
         run_timeout_s=stand.get("run_timeout_s"), start_timeout_s=startup / 1000.0 if startup else 60.0, end=end,
+        **({"batch": stand["batch"]} if stand.get("batch") is not None else {}),  # else the stand's default
     )
     config = engine_config(spec)
     command = [str(part) for part in spec.engine_parameters["command"]] if config.type == "external" else None
@@ -826,6 +838,7 @@ def run_experiment(
             "mode": experiment.stand.mode, "time_scale": experiment.stand.time_scale,
             "sampling_ms": experiment.kpis.sampling_ms,
             "run_timeout_s": experiment.stand.timeout_ms / 1000.0 if experiment.stand.timeout_ms else None,
+            "batch": experiment.stand.batch,
         }
         run_refs: dict[int, tuple[StreamRef, ...]] = {}
         for spec in runs:

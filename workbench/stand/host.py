@@ -3,25 +3,9 @@
 :func:`run_engine` starts the engine (``python -m workbench.stand.worker`` for built-in
 engines, the user's command for ``external`` ones), speaks the JSON-lines protocol of
 ``docs/engine-protocol.md`` over its stdin/stdout, feeds stimuli (real-time or
-absolute-time, `workbench.stand.streamer`) and records into a run folder:
-
-``trace.jsonl``
-    The Heaven trace (Heaven Sect. 3, R.1): one record per stimulus — id, application
-    time, number of elements, system time sent, KPIs before, the responses with their
-    system time, the system time the engine finished it (``done``), latency, KPIs after.
-``responses.jsonl``
-    The workbench response log, written as responses arrive
-    (`workbench.responses.readers.ResponseLogWriter`, never all held); a
-    response's ``system_time`` is the stand's receive time (epoch ms).
-``P_<name>.csv``
-    YABench performance samples every ``sampling_ms``: ``time,rss_mem,cpu_percent,
-    mem_percent,threads`` (s since engine start, MiB over the process tree, % of one core).
-``stderr.log``
-    The engine's stderr.
-``run.json``
-    Status (``ok`` | ``failed`` | ``timeout`` | ``cancelled``), error (with the stderr
-    tail), timings, throughput, latency summary, and the stand's own overhead (CPU time of
-    its streamer, writer, receiver, stderr and probe threads).
+absolute-time, `workbench.stand.streamer`) and records what it measures into a run folder
+(``trace.jsonl``, ``responses.jsonl``, ``P_<name>.csv``, ``stderr.log``, ``run.json``: their
+layout is `workbench.stand.run_folder`'s).
 
 Threads of the host: the caller's thread streams (and waits), a writer thread writes to
 the engine's stdin (so a stuck engine cannot block the streamer), a receiver thread reads
@@ -36,22 +20,20 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
-import json
 import os
 import queue
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import psutil
 
 from workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, EngineConfig, StaticGraphs, Stimulus, program_command
 from workbench.errors import UserError
-from workbench.responses.readers import ResponseLogWriter
 from workbench.stand.protocol import (
     ProtocolError,
     accepts_batches,
@@ -62,14 +44,13 @@ from workbench.stand.protocol import (
     response_from_message,
     stimulus_message,
 )
+from workbench.stand.run_folder import RunFolder, RunResult, TracedStimulus
 from workbench.stand.streamer import MODES, RealTimeSchedule
 
 STATUSES = ("ok", "failed", "timeout", "cancelled")
-P_HEADER = "time,rss_mem,cpu_percent,mem_percent,threads"
 MIB = 1024 * 1024
 # Bounds on what an engine can make the stand hold (docs/engine-protocol.md, "Limits"):
 MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the run
-STDERR_LOG_BYTES = 16 * MIB  # stderr.log keeps the first 16 MiB; the rest is read and dropped
 STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
 _STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
 # Batches (docs/engine-protocol.md, "Batches"): one `batch` line carries at most StandOptions.batch
@@ -106,39 +87,6 @@ class StandOptions:
             raise UserError("sampling period must be positive", field="kpis.sampling")
         if self.batch < 1:
             raise UserError("batch must be at least 1 stimulus", field="stand.batch")
-
-
-@dataclass
-class RunResult:
-    """What :func:`run_engine` returns (also written as ``run.json``)."""
-
-    name: str
-    status: str
-    error: str | None
-    folder: str
-    stimuli_sent: int = 0
-    stimuli_done: int = 0
-    elements_sent: int = 0
-    elements_done: int = 0
-    responses: int = 0
-    bindings: int = 0
-    samples: int = 0
-    exit_code: int | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    throughput_triples_per_s: float | None = None
-    latency_ms: dict[str, float] = field(default_factory=dict)
-    schedule_lag_ms: dict[str, float] = field(default_factory=dict)
-    stand_overhead: dict[str, float] = field(default_factory=dict)
-    peak_rss_mb: float | None = None
-    engine: dict[str, Any] = field(default_factory=dict)
-    command: list[str] = field(default_factory=list)
-    mode: str = ""
-    time_scale: float = 1.0
-    stderr_tail: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
 
 
 class _Stop(Exception):
@@ -254,29 +202,14 @@ def _proc_stat(pid: int) -> tuple[float, float] | None:
         return None
 
 
-@dataclass
-class _Pending:
-    """A stimulus sent and not yet ``done``: what its trace record needs."""
-
-    stimulus: int
-    application_time: int
-    elements: int
-    sent_ms: float = 0.0
-    due_lag_ms: float | None = None
-    kpis_before: dict[str, float] | None = None
-    responses: list[dict[str, Any]] = field(default_factory=list)
-    batch: int | None = None  # number of the `batch` message that carried it (None: its own message)
-    started_ms: float | None = None  # latency is measured from here (see _latency_start)
-
-
 class _Run:
     """State shared by the host threads of one run."""
 
-    def __init__(self, name: str, folder: Path, options: StandOptions, cancel: threading.Event | None,
+    def __init__(self, name: str, options: StandOptions, cancel: threading.Event | None,
                  on_sample: Callable[[dict[str, float]], None] | None = None) -> None:
         self.name = name
         self.on_sample = on_sample
-        self.folder = folder
+        self.files: RunFolder | None = None  # opened once the query is known good
         self.options = options
         self.cancel = cancel or threading.Event()
         self.condition = threading.Condition()
@@ -285,8 +218,7 @@ class _Run:
         self.closed = False
         self.advanced: set[int] = set()
         self.last_sent: int | None = None  # id of the last stimulus sent (ids increase)
-        self.pending: collections.OrderedDict[int, _Pending] = collections.OrderedDict()
-        self.log: ResponseLogWriter | None = None  # responses.jsonl, written as responses arrive
+        self.pending: collections.OrderedDict[int, TracedStimulus] = collections.OrderedDict()
         self.stimuli_done = 0
         self.elements_done = 0
         self.latencies: list[float] = []
@@ -294,7 +226,6 @@ class _Run:
         self.last_done_ms: float | None = None
         self.first_sent_ms: float | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=options.stderr_tail_lines)
-        self.stderr_dropped = 0  # bytes of stderr beyond STDERR_LOG_BYTES, read and not kept
         self.thread_cpu: dict[str, float] = {}
         self.samples = 0
         self.peak_rss_mb = 0.0  # over every measurement: the sampler and the per-stimulus KPIs
@@ -302,8 +233,6 @@ class _Run:
         self._peak_lock = threading.Lock()
         self.tree: _ProcessTree | None = None
         self.stopped = threading.Event()  # wakes the probe at the end of the run
-        self.variables: tuple[str, ...] = ()
-        self.trace_file: IO[bytes] | None = None
         self.batching = False  # the engine accepts `batch` messages and options.batch > 1
         self.batches = 0  # `batch` messages sent
         self.wake_pending = sys.maxsize  # a `done` wakes the streamer only when pending ≤ this
@@ -351,20 +280,15 @@ def run_engine(
     out.mkdir(parents=True, exist_ok=True)
     name = name or engine.name or engine.type
     argv = list(command) if command is not None else engine_command(engine)
-    run = _Run(name, out, options, cancel, on_sample)
-    run.variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
+    run = _Run(name, options, cancel, on_sample)
+    variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
     sent_text, sent_syntax = query_for_engine(engine, query_text, syntax)
     result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
                        mode=options.mode, time_scale=options.time_scale)
     main_cpu_start = time.thread_time()
     wall_start = time.monotonic()
     start_epoch = time.time()
-    stderr_log = open(out / "stderr.log", "wb")
-    run.log = ResponseLogWriter(out / "responses.jsonl", variables=run.variables, engine=name, query=query_id,
-                                source="stand")
-    run.trace_file = open(out / "trace.jsonl", "wb")
-    samples_file = open(out / f"P_{_safe(name)}.csv", "w", encoding="utf-8", newline="\n")
-    samples_file.write(P_HEADER + "\n")
+    files = run.files = RunFolder(out, name, variables=variables, query_id=query_id)
     process: subprocess.Popen[bytes] | None = None
     threads: list[threading.Thread] = []
     inbox: queue.Queue[bytes | None] = queue.Queue()
@@ -391,8 +315,8 @@ def run_engine(
         threads = [
             threading.Thread(target=_writer, args=(run, process, inbox), name="stand-writer", daemon=True),
             threading.Thread(target=_receiver, args=(run, process), name="stand-receiver", daemon=True),
-            threading.Thread(target=_stderr_drain, args=(run, process, stderr_log), name="stand-stderr", daemon=True),
-            threading.Thread(target=_probe, args=(run, started, samples_file), name="stand-probe", daemon=True),
+            threading.Thread(target=_stderr_drain, args=(run, process, files), name="stand-stderr", daemon=True),
+            threading.Thread(target=_probe, args=(run, started, files), name="stand-probe", daemon=True),
         ]
         for thread in threads:
             thread.start()
@@ -400,6 +324,7 @@ def run_engine(
         _wait(run, lambda: run.ready is not None, options.start_timeout_s, "the engine did not become ready")
         timings["register_s"] = time.monotonic() - started
         run.batching = options.batch > 1 and accepts_batches(run.ready)
+        result.batch = options.batch if run.batching else 1
         feed_start = time.monotonic()
         with _old_objects_frozen():
             _feed(run, stimuli, inbox, result, progress, wall_start)
@@ -442,13 +367,9 @@ def run_engine(
             thread.join(timeout=5)
         timings["wall_s"] = time.monotonic() - wall_start
         main_cpu = time.thread_time() - main_cpu_start
-        _finish(run, result, timings, main_cpu, start_epoch)
-        for handle in (stderr_log, run.trace_file, samples_file):
-            try:
-                handle.close()
-            except OSError:
-                pass
-        _write_outputs(run, result, engine, query_id)
+        _finish(run, files, result, timings, main_cpu, start_epoch)
+        files.close()
+        files.write_result(result)
     return result
 
 
@@ -541,8 +462,8 @@ def _send(
         kpis = run.tree.kpis()  # a batch's stimuli share the KPIs read before it was sent
         _note_rss(run, kpis)
     sent_ms = time.time() * 1000.0
-    entries = [_Pending(stimulus.id, stimulus.application_time, len(stimulus.elements), sent_ms, lag, kpis, batch=batch)
-               for stimulus, lag in zip(chunk, lags)]
+    entries = [TracedStimulus(stimulus.id, stimulus.application_time, len(stimulus.elements), sent_ms, lag, kpis,
+                              batch=batch) for stimulus, lag in zip(chunk, lags)]
     with run.condition:
         for entry in entries:
             run.pending[entry.stimulus] = entry
@@ -691,8 +612,8 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
                 _fail_unknown(run, "a response", ident)
                 return
             response = response_from_message(message, int(received))
-            assert run.log is not None
-            run.log.add(response)
+            assert run.files is not None
+            run.files.responses.add(response)
             entry = run.pending.get(ident) if ident is not None else next(iter(run.pending.values()), None)
             if entry is not None:
                 entry.responses.append({
@@ -734,7 +655,7 @@ def _handle(run: _Run, message: dict[str, Any], received: float) -> None:
         run.condition.notify_all()
 
 
-def _latency_start(run: _Run, entry: _Pending) -> float:
+def _latency_start(run: _Run, entry: TracedStimulus) -> float:
     """Where a stimulus's latency starts (caller holds the lock): when it was sent — or, for a
     stimulus of a batch in absolute time, when the engine could start it, i.e. sent and the
     stimulus before it done. Without batches in absolute time the previous one is always done
@@ -780,52 +701,31 @@ def _note_rss(run: _Run, kpis: dict[str, float] | None) -> None:
         run.rss_measured = True
 
 
-def _write_trace(run: _Run, entry: _Pending, done_ms: float | None, after: dict[str, float] | None) -> None:
-    if run.trace_file is None or run.trace_file.closed:
-        return
-    record = {
-        "stimulus": entry.stimulus,
-        "application_time": entry.application_time,
-        "elements": entry.elements,
-        "sent": round(entry.sent_ms, 3),
-        "schedule_lag_ms": None if entry.due_lag_ms is None else round(entry.due_lag_ms, 3),
-        "kpis_before": entry.kpis_before,
-        "responses": entry.responses,
-        "done": None if done_ms is None else round(done_ms, 3),
-        "latency_ms": None if done_ms is None else round(done_ms - _latency_start(run, entry), 3),
-        "kpis_after": after,
-    }
-    if entry.batch is not None:
-        record["batch"] = entry.batch
-    run.trace_file.write(dumps(record))
+def _write_trace(run: _Run, entry: TracedStimulus, done_ms: float | None, after: dict[str, float] | None) -> None:
+    if run.files is not None:
+        latency = None if done_ms is None else done_ms - _latency_start(run, entry)
+        run.files.write_trace(entry, done_ms, latency, after)
 
 
-def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], files: RunFolder) -> None:
     start = time.thread_time()
     stderr = process.stderr
     assert stderr is not None
-    kept = 0
     try:
         for piece in iter(lambda: stderr.readline(_STDERR_PIECE), b""):
-            if kept < STDERR_LOG_BYTES:
-                log.write(piece[: STDERR_LOG_BYTES - kept])
-            kept += len(piece)
+            files.write_stderr(piece)
             text = piece.decode("utf-8", "replace").rstrip("\n")
             if len(text) > STDERR_TAIL_LINE_CHARS:
                 text = text[:STDERR_TAIL_LINE_CHARS] + f"… [{len(text) - STDERR_TAIL_LINE_CHARS} more characters]"
             run.stderr_tail.append(text)
-        if kept > STDERR_LOG_BYTES:
-            run.stderr_dropped = kept - STDERR_LOG_BYTES
-            log.write(f"\n[rspwb: stderr.log keeps the first {STDERR_LOG_BYTES // MIB} MiB; "
-                      f"{run.stderr_dropped} more bytes were read and dropped]\n".encode())
-        log.flush()
+        files.end_stderr()
     except (OSError, ValueError):
         pass
     finally:
         run.thread_cpu["stderr"] = time.thread_time() - start
 
 
-def _probe(run: _Run, started: float, out: IO[str]) -> None:
+def _probe(run: _Run, started: float, files: RunFolder) -> None:
     """Sample RSS/CPU%/mem%/threads of the engine's process tree every ``sampling_ms`` (YABench P_)."""
     start = time.thread_time()
     period = run.options.sampling_ms / 1000.0
@@ -860,7 +760,7 @@ def _probe(run: _Run, started: float, out: IO[str]) -> None:
             elapsed = time.monotonic() - started
             rss_mb = rss / MIB
             _note_rss(run, {"rss_mb": rss_mb})
-            out.write(f"{elapsed:.3f},{rss_mb:.3f},{cpu:.1f},{mem:.3f},{threads}\n")
+            files.write_sample(elapsed, rss_mb, cpu, mem, threads)
             run.samples += 1
             if run.on_sample is not None:
                 _report_sample(run, elapsed, rss_mb, cpu, threads)
@@ -872,7 +772,7 @@ def _probe(run: _Run, started: float, out: IO[str]) -> None:
             if run.stopped.wait(delay) or run.cancel.is_set():
                 break
     finally:
-        out.flush()
+        files.samples.flush()
         run.thread_cpu["probe"] = time.thread_time() - start
 
 
@@ -880,7 +780,7 @@ def _report_sample(run: _Run, elapsed: float, rss_mb: float, cpu: float, threads
     """Hand one sample to the live hook; a failing hook is dropped so that sampling goes on."""
     assert run.on_sample is not None
     sample = {"time": round(elapsed, 3), "rss_mb": round(rss_mb, 3), "cpu_percent": round(cpu, 1), "threads": threads,
-              "responses": run.log.responses if run.log else 0, "stimuli_done": run.stimuli_done}
+              "responses": run.files.responses.responses if run.files else 0, "stimuli_done": run.stimuli_done}
     try:
         run.on_sample(sample)
     except Exception:  # noqa: BLE001 - a live view must never stop the measurement
@@ -890,13 +790,14 @@ def _report_sample(run: _Run, elapsed: float, rss_mb: float, cpu: float, threads
 # --- results ---------------------------------------------------------------------------
 
 
-def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: float, start_epoch: float) -> None:
+def _finish(run: _Run, files: RunFolder, result: RunResult, timings: dict[str, float], main_cpu: float,
+            start_epoch: float) -> None:
     for entry in list(run.pending.values()):  # sent but never finished: keep them in the trace
         _write_trace(run, entry, None, None)
     result.stimuli_done = run.stimuli_done
     result.elements_done = run.elements_done
-    result.responses = run.log.responses if run.log else 0
-    result.bindings = run.log.bindings if run.log else 0
+    result.responses = files.responses.responses
+    result.bindings = files.responses.bindings
     result.samples = run.samples
     result.peak_rss_mb = round(run.peak_rss_mb, 3) if run.rss_measured else None
     timings["start_epoch_ms"] = round(start_epoch * 1000.0, 3)
@@ -916,9 +817,8 @@ def _finish(run: _Run, result: RunResult, timings: dict[str, float], main_cpu: f
     if result.status != "ok" and result.error and result.stderr_tail and "stderr:" not in result.error:
         result.error += f"; stderr (last {run.options.stderr_tail_lines} lines, each cut at {STDERR_TAIL_LINE_CHARS} " \
                         f"characters):\n" + result.stderr_tail
-    if run.stderr_dropped:
-        note = (f"stderr was {STDERR_LOG_BYTES + run.stderr_dropped} bytes; stderr.log keeps the first "
-                f"{STDERR_LOG_BYTES // MIB} MiB")
+    note = files.stderr_note()
+    if note:
         result.error = f"{result.error}; {note}" if result.error else note
 
 
@@ -934,13 +834,6 @@ def _summary(values: list[float]) -> dict[str, float]:
             "p95": quantile(0.95), "max": round(ordered[-1], 3)}
 
 
-def _write_outputs(run: _Run, result: RunResult, engine: EngineConfig, query_id: str | None) -> None:
-    if run.log is not None:
-        run.log.finish(int(result.timings.get("start_epoch_ms", 0)))
-    payload = asdict(result)
-    (run.folder / "run.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-
-
 def _query_variables(text: str, syntax: str | None, *, strict: bool) -> tuple[str, ...]:
     """The projected variables; a query a built-in engine cannot parse is an error before the start."""
     from workbench.query.parser import parse_query
@@ -951,7 +844,3 @@ def _query_variables(text: str, syntax: str | None, *, strict: bool) -> tuple[st
         if strict:
             raise
         return ()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

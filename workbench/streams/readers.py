@@ -763,15 +763,7 @@ class StreamFile(Sequence[StreamElement]):
 
     def instants(self) -> int:
         """How many distinct application times the stream has (= stimuli the stand sends)."""
-        if self._parquet_extent() is not None:
-            import pyarrow.compute as pc
-            import pyarrow.parquet as pq
-
-            return int(pc.count_distinct(pq.read_table(self.path, columns=["t"]).column("t")).as_py())
-        times: set[int] = set()
-        for element in self.read():
-            times.add(element.t)
-        return len(times)
+        return instants_of([self])
 
     def __len__(self) -> int:
         extent = self._parquet_extent()
@@ -782,6 +774,25 @@ class StreamFile(Sequence[StreamElement]):
 
     def __iter__(self) -> Iterator[StreamElement]:
         return self.read()
+
+
+def instants_of(files: Sequence[StreamFile]) -> int:
+    """How many distinct application times the streams have together (= stimuli the stand sends
+    for them, merged): from the ``t`` columns of Parquet files, else from one pass over each."""
+    distinct = list({id(file): file for file in files}.values())
+    if all(file._parquet_extent() is not None for file in distinct):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        columns = [pq.read_table(file.path, columns=["t"]).column("t") for file in distinct]
+        chunks = [chunk.cast(pa.int64()) for column in columns for chunk in column.chunks]
+        return int(pc.count_distinct(pa.chunked_array(chunks, pa.int64())).as_py())
+    times: set[int] = set()
+    for file in distinct:
+        for element in file.read():
+            times.add(element.t)
+    return len(times)
 
 
 def last_time(elements: Sequence[StreamElement]) -> int | None:

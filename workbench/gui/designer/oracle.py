@@ -1,6 +1,6 @@
 """How runs are measured and judged: ``kpis`` (what the probe collects, sampling period),
 ``oracle`` (``system``, ``match``, ``gracious``, ``t0``, ``end``, ``regroup``, ``semantics`` overrides), ``stand``
-(``mode``, ``time_scale``, ``timeout``) and ``spark`` (``master``).
+(``mode``, ``time_scale``, ``timeout``, ``batch``) and ``spark`` (``master``).
 """
 
 from __future__ import annotations
@@ -88,6 +88,10 @@ class OracleSection(DesignerSection):
         timeout = self.line(lambda: ("stand", "timeout"), placeholder="none", tooltip="a duration, e.g. 60s")
         timeout.setObjectName("stand_timeout")
         stand_form.addRow("Timeout", timeout)
+        batch = self.line(lambda: ("stand", "batch"), placeholder="256 (1 = one stimulus per message)",
+                          tooltip="the most stimuli per message to an engine that accepts batches, 1–1024")
+        batch.setObjectName("stand_batch")
+        stand_form.addRow("Stimuli per message", batch)
         master = self.line(lambda: ("spark", "master"), text=True,
                             placeholder="from the settings, $SPARK_MASTER or local[*]",
                             tooltip="where this experiment's Spark jobs run, e.g. spark://host:7077")
