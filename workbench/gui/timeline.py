@@ -374,7 +374,7 @@ class TimelineView(QWidget):
         self.partial_box.setChecked(spec.leading_partial)
         self.policy_combo.setCurrentText(str(run.semantics.report))
         self.timeline.set_window_spec(spec)
-        self.timeline.set_evaluations((e.time for e in run.evaluations), (e.window for e in run.evaluations))
+        self.timeline.set_evaluations(run.evaluation_instants, run.evaluation_windows)  # made in the loader thread
         self._add_run_overlays(run)
         self.timeline.set_diverging_windows(run.diverging)
         self.timeline.show_all()

@@ -28,6 +28,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
+from workbench.results.oracle_file import ColumnKind, read_oracle
+from workbench.results.yabench_files import first_of_each_pair
 from workbench.core.report import Evaluation
 from workbench.core.semantics import EngineSemantics
 from workbench.core.windows import WindowInstance, WindowSpec
@@ -43,6 +45,12 @@ TRACE = "trace.jsonl"
 CONTEXT_WIDENING = (1, 4)  # slice contexts (× the largest window) tried before the whole stream
 
 Progress = Callable[[float, str], None]
+ORACLE_SHARE = 0.1  # of the loading progress: reading oracle.json (then the stream, up to 0.6)
+#: What the timeline draws of ``oracle.json``'s windows (read as columns: a content-change run has millions).
+ORACLE_COLUMNS: Mapping[str, ColumnKind] = {
+    "start": "int", "end": "int", "precision": "optional", "recall": "optional",
+    "reconstructed_start": "optional", "reconstructed_end": "optional",
+}
 
 
 class LoadCancelled(Exception):
@@ -111,6 +119,8 @@ class BundleRun:
     notes: tuple[str, ...] = ()
     engine_parameters: Mapping[str, Any] = field(default_factory=dict)
     experiment_error: str | None = None
+    evaluation_instants: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # of `evaluations`
+    evaluation_windows: tuple[WindowInstance, ...] = ()  # the window each of `evaluations` reads
     _static: Any = field(default=None, repr=False)
     _whole_answer: Any = field(default=None, repr=False)  # `_static` and this: filled under `_ORACLE_LOCK`
 
@@ -202,7 +212,7 @@ def read_bundle_stream(bundle: Path, entry: Mapping[str, Any], manifest_file: Pa
         if index % 200_000 == 0:
             if cancelled():
                 raise LoadCancelled()
-            fraction = 0.6 * index / total if total else 0.0
+            fraction = ORACLE_SHARE + (0.6 - ORACLE_SHARE) * index / total if total else ORACLE_SHARE
             progress(fraction, f"reading {path.name}: {index:,} elements")
     progress(0.6, f"grouping {len(elements):,} elements into lanes")
     stream = BundleStream(str(entry.get("id")), path, fmt, elements, StreamLanes.from_elements(elements))
@@ -315,11 +325,16 @@ def read_bundle_run(
     run_json = read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
     status = str(run_json.get("status", "not-run")) if isinstance(run_json, Mapping) else "unknown"
     oracle: Mapping[str, Any] | None = None
+    oracle_windows: dict[str, np.ndarray] = {}
     notes: list[str] = []
     if (folder / ORACLE_FILE).is_file():
-        oracle = read_json(folder / ORACLE_FILE)
-        if not isinstance(oracle, Mapping):
-            raise UserError("expected a JSON object", file=str(folder / ORACLE_FILE))
+        def reading(fraction: float) -> None:
+            if is_cancelled():
+                raise LoadCancelled()
+            report(ORACLE_SHARE * fraction, f"reading {ORACLE_FILE}")
+
+        found = read_oracle(folder / ORACLE_FILE, ORACLE_COLUMNS, progress=reading)
+        oracle, oracle_windows = found.fields, found.columns
     elif status == "ok":
         raise UserError("missing: the run finished (run.json status ok) but has no oracle verdict",
                         file=str(folder / ORACLE_FILE))
@@ -397,21 +412,7 @@ def read_bundle_run(
         if status in ("ok", "failed", "timeout", "cancelled"):
             raise UserError("missing: the run has no response log", file=str(folder / RESPONSES))
         log = ResponseLog((), ())
-    windows = (oracle or {}).get("windows") or []
-    if not isinstance(windows, list):
-        raise UserError("expected a list", file=str(folder / ORACLE_FILE), field="windows")
-    reconstructed: dict[tuple[int, int], tuple[int, int]] = {}
-    diverging: dict[tuple[int, int], None] = {}
-    for index, window in enumerate(windows):
-        if not isinstance(window, Mapping) or not isinstance(window.get("start"), int) or not isinstance(window.get("end"), int):
-            raise UserError("expected {start, end, precision, recall, …} with integer borders",
-                            file=str(folder / ORACLE_FILE), field=f"windows[{index}]")
-        borders = (int(window["start"]), int(window["end"]))
-        if window.get("reconstructed_start") is not None and window.get("reconstructed_end") is not None:
-            reconstructed.setdefault((int(window["reconstructed_start"]), int(window["reconstructed_end"])), borders)
-        if (window.get("precision") or 0) < 1.0 or (window.get("recall") or 0) < 1.0 \
-                or window.get("reconstructed_start") is not None:  # gracious: right only with other borders
-            diverging[borders] = None
+    reconstructed, diverging = _measured_windows(oracle_windows)
     shift, label = shift_summary([(expected, found) for found, expected in reconstructed.items()])
     divergence = (oracle or {}).get("first_divergence")
     first = None
@@ -432,9 +433,33 @@ def read_bundle_run(
         reconstructed_shift=shift, reconstructed_label=label, diverging=tuple(diverging),
         first_divergence_ms=int(first) if isinstance(first, int) else None, notes=tuple(notes),
         engine_parameters=engine_parameters, experiment_error=experiment_error, _static=static,
+        evaluation_instants=np.fromiter((e.time for e in evaluations), dtype=np.int64, count=len(evaluations)),
+        evaluation_windows=tuple(e.window for e in evaluations),
     )
     report(1.0, "done")
     return run
+
+
+def _measured_windows(columns: Mapping[str, np.ndarray]) -> tuple[dict[tuple[int, int], tuple[int, int]],
+                                                                   dict[tuple[int, int], None]]:
+    """From ``oracle.json``'s window columns: gracious mode's reconstructed borders (each with
+    the expected borders of its first window) and the windows measured as diverging, in order."""
+    if not columns:
+        return {}, {}
+    start, end = columns["start"], columns["end"]
+    found_start, found_end = columns["reconstructed_start"], columns["reconstructed_end"]
+    has = ~np.isnan(found_start) & ~np.isnan(found_end)
+    found_start, found_end = found_start[has].astype(np.int64), found_end[has].astype(np.int64)
+    first = first_of_each_pair(found_start, found_end)
+    reconstructed = dict(zip(zip(found_start[first].tolist(), found_end[first].tolist()),
+                             zip(start[has][first].tolist(), end[has][first].tolist())))
+    # precision or recall below 1 (null counts as 0), or gracious: right only with other borders
+    bad = (np.nan_to_num(columns["precision"], nan=0.0) < 1.0) | (np.nan_to_num(columns["recall"], nan=0.0) < 1.0) \
+        | ~np.isnan(columns["reconstructed_start"])
+    bad_start, bad_end = start[bad], end[bad]
+    first = first_of_each_pair(bad_start, bad_end)
+    diverging = dict.fromkeys(zip(bad_start[first].tolist(), bad_end[first].tolist()))
+    return reconstructed, diverging
 
 
 def _rhodf_types() -> tuple[str, ...]:

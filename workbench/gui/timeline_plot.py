@@ -84,7 +84,8 @@ class WindowTimeline(QWidget):
         self.lanes = StreamLanes([], [])
         self.spec: WindowSpec | None = None
         self.evaluation_times = np.zeros(0, dtype=np.int64)
-        self.evaluation_windows: dict[int, WindowInstance] = {}
+        self._evaluation_order = np.zeros(0, dtype=np.int64)  # evaluation_times[i] is the order[i]-th given
+        self._evaluation_windows: Sequence[WindowInstance] = ()
         self.engine_times: dict[str, np.ndarray] = {}
         self.reconstructed: dict[str, tuple[list[tuple[int, int]], tuple[int, int]]] = {}
         self._reconstructed_arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -203,15 +204,20 @@ class WindowTimeline(QWidget):
         self._update_axis()
         self.set_diverging_windows(self.diverging)
 
-    def set_evaluations(self, times: Iterable[int], windows: Iterable[WindowInstance] | None = None) -> None:
+    def set_evaluations(self, times: Iterable[int] | np.ndarray,
+                        windows: Iterable[WindowInstance] | None = None) -> None:
         """Expected evaluation instants (e.g. from :func:`workbench.core.report.evaluation_instants`),
-        optionally with the window each reads (then :meth:`jump_to` selects that window)."""
-        times = list(times)
-        self.evaluation_times = np.sort(np.asarray(times, dtype=np.int64))
-        self.evaluation_windows = {}
-        if windows is not None:
-            for time, window in zip(times, windows):
-                self.evaluation_windows.setdefault(int(time), window)
+        optionally with the window each reads (then :meth:`jump_to` selects that window).
+
+        An array of times and a sequence of windows are taken as they are (a content-change run
+        has millions of evaluations: no Python loop over them on the GUI thread)."""
+        given = times if isinstance(times, np.ndarray) else np.fromiter(times, dtype=np.int64)
+        self._evaluation_order = np.argsort(given, kind="stable")  # the first of equal instants first
+        self.evaluation_times = given[self._evaluation_order].astype(np.int64, copy=False)
+        if windows is None:
+            self._evaluation_windows = ()
+        else:
+            self._evaluation_windows = windows if isinstance(windows, Sequence) else list(windows)
         self._changed()
         self.refresh()
 
@@ -225,7 +231,7 @@ class WindowTimeline(QWidget):
             return 0
         times = self.lanes.all_times.tolist()
         evaluations = evaluation_instants(times, self.spec, policy, start=self.spec.t0, end=times[-1])
-        self.set_evaluations((e.time for e in evaluations), (e.window for e in evaluations))
+        self.set_evaluations([e.time for e in evaluations], [e.window for e in evaluations])
         return len(evaluations)
 
     def add_engine_emissions(self, engine: str, times: Iterable[int]) -> None:
@@ -378,8 +384,10 @@ class WindowTimeline(QWidget):
 
     def window_at(self, t_ms: int) -> WindowInstance | None:
         """The window evaluated at ``t_ms`` if an expected evaluation happens then, else the earliest containing it."""
-        if int(t_ms) in self.evaluation_windows:
-            return self.evaluation_windows[int(t_ms)]
+        position = int(np.searchsorted(self.evaluation_times, int(t_ms), "left"))
+        if self._evaluation_windows and position < len(self.evaluation_times) \
+                and self.evaluation_times[position] == int(t_ms):
+            return self._evaluation_windows[int(self._evaluation_order[position])]
         if self.spec is None:
             return None
         candidates = self.spec.containing(int(t_ms))

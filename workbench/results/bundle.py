@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from workbench.errors import UserError
+from workbench.results.json_files import read_json
+from workbench.results.oracle_file import read_oracle
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
@@ -128,25 +130,6 @@ def _json_pieces(value: Any, level: int = 0) -> Iterator[str]:
 
 _ENCODER = json.JSONEncoder(indent=2)
 _SCALARS = frozenset((str, int, float, bool, type(None)))
-
-
-def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A bundle's JSON file (each is one object); anything else is a `UserError` naming the file."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError("no such file", file=str(path)) from None
-    except json.JSONDecodeError as error:
-        raise UserError(f"not valid JSON: {error.msg}", file=str(path), line=error.lineno, column=error.colno) from None
-    except UnicodeDecodeError:
-        raise UserError("not valid JSON: not UTF-8 text", file=str(path)) from None
-    except RecursionError:
-        raise UserError("not a bundle file: JSON nested too deeply", file=str(path)) from None
-    except OSError as error:  # a directory, unreadable
-        raise UserError(f"cannot read: {error.strerror or error}", file=str(path)) from None
-    if not isinstance(document, dict):
-        raise UserError(f"expected a JSON object, found a {type(document).__name__}", file=str(path))
-    return document
 
 
 def _clean(value: Any) -> Any:
@@ -275,16 +258,19 @@ def run_row(folder: Path, spec: Mapping[str, Any], *, oracle: Mapping[str, Any] 
         if row["status"] != "ok":
             row["verdict"] = row["status"]
     oracle_file = folder / ORACLE_FILE
+    windows = 0
     if oracle is None and oracle_file.is_file():
-        oracle = read_json(oracle_file)
+        found = read_oracle(oracle_file)  # the verdict fields and the number of windows, not the windows
+        oracle, windows = found.fields, found.window_count or 0
     elif oracle is not None:
         oracle = _clean(oracle)  # as the file has it
+        windows = len(oracle.get("windows") or ())
     if oracle is not None:
         row.update({
             "verdict": oracle.get("verdict"),
             "precision": oracle.get("precision"),
             "recall": oracle.get("recall"),
-            "windows": len(oracle.get("windows") or ()),
+            "windows": windows,
             "first_divergence": first_divergence_summary(oracle),
         })
         if oracle.get("error"):
@@ -365,7 +351,7 @@ def _with_divergence(root: Path, row: Mapping[str, Any]) -> Mapping[str, Any]:
     if "first_divergence" in row:
         return row
     oracle_file = root / RUNS_DIR / str(row.get("run_id")) / ORACLE_FILE
-    oracle = read_json(oracle_file) if oracle_file.is_file() else {}
+    oracle = read_oracle(oracle_file).fields if oracle_file.is_file() else {}
     return {**row, "first_divergence": first_divergence_summary(oracle)}
 
 

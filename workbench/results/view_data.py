@@ -38,6 +38,7 @@ from workbench.results.bundle import (
     tolerant_run_row,
 )
 from workbench.errors import UserError
+from workbench.results.oracle_file import ColumnKind, read_oracle
 from workbench.results.published import PUBLISHED_FORMAT, is_published, published_boxplots, read_published
 from workbench.results.yabench_files import (
     ResourceSeries,
@@ -45,6 +46,7 @@ from workbench.results.yabench_files import (
     parse_boxplots,
     parse_oracle,
     parse_oracle_borders,
+    first_of_each_pair,
     parse_performance,
     window_positions,
 )
@@ -221,14 +223,24 @@ class WindowSeries:
         return len(self.start)
 
     def positions(self) -> np.ndarray:
-        return window_positions(self.start, self.end)
+        """Where each window's values are drawn (ms; computed once: the charts ask on every redraw)."""
+        cached = self.__dict__.get("_positions")
+        if cached is None:
+            cached = window_positions(self.start, self.end)
+            object.__setattr__(self, "_positions", cached)
+        return cached
 
     def windows(self) -> list[tuple[int, int]]:
         """The distinct window intervals in order (for the window bands)."""
-        seen: dict[tuple[int, int], None] = {}
-        for s, e in zip(self.start.tolist(), self.end.tolist()):
-            seen.setdefault((int(s), int(e)), None)
-        return list(seen)
+        first = first_of_each_pair(self.start, self.end)
+        return list(zip(self.start[first].astype(np.int64).tolist(), self.end[first].astype(np.int64).tolist()))
+
+
+#: ``oracle.json``'s per-window numbers that `WindowSeries` holds (delay is null where the engine did not report).
+WINDOW_COLUMNS: Mapping[str, ColumnKind] = {
+    "start": "number", "end": "number", "precision": "number", "recall": "number", "actual_size": "number",
+    "expected_size": "number", "window_triples": "number", "delay": "optional",
+}
 
 
 def read_window_series(bundle: LoadedBundle, row: Mapping[str, Any]) -> WindowSeries | None:
@@ -238,26 +250,20 @@ def read_window_series(bundle: LoadedBundle, row: Mapping[str, Any]) -> WindowSe
         lines = parse_oracle(published.read_text(encoding="utf-8"), file=str(published))
         if not len(lines):
             return None
-        return WindowSeries(str(row.get("run_id")), str(row.get("engine")),
-                            *(lines.columns[k] for k in ("start", "end", "precision", "recall", "actual_size",
-                                                         "expected_size", "window_triples", "delay")))
+        series = WindowSeries(str(row.get("run_id")), str(row.get("engine")),
+                              *(lines.columns[k] for k in WINDOW_COLUMNS))
+        series.positions()
+        return series
     path = bundle.run_folder(str(row.get("run_id"))) / ORACLE_FILE
     if not path.is_file():
         return None
-    oracle = read_json(path)
-    windows = oracle.get("windows") or []
-    if not windows:
+    oracle = read_oracle(path, WINDOW_COLUMNS)  # the columns only: a content-change run has millions of windows
+    if not oracle.window_count:
         return None
-    columns: dict[str, list[float]] = {k: [] for k in ("start", "end", "precision", "recall", "actual_size",
-                                                       "expected_size", "window_triples", "delay")}
-    for index, window in enumerate(windows):
-        for key, values in columns.items():
-            value = window.get(key)
-            if value is None and key != "delay":
-                raise UserError(f"window {index} has no {key!r}", file=str(path), field=f"windows[{index}].{key}")
-            values.append(math.nan if value is None else float(value))
-    return WindowSeries(str(row.get("run_id")), str(row.get("engine")),
-                        *(np.asarray(columns[k], dtype=float) for k in columns))
+    series = WindowSeries(str(row.get("run_id")), str(row.get("engine")),
+                          *(oracle.columns[k].astype(float, copy=False) for k in WINDOW_COLUMNS))
+    series.positions()  # here, off the GUI thread
+    return series
 
 
 def read_boxplots(bundle: LoadedBundle, problems: list[UserError] | None = None) -> list[WindowBoxplots]:
@@ -481,7 +487,7 @@ def correctness_matrix(bundle: LoadedBundle, problems: list[UserError] | None = 
         if first_bad is not None:
             path = bundle.run_folder(str(first_bad.get("run_id"))) / ORACLE_FILE
             try:
-                divergence = read_json(path).get("first_divergence") if path.is_file() else None
+                divergence = read_oracle(path).get("first_divergence") if path.is_file() else None
             except UserError as error:
                 if problems is not None:
                     problems.append(error)

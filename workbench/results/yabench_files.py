@@ -46,6 +46,9 @@ class OracleLines:
 def parse_oracle(text: str, *, file: str | None = None) -> OracleLines:
     """Parse ``precision,recall,actual,expected,triples,start,end,delay`` lines (an optional
     first line naming the engine is accepted)."""
+    fast = _parse_oracle_columnar(text)
+    if fast is not None:
+        return fast
     values: dict[str, list[float]] = {c: [] for c in ORACLE_COLUMNS}
     engine = ""
     for number, line in enumerate(text.splitlines(), start=1):
@@ -70,10 +73,40 @@ def parse_oracle(text: str, *, file: str | None = None) -> OracleLines:
     return OracleLines(engine, {c: np.asarray(v, dtype=float) for c, v in values.items()})
 
 
+def _parse_oracle_columnar(text: str) -> OracleLines | None:
+    """An ``ORACLE_*`` file of plain ``a,b,…,delay`` lines through Arrow's CSV reader (a
+    content-change run has a line per stream element: millions); None for anything else
+    (spaces, 7 fields, a bad number), which :func:`parse_oracle` then reads line by line and
+    locates."""
+    import pyarrow as pa
+    from pyarrow import csv as arrow_csv
+
+    head, _, rest = text.partition("\n")
+    engine = ""
+    if head.strip() and "," not in head and not _is_number(head.strip()):
+        engine, text = head.strip(), rest
+    if not text.strip():
+        return None
+    try:
+        table = arrow_csv.read_csv(
+            pa.py_buffer(text.encode("utf-8")),
+            read_options=arrow_csv.ReadOptions(column_names=list(ORACLE_COLUMNS)),
+            convert_options=arrow_csv.ConvertOptions(column_types={c: pa.float64() for c in ORACLE_COLUMNS},
+                                                     null_values=[""], strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
+        return None
+    columns = {c: table.column(c).to_numpy(zero_copy_only=False).astype(float, copy=False) for c in ORACLE_COLUMNS}
+    if any(table.column(c).null_count for c in ORACLE_COLUMNS if c != "delay"):
+        return None  # an empty field that must hold a number: the line-by-line parser names it
+    return OracleLines(engine, columns)
+
+
 def parse_oracle_borders(text: str, *, file: str | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The window borders (start, end in ms) of an ``ORACLE_*`` file."""
     lines = parse_oracle(text, file=file)
-    return (tuple(int(v) for v in lines.columns["start"]), tuple(int(v) for v in lines.columns["end"]))
+    return (tuple(lines.columns["start"].astype(np.int64).tolist()),
+            tuple(lines.columns["end"].astype(np.int64).tolist()))
 
 
 def _is_number(text: str) -> bool:
@@ -87,18 +120,34 @@ def _is_number(text: str) -> bool:
 def window_positions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Where per-window values are drawn on the time axis (ms): at the window's end; the
     evaluations of one window by a content-change engine (consecutive lines with the same
-    borders) spread evenly across it, the last at its end, so that they do not pile up."""
-    x = np.asarray(end, dtype=float).copy()
-    first = 0
-    for index in range(1, len(x) + 1):
-        if index < len(x) and start[index] == start[first] and end[index] == end[first]:
-            continue
-        count = index - first
-        if count > 1:
-            width = float(end[first] - start[first])
-            x[first:index] = start[first] + width * np.arange(1, count + 1) / count
-        first = index
+    borders) spread evenly across it, the last at its end, so that they do not pile up.
+
+    Vectorised: a content-change run has one line per stream element (millions)."""
+    start = np.asarray(start)
+    end = np.asarray(end)
+    count = len(end)
+    if not count:
+        return np.asarray(end, dtype=float).copy()
+    heads = np.flatnonzero(np.r_[True, (start[1:] != start[:-1]) | (end[1:] != end[:-1])])
+    sizes = np.diff(np.r_[heads, count])
+    group = np.repeat(np.arange(len(heads)), sizes)
+    rank = np.arange(1, count + 1) - heads[group]
+    width = (end[heads] - start[heads]).astype(float)[group]
+    x = start[heads][group] + width * rank / sizes[group]
+    single = sizes[group] == 1
+    x[single] = np.asarray(end, dtype=float)[single]
     return x
+
+
+def first_of_each_pair(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The indices where each distinct (first, second) pair occurs first, in order (e.g. the
+    distinct window borders of a run's millions of evaluations)."""
+    first, second = np.asarray(first), np.asarray(second)
+    if not len(first):
+        return np.zeros(0, dtype=np.int64)
+    heads = np.flatnonzero(np.r_[True, (first[1:] != first[:-1]) | (second[1:] != second[:-1])])
+    _, where = np.unique(np.stack([first[heads], second[heads]], axis=1), axis=0, return_index=True)
+    return heads[np.sort(where)]
 
 
 @dataclass(frozen=True)
@@ -127,7 +176,7 @@ class WindowBoxplots:
 
     @property
     def repetitions(self) -> int:
-        return max((len(v) for v in self.precision), default=0)
+        return max(map(len, self.precision), default=0)  # map: millions of windows, asked on the GUI thread
 
     def metric(self, name: str) -> tuple[tuple[float, ...], ...]:
         return {"precision": self.precision, "recall": self.recall, "delay": self.delay}[name]
@@ -139,6 +188,7 @@ def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> Wi
     if not lines or not lines[0].strip():
         raise UserError("empty BOXPLOTS file (the first line must name the engine)", file=file, line=1)
     metrics: tuple[list[tuple[float, ...]], ...] = ([], [], [])
+    parsed: dict[str, tuple[float, ...]] = {}  # one tuple per distinct text: most windows repeat (1.0 of every run)
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
@@ -146,10 +196,13 @@ def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> Wi
         if len(parts) != 3:
             raise UserError(f"expected precisions;recalls;delays, found {len(parts)} field(s)", file=file, line=number)
         for name, part, values in zip(("precisions", "recalls", "delays"), parts, metrics):
-            try:
-                values.append(tuple(float(v) for v in part.split(",") if v.strip()))
-            except ValueError:
-                raise UserError(f"not a number in {part!r}", file=file, line=number, field=name) from None
+            numbers = parsed.get(part)
+            if numbers is None:
+                try:
+                    numbers = parsed[part] = tuple(float(v) for v in part.split(",") if v.strip())
+                except ValueError:
+                    raise UserError(f"not a number in {part!r}", file=file, line=number, field=name) from None
+            values.append(numbers)
     return WindowBoxplots(group, lines[0].strip(), *(tuple(m) for m in metrics))
 
 

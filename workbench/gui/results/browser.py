@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.results.bundle import RUNS_DIR
+from workbench.results.bundle import ORACLE_FILE, RUNS_DIR, YABENCH_DIR
 from workbench.errors import UserError
 from workbench.gui.results.common import ResultsView, escape, shown_path
 from workbench.gui.results.eviction import EvictionView
@@ -42,10 +42,24 @@ from workbench.results.view_data import BundleData, not_a_bundle, read_bundle_da
 RECENT_KEY = "results/recentBundles"
 RECENT_LIMIT = 10
 INLINE_RUNS = 40  # bundles with more run folders are read off the GUI thread
+INLINE_BYTES = 8_000_000  # and bundles whose per-window files are bigger (one long run: millions of windows)
 STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "running": "#ef6c00", "cancelled": "#616161",
                   "unreadable": "#c62828", "published": "#1565c0"}
 RECENT_PROMPT = "Recent bundles…"
 SHOWN_PROBLEMS = 3  # lines of problems/notes shown under the title; the rest in its tooltip
+
+
+def _bytes_to_read(folder: Path) -> int:
+    """The size of the files the views read per window (``oracle.json``, the YABench files), of a
+    bundle with few runs: whether one of its runs is long enough to freeze the GUI thread."""
+    files = [*folder.glob(f"{RUNS_DIR}/*/{ORACLE_FILE}"), *folder.glob(f"{YABENCH_DIR}/*/*")]
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 class ResultsBrowser(QWidget):
@@ -64,6 +78,7 @@ class ResultsBrowser(QWidget):
         self.data: BundleData | None = None
         self.folder: Path | None = None
         self.inline_runs = INLINE_RUNS
+        self.inline_bytes = INLINE_BYTES
         self.background = False
         self.load_task: Any = None
 
@@ -163,7 +178,8 @@ class ResultsBrowser(QWidget):
             self.load_task.cancel()
         runs = folder / RUNS_DIR
         count = sum(1 for _ in runs.iterdir()) if runs.is_dir() else 0
-        self.background = self.tasks is not None and count > self.inline_runs
+        self.background = self.tasks is not None and (count > self.inline_runs
+                                                      or _bytes_to_read(folder) > self.inline_bytes)
         if not self.background:
             try:
                 data = read_bundle_data(folder)

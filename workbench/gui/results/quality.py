@@ -76,6 +76,7 @@ class QualityView(RunGroupView):
         self.boxplots: list[WindowBoxplots] = []
         self.engine_combo = QComboBox()
         self.engine_combo.setObjectName("qualityEngine")
+        self.engine_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "all engines" whole
         self.engine_combo.currentIndexChanged.connect(self._on_engine_changed)
         self.controls.addWidget(QLabel("engine"))
         self.controls.addWidget(self.engine_combo)
@@ -94,6 +95,9 @@ class QualityView(RunGroupView):
         self.pr_plot.setLimits(yMin=-0.05, yMax=1.1)
         self.delay_plot.setXLink(self.pr_plot)
         self.size_plot.setXLink(self.pr_plot)
+        for plot in (self.pr_plot, self.delay_plot, self.size_plot):  # a content-change run: millions of windows
+            plot.setClipToView(True)
+            plot.setDownsampling(auto=True, mode="peak")
         self.legend = self.pr_plot.addLegend(offset=(-10, -10), labelTextSize="8pt")
         self.bands = pg.BarGraphItem(x0=np.zeros(0), x1=np.zeros(0), y0=0.0, height=1.05, pen=None)
         self.bands.setZValue(-20)

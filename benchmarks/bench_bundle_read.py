@@ -1,0 +1,135 @@
+"""Benchmark: reading a BIG run's result bundle (issue 11, "bounded memory everywhere").
+
+Each reader runs in its own child process (``os.wait4`` gives that child's own peak RSS),
+once per source tree given with ``--code`` (e.g. the checkout before the change and the one
+after it), so the ratios come from one run on one machine:
+
+- ``report``: ``rspwb report BUNDLE`` as written (``summary.json`` present);
+- ``report-rebuild``: ``rspwb report`` on a copy without ``summary.json`` (the rows are
+  rebuilt from the run folders: every ``run.json`` and ``oracle.json`` is read);
+- ``results``: what the Results browser reads when it opens the bundle
+  (``read_bundle_data``) and then the run group's per-window quality (``read_window_series``);
+- ``timeline``: the window timeline's reader of the largest run (``read_bundle_run``: it
+  also reads the stream and the response log, so only part of it is ``oracle.json``).
+
+``--make-from SMALL_BUNDLE --windows N --out DIR`` makes a synthetic bundle first: a copy of
+SMALL_BUNDLE whose largest run's ``oracle.json`` holds N windows, written by the real
+writer (``write_json_atomic`` with ``JsonRows``, as ``rspwb run`` writes it).
+
+``python benchmarks/bench_bundle_read.py BUNDLE --code /path/before --code /path/after``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+READERS = {
+    "report": "from workbench.cli.main import main; main(['report', {bundle!r}])",
+    "report-rebuild": "from workbench.cli.main import main; main(['report', {bundle!r}])",
+    "results": (
+        "from workbench.results.view_data import read_bundle_data, read_runs, read_window_series, run_groups, "
+        "rows_in_group\n"
+        "data = read_bundle_data({bundle!r})\n"
+        "for group, _ in run_groups(data.bundle):\n"
+        "    series, problems = read_runs(data.bundle, rows_in_group(data.bundle, group), read_window_series)\n"
+        "    print(group, [len(s) for s in series], [s.positions()[-1] for s in series], problems)\n"
+    ),
+    "timeline": (
+        "from workbench.gui.timeline_bundle import read_bundle_run\n"
+        "run = read_bundle_run({bundle!r}, {run_id!r})\n"
+        "print(run.run_id, len(run.diverging), len(run.evaluations))\n"
+    ),
+}
+
+
+def largest_run(bundle: Path) -> str:
+    return max((p.parent for p in (bundle / "runs").glob("*/oracle.json")), key=lambda p: (p / "oracle.json").stat().st_size).name
+
+
+def make_bundle(small: Path, out: Path, windows: int, code: str) -> None:
+    """A copy of ``small`` whose largest run's oracle.json holds ``windows`` windows (the real writer)."""
+    shutil.copytree(small, out)
+    target = out / "runs" / largest_run(small) / "oracle.json"
+    script = (
+        "import random, sys\n"
+        "from workbench.results.bundle import JsonRows, read_json, write_json_atomic\n"
+        f"payload = read_json({str(target)!r}); payload.pop('windows', None); n = {windows}\n"
+        "def rows():\n"
+        "    rnd = random.Random(1)\n"
+        "    for i in range(n):\n"
+        "        s = (i // 350_000) * 5000\n"
+        "        yield {'start': s, 'end': s + 5000, 'precision': 1.0, 'recall': 1.0 if i % 97 else 0.5,\n"
+        "               'actual_size': i % 40, 'expected_size': i % 40, 'window_triples': i % 350_000 + 1,\n"
+        "               'delay': None if i % 350 == 0 else rnd.randint(0, 3),\n"
+        "               'reconstructed_start': None, 'reconstructed_end': None}\n"
+        "payload['windows'] = JsonRows(rows, n)\n"
+        f"write_json_atomic({str(target)!r}, payload)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, env={**os.environ, "PYTHONPATH": code})
+
+
+def measure(code: str, source: str) -> dict[str, float]:
+    """Wall time and the child's own peak RSS of one reader."""
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", source], env={**os.environ, "PYTHONPATH": code,
+                                                                "QT_QPA_PLATFORM": "offscreen"},
+                             cwd=code,  # `python -c` imports from its working directory first
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    error = child.stderr.read().decode(errors="replace").strip().splitlines() if child.stderr else []
+    exit_code = os.waitstatus_to_exitcode(status)
+    return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": exit_code,
+            **({"error": error[-1]} if exit_code not in (0, 1) and error else {})}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bundle", type=Path, nargs="?")
+    parser.add_argument("--code", action="append", default=[], help="a source tree to measure (repeatable)")
+    parser.add_argument("--readers", default=",".join(READERS))
+    parser.add_argument("--make-from", type=Path)
+    parser.add_argument("--windows", type=int, default=2_000_000)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    codes = args.code or [str(Path(__file__).resolve().parent.parent)]
+    bundle = args.bundle
+    if args.make_from is not None:
+        bundle = args.out or Path(tempfile.mkdtemp(prefix="bench-bundle-")) / "bundle"
+        make_bundle(args.make_from, bundle, args.windows, codes[-1])
+    if bundle is None:
+        parser.error("give a BUNDLE or --make-from")
+    rebuild = Path(tempfile.mkdtemp(prefix="bench-rebuild-")) / bundle.name
+    shutil.copytree(bundle, rebuild, copy_function=os.link)  # hard links: no copy of the big files
+    (rebuild / "summary.json").unlink(missing_ok=True)
+    run_id = largest_run(bundle)
+    print(f"bundle {bundle}: {run_id}/oracle.json {(bundle / 'runs' / run_id / 'oracle.json').stat().st_size / 1e6:,.0f} MB; "
+          f"load {os.getloadavg()[0]:.1f}")
+    results = []
+    for reader in args.readers.split(","):
+        target = rebuild if reader == "report-rebuild" else bundle
+        source = READERS[reader].format(bundle=str(target), run_id=run_id)
+        for code in codes:
+            result = {"reader": reader, "code": code, **measure(code, source), "load": round(os.getloadavg()[0], 1)}
+            results.append(result)
+            print(f"{reader:15} {code:40} {result['wall_s']:7.2f} s  {result['peak_rss_mb']:8.1f} MB  "
+                  f"exit {result['exit']}  load {result['load']}" + (f"  {result.get('error')}" if result.get("error") else ""),
+                  flush=True)
+    shutil.rmtree(rebuild.parent)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
