@@ -52,7 +52,8 @@ class UserError(Exception):
                     where += f":{self.column}"
         elif self.line is not None:
             where = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
-        parts = [p for p in (where, self.field) if p]
+        field = self.field if self.field is None or self.field.isprintable() else repr(self.field)
+        parts = [p for p in (where, field) if p]  # a field name from the input may hold a line break
         return ": ".join(parts + [self.message])
 
 
