@@ -169,10 +169,15 @@ class SecretEngine(WindowedEngine):
         added = self.store.add_run(window.graph, buffer.elements[window.hi - buffer.offset:run[-1].hi - buffer.offset])
         window.hi = run[-1].hi
         on_change = self._on_change
+        # Istream/Dstream without empty notifications answer nothing when nothing changed
+        quiet = self.r2s is not R2S.RSTREAM and not self.semantics.empty_notification
+        self.evaluations += len(run)
         for evaluation, mappings in zip(run, added):
-            self.evaluations += 1
-            for mapping in mappings:
-                on_change(mapping, +1)
+            if mappings:
+                for mapping in mappings:
+                    on_change(mapping, +1)
+            elif quiet and not self.dirty:
+                continue
             self._respond(evaluation, out)
 
     def _scheduler_options(self) -> dict[str, Any]:
