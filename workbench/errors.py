@@ -52,7 +52,8 @@ class UserError(Exception):
                     where += f":{self.column}"
         elif self.line is not None:
             where = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
-        parts = [p for p in (where, self.field) if p]
+        field = self.field if self.field is None or self.field.isprintable() else repr(self.field)[1:-1]
+        parts = [p for p in (where, field) if p]  # a field named by the input ('\n' as a JSON key): one line
         return ": ".join(parts + [self.message])
 
 
