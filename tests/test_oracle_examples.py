@@ -76,3 +76,25 @@ def test_example_10_fast_path_declines_time_varying_graphs() -> None:
             query, streams, SEMANTICS, (1000, 0), static=StaticData(time_varying_default=shops),
             end=20_000, report_window=1,
         )
+
+
+TWO_TUMBLING = f"""PREFIX : <{EX}>
+SELECT ?a ?b FROM NAMED WINDOW :w1 ON :s1 [RANGE PT5S STEP PT5S]
+FROM NAMED WINDOW :w2 ON :s2 [RANGE PT5S STEP PT5S]
+WHERE {{ WINDOW :w1 {{ ?a :p ?x }} WINDOW :w2 {{ ?b :q ?x }} }}"""
+
+
+@pytest.mark.parametrize("border, pairs", [(BorderConvention.CLOSED_OPEN, 5), (BorderConvention.OPEN_CLOSED, 25)])
+def test_a_window_close_reads_the_other_window_through_its_active_window(border: BorderConvention,
+                                                                        pairs: int) -> None:
+    """docs/experiment-format.md, several windows: at the close t = 5 s of [0, 5 s) the other
+    window with the same borders is already in [5 s, 10 s), where only b5 (stamped 5 s) has
+    arrived: a0…a4 × b5 = 5 pairs; under (o, c] the closing (0, 5 s] of both windows is still
+    active at 5 s: a1…a5 × b1…b5 = 25 pairs."""
+    query = parse_query(TWO_TUMBLING)
+    streams = {f"{EX}s1": [element(f"a{i}", "p", iri("k"), i) for i in range(10)],
+               f"{EX}s2": [element(f"b{i}", "q", iri("k"), i) for i in range(10)]}
+    semantics = EngineSemantics(border=border, report=ReportPolicy.of(Strategy.WINDOW_CLOSE))
+    for answer in (expected_answer(query, streams, semantics, (0, 0), end=5000),
+                   fast_expected_answer(query, streams, semantics, (0, 0), end=5000)):
+        assert [(e.time, sum(r.values())) for e, r in zip(answer.evaluations, answer.relations)] == [(5000, pairs)]

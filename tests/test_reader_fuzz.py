@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from workbench.errors import UserError
@@ -180,6 +180,7 @@ def test_csrbench_json_arbitrary(document: object) -> None:
                            "binding": st.one_of(st.none(), st.dictionaries(st.sampled_from(["x", "y"]), _TERM,
                                                                             max_size=2))}),
     _JSON), max_size=5))
+@example(records=[{"\n": None}])  # a field name with a line break: the error stays one line
 def test_response_log_lines(records: list[object]) -> None:
     _read_output("responses.jsonl", "".join(json.dumps(record) + "\n" for record in records).encode(), "jsonl")
 

@@ -52,8 +52,8 @@ class UserError(Exception):
                     where += f":{self.column}"
         elif self.line is not None:
             where = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
-        field = self.field if self.field is None or self.field.isprintable() else repr(self.field)[1:-1]
-        parts = [p for p in (where, field) if p]  # a field named by the input ('\n' as a JSON key): one line
+        field = self.field if self.field is None or self.field.isprintable() else repr(self.field)
+        parts = [p for p in (where, field) if p]  # a field name from the input may hold a line break
         return ": ".join(parts + [self.message])
 
 
