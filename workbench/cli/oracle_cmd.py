@@ -480,9 +480,10 @@ TABLE_ROWS = 40  # the plain-text table is for reading: a BIG stream has million
 def _print_table(windows: Iterable[dict[str, Any]], t0: Any, candidates: int, t_s: int, used: Any,
                  out: str | None) -> None:
     """The first t0's evaluations as a table, at most ``TABLE_ROWS`` rows, then how many were left."""
+    length = getattr(windows, "length", None)  # `SummaryRows` know their count: no row made to count it
     rest = iter(windows)
     rows = list(itertools.islice(rest, TABLE_ROWS))
-    left = sum(1 for _ in rest)
+    left = length - len(rows) if length is not None else sum(1 for _ in rest)
     print(f"{len(rows) + left:,} evaluations for t0 = {t0} ({candidates} t0 candidates, "
           f"t_s = {t_s}; {used.engine} {used.path} path)")
     print(f"  {'start':>10} {'end':>10} {'time':>10} {'triples':>8} {'expected':>8}")
@@ -534,7 +535,7 @@ def write_oracle_dir(out: str, args: argparse.Namespace, prepared: Prepared, ans
     }
     return write_expected_answers(out, answers, prepared.vectors, manifest=manifest,
                                   yabench_runs=quality if args.yabench_files else None, engine_name=args.name,
-                                  after_file=after_file,
+                                  after_file=after_file, layout="grids",
                                   semantics=replace(prepared.semantics, r2s=prepared.query.r2s or prepared.semantics.r2s))
 
 

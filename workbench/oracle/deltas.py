@@ -66,6 +66,12 @@ class Timeline:
         starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).tolist()
         return cls(_LazyTimes(list(distinct), starts), list(distinct), starts)
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``distinct`` and ``starts`` as int64 arrays, made once: every t0's grid reads them
+        (converting the lists per t0 was a third of a time-tick grid's cost)."""
+        return (_cached(self, "_distinct", lambda: np.array(self.distinct, dtype=np.int64)),
+                _cached(self, "_starts", lambda: np.array(self.starts, dtype=np.int64)))
+
 
 class _LazyTimes(Sequence[int]):
     """The full time column rebuilt from distinct timestamps and counts, on demand."""
@@ -151,11 +157,13 @@ def _grid_problem(semantics: EngineSemantics) -> str | None:
     return None
 
 
-def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSemantics, end: int) -> EvaluationArrays:
+def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSemantics, end: int, *,
+                      tick_ranks: np.ndarray | None = None) -> EvaluationArrays:
     """`workbench.core.report.evaluation_instants` in numpy on a sorted tick timeline.
 
     ``ticks``: the distinct timestamps (time tick, or any tick with window-close), or
-    every element's timestamp (tuple tick with content change). Window-close (with
+    every element's timestamp (tuple tick with content change); ``tick_ranks``, if given,
+    is `_rank_among_equal(ticks)` computed once for many t0. Window-close (with
     content-change / non-empty conjuncts), or content change with the time or tuple tick
     and the earliest active window. Pinned against the scalar definition by
     tests/test_oracle_fast.py and tests/test_oracle_deltas.py.
@@ -211,40 +219,99 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         at = np.minimum(np.searchsorted(tick_times, instants), max(len(tick_times) - 1, 0))
         if len(tick_times):
             instants = instants[tick_times[at] != instants]
-        boundary_arrived = np.searchsorted(ticks, instants, "left")
-        # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
-        where = np.searchsorted(tick_times, instants)
-        times = np.insert(tick_times, where, instants)
-        arrived = np.insert(tick_arrived, where, boundary_arrived)
-        sequence = np.arange(len(times), dtype=np.int64) - np.searchsorted(times, times, "left")
-        # earliest window containing t: smallest k >= first_index whose close is not before t
-        if border is BorderConvention.CLOSED_OPEN:
-            kk = (times - t0 - offset) // beta + 1
-        else:
-            kk = -((-(times - t0 - offset)) // beta)
-        kk = np.maximum(kk, first_index)
-        # kk never decreases along times: borders and contents per window, then gathered
-        k_first = int(kk[0]) if len(kk) else first_index
-        windows = np.arange(k_first, (int(kk[-1]) if len(kk) else k_first) + 1, dtype=np.int64)
-        of_window = kk - k_first
-        open_ = opens(windows)[of_window]
-        close = (t0 + windows * beta + offset)[of_window]
+        # a boundary instant is no tick's time: it has rank 0 and leaves the ticks' ranks as they are
+        ranks = tick_ranks[tick_lo:tick_hi] if tick_ranks is not None else _rank_among_equal(tick_times)
+        if len(instants):  # both sorted and disjoint: insert the boundary instants among the ticks (a merge)
+            where = np.searchsorted(tick_times, instants)
+            times = _inserted(tick_times, where, instants)
+            arrived = _inserted(tick_arrived, where, np.searchsorted(ticks, instants, "left"))
+            sequence = _inserted(ranks, where, np.zeros(len(instants), dtype=np.int64))
+        else:  # every boundary is a tick (e.g. a tick every ms): nothing to merge
+            times, arrived, sequence = tick_times, tick_arrived, ranks
+        # earliest window containing t: smallest k >= first_index whose close is not before t.
+        # It never decreases along times, so each window is one segment of them, found by a
+        # binary search per window; columns are the windows' values repeated (no pass per
+        # evaluation to divide and gather: a tuple tick has one evaluation per element)
+        closed_open = border is BorderConvention.CLOSED_OPEN
+
+        def earliest(t: int) -> int:
+            k_t = (t - t0 - offset) // beta + 1 if closed_open else -((-(t - t0 - offset)) // beta)
+            return max(k_t, first_index)
+
+        n = len(times)
+        k_first = earliest(int(times[0])) if n else first_index
+        windows = np.arange(k_first, (earliest(int(times[-1])) if n else k_first) + 1, dtype=np.int64)
+        # window j > k_first starts at the first time whose earliest window is j or later
+        cuts = np.searchsorted(times, t0 + offset + (windows[1:] - 1) * beta, side="left" if closed_open else "right")
+        counts = np.diff(np.concatenate([[0], cuts, [n]]))
+        window_open, window_close = opens(windows), t0 + windows * beta + offset
+        open_ = np.repeat(window_open, counts)
+        close = np.repeat(window_close, counts)
+        k = np.repeat(windows, counts)
         active = open_ < times if border is BorderConvention.OPEN_CLOSED else open_ <= times
-        k = kk
-        lo = np.searchsorted(ticks, opens(windows), side=left_side)[of_window]
-        hi = np.minimum(np.searchsorted(ticks, t0 + windows * beta + offset, side=right_side)[of_window], arrived)
-        hi = np.maximum(lo, hi)
+        lo = np.repeat(np.searchsorted(ticks, window_open, side=left_side), counts)
+        hi = np.repeat(np.searchsorted(ticks, window_close, side=right_side), counts)
+        np.minimum(hi, arrived, out=hi)
+        np.maximum(hi, lo, out=hi)
     empty = hi <= lo
-    key_lo = np.where(empty, 0, lo)
-    key_hi = np.where(empty, 0, hi)
-    prev_lo = np.concatenate([[0], np.where(active[:-1], key_lo[:-1], 0)])
-    prev_hi = np.concatenate([[0], np.where(active[:-1], key_hi[:-1], 0)])
+    if empty.any():
+        key_lo, key_hi = np.where(empty, 0, lo), np.where(empty, 0, hi)
+    else:
+        key_lo, key_hi = lo, hi
     holds = active.copy()
-    if Strategy.CONTENT_CHANGE in strategies:
-        holds &= (key_lo != prev_lo) | (key_hi != prev_hi)
+    if Strategy.CONTENT_CHANGE in strategies and len(holds):
+        # the key changed from the previous instant's, taken as (0, 0) before the first
+        # instant and after an inactive one
+        changed = np.empty(len(holds), dtype=bool)
+        np.not_equal(key_lo[1:], key_lo[:-1], out=changed[1:])
+        changed[1:] |= key_hi[1:] != key_hi[:-1]
+        after_inactive = np.flatnonzero(~active[:-1]) + 1
+        if len(after_inactive):
+            changed[after_inactive] = (key_lo[after_inactive] != 0) | (key_hi[after_inactive] != 0)
+        changed[0] = key_lo[0] != 0 or key_hi[0] != 0
+        holds &= changed
     if Strategy.NON_EMPTY in strategies:
         holds &= ~empty
-    return EvaluationArrays(times[holds], open_[holds], close[holds], k[holds], lo[holds], hi[holds], sequence[holds])
+    if holds.all():  # every instant is an evaluation (the tuple tick's usual case): no copies
+        return EvaluationArrays(times, open_, close, k, lo, hi, sequence)
+    columns = (times, open_, close, k, lo, hi, sequence)
+    held = np.flatnonzero(holds)  # once, not a mask scan per column
+    breaks = np.flatnonzero(np.diff(held) != 1) + 1
+    if len(breaks) < 8:  # a few stretches (all but the odd instant whose content did not change): slices
+        stretches = [(int(part[0]), int(part[-1]) + 1) for part in np.split(held, breaks) if len(part)]
+        if len(stretches) <= 1:  # views, no copies
+            a, b = stretches[0] if stretches else (0, 0)
+            return EvaluationArrays(*(c[a:b] for c in columns))
+        return EvaluationArrays(*(np.concatenate([c[a:b] for a, b in stretches]) for c in columns))
+    return EvaluationArrays(*(c.take(held) for c in columns))
+
+
+def _inserted(array: np.ndarray, where: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.insert(array, where, values)`` for sorted ``where``; a few values (the boundary
+    instants between ticks) by copying the slices between them, without np.insert's overhead."""
+    if len(values) > 32:
+        return np.insert(array, where, values)
+    out = np.empty(len(array) + len(values), dtype=array.dtype)
+    previous = 0
+    for i, (at, value) in enumerate(zip(where.tolist(), values.tolist())):
+        out[previous + i:at + i] = array[previous:at]
+        out[at + i] = value
+        previous = at
+    out[previous + len(values):] = array[previous:]
+    return out
+
+
+def _rank_among_equal(times: np.ndarray) -> np.ndarray:
+    """Per entry of a sorted array, how many equal entries precede it (the order of the
+    evaluations at one instant) — linear, where a binary search per entry was most of a
+    tuple-tick grid's cost."""
+    n = len(times)
+    positions = np.arange(n, dtype=np.int64)
+    if n == 0:
+        return positions
+    first = positions.copy()
+    first[1:][times[1:] == times[:-1]] = 0  # an entry equal to the previous one starts no run
+    return positions - np.maximum.accumulate(first)
 
 
 @dataclass
@@ -290,21 +357,56 @@ def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics,
     last = end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0)
     if _grid_problem(semantics) is not None or not timeline.distinct:
         return EvaluationGrid.of(evaluations_for(timeline, spec, semantics, end=end), spec.border)
-    starts = np.asarray(timeline.starts, dtype=np.int64)
+    distinct, starts = _timeline_arrays(timeline)
     if compressible(semantics):
-        a = evaluation_arrays(np.asarray(timeline.distinct, dtype=np.int64), spec, semantics, int(last))
+        a = evaluation_arrays(distinct, spec, semantics, int(last), tick_ranks=_distinct_ranks(timeline, distinct))
         lo, hi = starts[a.lo], starts[a.hi]
     else:  # tuple tick with content change: every element is a tick
-        a = evaluation_arrays(_element_times(timeline), spec, semantics, int(last))
+        ticks = _element_times(timeline)
+        a = evaluation_arrays(ticks, spec, semantics, int(last), tick_ranks=_element_ranks(timeline, ticks))
         lo, hi = a.lo, a.hi
     sequence = a.sequence if a.sequence is not None else np.zeros(len(a.time), np.int64)
     return EvaluationGrid(a.time, sequence, a.open, a.close, a.index, lo, hi, spec.border)
 
 
+def _timeline_arrays(timeline: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A timeline's distinct timestamps and start positions as arrays (cached by a `Timeline`)."""
+    if isinstance(timeline, Timeline):
+        return timeline.arrays()
+    return np.asarray(timeline.distinct, dtype=np.int64), np.asarray(timeline.starts, dtype=np.int64)
+
+
+def _cached(timeline: Any, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+    """``make()`` made once per `Timeline` (read-only: every t0's grid shares it); made
+    afresh for any other timeline object."""
+    if not isinstance(timeline, Timeline):
+        return make()
+    cached = timeline.__dict__.get(key)
+    if cached is None:
+        cached = make()
+        cached.flags.writeable = False
+        object.__setattr__(timeline, key, cached)  # a cache beside the frozen fields
+    return cached
+
+
+def _distinct_ranks(timeline: Any, distinct: np.ndarray) -> np.ndarray:
+    """`_rank_among_equal` of distinct timestamps: zeros."""
+    return _cached(timeline, "_distinct_ranks", lambda: np.zeros(len(distinct), dtype=np.int64))
+
+
 def _element_times(timeline: Any) -> np.ndarray:
-    """Every element's timestamp, rebuilt from distinct timestamps and counts."""
-    starts = np.asarray(timeline.starts, dtype=np.int64)
-    return np.repeat(np.asarray(timeline.distinct, dtype=np.int64), np.diff(starts))
+    """Every element's timestamp (the tuple tick's timeline), rebuilt from the distinct
+    timestamps and their counts."""
+    def make() -> np.ndarray:
+        distinct, starts = _timeline_arrays(timeline)
+        return np.repeat(distinct, np.diff(starts))
+
+    return _cached(timeline, "_element_times", make)
+
+
+def _element_ranks(timeline: Any, times: np.ndarray) -> np.ndarray:
+    """`_rank_among_equal` of a timeline's element times."""
+    return _cached(timeline, "_element_ranks", lambda: _rank_among_equal(times))
 
 
 # --- presence runs -------------------------------------------------------------------------------------
@@ -470,9 +572,10 @@ class DeltaAnswer:
     computed on demand: ``evaluations``, ``relations`` and ``emissions`` are sequences)."""
 
     def __init__(self, t0: tuple[int, ...], grid: EvaluationGrid, runs: Callable[[], PresenceRuns],
-                 solution: Callable[[int], frozenset], r2s: R2S, empty_notification: bool) -> None:
+                 solution: Callable[[int], frozenset], r2s: R2S, empty_notification: bool, rows: Any = None) -> None:
         self.t0 = t0
         self.grid = grid
+        self.rows = rows  # the annotated rows whose `presence_runs` over ``grid`` the runs are, if so
         self._make_runs: Callable[[], PresenceRuns] | None = runs
         self._runs: PresenceRuns | None = None
         self.solution = solution
@@ -566,7 +669,7 @@ class DeltaAnswer:
 
     def summary_rows(self) -> "SummaryRows":
         """`workbench.oracle.run.windows_summary` rows, from the arrays."""
-        return SummaryRows(self._summary_chunks)
+        return SummaryRows(self._summary_chunks, len(self.grid))
 
     def _summary_chunks(self) -> Iterator[tuple[list[Any], ...]]:
         relation, emitted_size = self.sizes()
@@ -589,9 +692,10 @@ class SummaryRows(Iterator[dict[str, Any]]):
     key order) for a writer that formats many rows at once (``rspwb oracle --json``: a
     tuple tick gives one row per element)."""
 
-    def __init__(self, chunks: Callable[[], Iterator[tuple[list[Any], ...]]]) -> None:
+    def __init__(self, chunks: Callable[[], Iterator[tuple[list[Any], ...]]], length: int | None = None) -> None:
         self._chunks = chunks
         self._rows: Iterator[dict[str, Any]] | None = None
+        self.length = length  # the number of rows, when known without making them
 
     def chunks(self) -> Iterator[tuple[list[Any], ...]]:
         return self._chunks()
@@ -626,7 +730,7 @@ class DeltaOracle:
         if not grid.monotone():
             return None
         return DeltaAnswer(tuple(t0), grid, lambda: presence_runs(self.table, grid), self.solution, self.r2s,
-                           self.semantics.empty_notification)
+                           self.semantics.empty_notification, rows=self.table)
 
 
 class LazyAnswers(Mapping[tuple[int, ...], Any]):
