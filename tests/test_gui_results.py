@@ -510,3 +510,17 @@ def test_main_window_results_tab_is_the_browser(qtbot, settings, tmp_path: Path,
     assert isinstance(window.results.timeline_view, TimelineView) and isinstance(window.results.timeline, WindowTimeline)
     assert window.tabs.tabText(window.tabs.indexOf(window.results)) == "Results"
     window.close()
+
+
+@pytest.mark.gui
+def test_quality_csv_rows_are_the_same_in_chunks(real_bundle: Path) -> None:
+    """The quality export makes its window rows a chunk at a time (a content-change run has millions)."""
+    from workbench.gui.results.quality import _window_rows
+
+    bundle = load_bundle(real_bundle)
+    series = read_window_series(bundle, bundle.rows[0])
+    assert series is not None and len(series) > 3
+    whole = [list(row) for row in _window_rows(series, chunk=10**6)]
+    assert [list(row) for row in _window_rows(series, chunk=2)] == whole
+    assert whole[0][:4] == ["window", series.run_id, series.engine, 1] and len(whole) == len(series)
+    assert [row[3] for row in whole] == list(range(1, len(series) + 1))

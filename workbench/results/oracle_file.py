@@ -7,12 +7,14 @@ file in chunks and gives back every top-level field but ``windows``, the number 
 and only the per-window columns a caller asks for, straight into numpy arrays.
 
 The windows are decoded a few MB at a time: the text up to the last ``},`` of a chunk is
-decoded as one JSON array by the C decoder (in the writer's layout that is a run of whole
-windows; if the cut falls elsewhere the decoding fails and those windows are decoded one
-by one instead), so any valid JSON layout reads the same as with ``json.load``. Bad JSON
-gives the message, line and column ``json.load`` gives, through
-:func:`workbench.results.bundle.read_json`'s `UserError`; a window without a column the
-caller needs names the field (``windows[i].key``).
+decoded as one JSON array by orjson (in the writer's layout that is a run of whole
+windows; if the cut falls elsewhere, or orjson refuses something ``json`` accepts such as
+``NaN``, those windows are decoded one by one with ``json``'s own decoder instead), so any
+valid JSON layout reads the same as with ``json.load``. Bad JSON gives the message, line
+and column ``json.load`` gives, as :func:`workbench.results.json_files.read_json`'s
+`UserError`; a window without a column the caller needs names the field
+(``windows[i].key``), once the whole file has been read (bad JSON further on comes first,
+as with ``json.load``).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def read_oracle(path: str | os.PathLike[str], columns: Mapping[str, ColumnKind] 
 
     ``progress(fraction_of_the_file)`` is called per chunk (it may raise to cancel). A file
     that is not a JSON object, or not valid JSON, raises the `UserError` of
-    :func:`workbench.results.bundle.read_json`."""
+    :func:`workbench.results.json_files.read_json`."""
     file = Path(path)
     wanted = dict(columns or {})
     with json_file_errors(file):

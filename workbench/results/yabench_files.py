@@ -90,23 +90,29 @@ def _parse_oracle_columnar(text: str) -> OracleLines | None:
     try:
         table = arrow_csv.read_csv(
             pa.py_buffer(text.encode("utf-8")),
-            read_options=arrow_csv.ReadOptions(column_names=list(ORACLE_COLUMNS)),
+            read_options=arrow_csv.ReadOptions(column_names=list(ORACLE_COLUMNS), use_threads=False),
             convert_options=arrow_csv.ConvertOptions(column_types={c: pa.float64() for c in ORACLE_COLUMNS},
                                                      null_values=[""], strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
         return None
-    columns = {c: table.column(c).to_numpy(zero_copy_only=False).astype(float, copy=False) for c in ORACLE_COLUMNS}
     if any(table.column(c).null_count for c in ORACLE_COLUMNS if c != "delay"):
         return None  # an empty field that must hold a number: the line-by-line parser names it
+    columns = {c: table.column(c).to_numpy(zero_copy_only=False).astype(float, copy=False) for c in ORACLE_COLUMNS}
     return OracleLines(engine, columns)
 
 
 def parse_oracle_borders(text: str, *, file: str | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The window borders (start, end in ms) of an ``ORACLE_*`` file."""
     lines = parse_oracle(text, file=file)
-    return (tuple(lines.columns["start"].astype(np.int64).tolist()),
-            tuple(lines.columns["end"].astype(np.int64).tolist()))
+    return _shared_ints(lines.columns["start"]), _shared_ints(lines.columns["end"])
+
+
+def _shared_ints(values: np.ndarray) -> tuple[int, ...]:
+    """``tuple(int(v) for v in values)`` with one int object per distinct value (a content-change
+    run's millions of lines share a few window borders)."""
+    distinct, inverse = np.unique(values.astype(np.int64), return_inverse=True)
+    return tuple(np.asarray(distinct.tolist(), dtype=object)[inverse])
 
 
 def _is_number(text: str) -> bool:

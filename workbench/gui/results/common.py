@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt, Slot
@@ -100,7 +100,8 @@ def export_svg(widget: QWidget, path: str | Path, title: str = "RSP Workbench") 
     return Path(path)
 
 
-def export_csv(path: str | Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
+def export_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    """``rows`` may be made as they are written (a quality export of a content-change run has millions)."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
@@ -192,7 +193,7 @@ class ResultsView(QWidget):
     def chart_widget(self) -> QWidget:
         raise NotImplementedError
 
-    def csv_table(self) -> tuple[list[str], list[list[Any]]]:
+    def csv_table(self) -> tuple[list[str], Iterable[Sequence[Any]]]:
         raise NotImplementedError
 
     def export_png(self, path: str | Path, width: int | None = None) -> Path:

@@ -9,8 +9,9 @@ delay per window, engines side by side.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt, Slot
@@ -332,25 +333,36 @@ class QualityView(RunGroupView):
     def chart_widget(self) -> QWidget:
         return self.chart
 
-    def csv_table(self) -> tuple[list[str], list[list[Any]]]:
-        """Per window of the shown runs, then the per-repetition values of the boxplots (``;``-joined)."""
+    def csv_table(self) -> tuple[list[str], Iterable[Sequence[Any]]]:
+        """Per window of the shown runs, then the per-repetition values of the boxplots (``;``-joined).
+
+        The rows are made as the file is written, from whole columns (no list per window first)."""
         header = ["kind", "source", "engine", "window", "start_ms", "end_ms", "precision", "recall",
                   "actual_size", "expected_size", "window_triples", "delay_ms"]
-        rows: list[list[Any]] = []
         engines = self.visible_engines()
-        for series in self.series:
-            if series.engine not in engines:
-                continue
-            for i in range(len(series)):
-                delay = series.delay[i]
-                rows.append(["window", series.run_id, series.engine, i + 1, int(series.start[i]), int(series.end[i]),
-                             float(series.precision[i]), float(series.recall[i]), int(series.actual_size[i]),
-                             int(series.expected_size[i]), int(series.window_triples[i]),
-                             None if np.isnan(delay) else int(delay)])
-        for boxplot in self.boxplots:
-            if boxplot.engine not in engines:
-                continue
-            for i, (p, r, d) in enumerate(zip(boxplot.precision, boxplot.recall, boxplot.delay), start=1):
-                rows.append(["repetitions", boxplot.group, boxplot.engine, i, None, None, ";".join(map(str, p)),
-                             ";".join(map(str, r)), None, None, None, ";".join(f"{v:g}" for v in d)])
-        return header, rows
+        series = [s for s in self.series if s.engine in engines]
+        boxplots = [b for b in self.boxplots if b.engine in engines]
+        return header, itertools.chain(itertools.chain.from_iterable(map(_window_rows, series)),
+                                       itertools.chain.from_iterable(map(_repetition_rows, boxplots)))
+
+
+def _window_rows(series: WindowSeries, chunk: int = 65_536) -> Iterator[Sequence[Any]]:
+    """One CSV row per window of a run, a chunk of windows at a time (columns to Python numbers in
+    a few C loops, never the whole run's rows at once)."""
+    for first in range(0, len(series), chunk):
+        part = slice(first, first + chunk)
+        start, end, actual, expected, triples = (np.asarray(getattr(series, k)[part]).astype(np.int64).tolist()
+                                                 for k in ("start", "end", "actual_size", "expected_size",
+                                                           "window_triples"))
+        delay = [None if d != d else int(d) for d in series.delay[part].tolist()]  # NaN: not reported
+        count = len(start)
+        yield from zip(itertools.repeat("window", count), itertools.repeat(series.run_id, count),
+                       itertools.repeat(series.engine, count), range(first + 1, first + count + 1), start, end,
+                       series.precision[part].astype(float).tolist(), series.recall[part].astype(float).tolist(),
+                       actual, expected, triples, delay)
+
+
+def _repetition_rows(boxplot: WindowBoxplots) -> Iterator[Sequence[Any]]:
+    for i, (p, r, d) in enumerate(zip(boxplot.precision, boxplot.recall, boxplot.delay), start=1):
+        yield ["repetitions", boxplot.group, boxplot.engine, i, None, None, ";".join(map(str, p)),
+               ";".join(map(str, r)), None, None, None, ";".join(f"{v:g}" for v in d)]
