@@ -29,6 +29,8 @@ Usage::
     python3 benchmarks/bench_engines.py --presets "" --batch 1   # the ceiling without batches only
     python3 benchmarks/bench_engines.py --stations 10000 --presets cqels,csparql --queries filter-5s-tumbling \
         --ceiling-repetitions 0 --real-time   # do the presets keep up with BIG in real time?
+    python3 benchmarks/bench_engines.py --stations 10000 --presets csparql --engine-parameter prefill=false \
+        --engine-parameter tick_runs=false   # the window joined at its close, one delta join per element
 """
 
 from __future__ import annotations
@@ -83,6 +85,17 @@ def _names(known: dict, what: str):  # type: ignore[no-untyped-def]
     return parse
 
 
+def _parameter(text: str) -> tuple[str, object]:
+    """An argparse type: ``NAME=VALUE``, the value read as JSON (``false``, ``3``) or else as text."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except ValueError:
+        return name, value
+
+
 def _engine_cpu_s(folder: Path) -> float | None:
     """CPU seconds of the engine's process tree over the run: the trace's last KPIs minus its first."""
     lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines()
@@ -133,6 +146,9 @@ def main() -> int:
                         help="most stimuli per batch message (default %(default)s; 1 = one round trip per stimulus)")
     parser.add_argument("--real-time", action="store_true",
                         help="also run each preset in real time (as long as the stream) and say whether it keeps up")
+    parser.add_argument("--engine-parameter", action="append", default=[], type=_parameter, metavar="NAME=VALUE",
+                        help="a parameter of the secret engine (VALUE read as JSON, else text), repeatable: "
+                             "prefill=false and tick_runs=false run its slower paths (the same answers)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.batch < 1:
@@ -167,7 +183,8 @@ def main() -> int:
     for query_name in args.queries:
         text = filter_query(*QUERIES[query_name])
         for preset in args.presets:
-            config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0}, name=f"secret-{preset}")
+            config = EngineConfig("secret", PRESETS[preset], parameters={"t0": 0, **dict(args.engine_parameter)},
+                                  name=f"secret-{preset}")
             engine = create_engine(config)
             engine.register(parse_query(text))
             thresholds = gc.get_threshold()
