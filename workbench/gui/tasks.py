@@ -8,6 +8,7 @@ lives in the GUI thread; no Qt object is touched from the worker.
 
 from __future__ import annotations
 
+import gc
 import threading
 import traceback
 from typing import Any, Callable
@@ -19,6 +20,63 @@ _LIVE: set["Task"] = set()
 collected while its thread still ran or was still finishing (its view or registry gone), Qt would
 use freed memory: an intermittent segfault in the event loop. The set releases a task only after
 ``QThread.wait`` returned, and from a later event than the task's own slot."""
+
+GC_CHECK_MS = 200  # how often the GUI thread runs the collector's threshold check while tasks run
+
+
+class _GuiThreadCollector:
+    """Python's cyclic garbage collector runs in whichever thread happens to allocate past a
+    threshold. Were that a task's worker, it would destroy the GUI's collected Qt objects (a
+    closed view's widgets in a reference cycle) outside the GUI thread, which Qt does not allow:
+    a rare segfault later, in the GUI thread (``QApplication.topLevelWidgets`` met a freed
+    widget). So while any task runs, automatic collection is off and a GUI-thread timer collects
+    by the same thresholds (pyqtgraph's ``GarbageCollector`` does this for a whole application);
+    with no task left it is on again, as before (the command line never gets here)."""
+
+    def __init__(self) -> None:
+        self._timer: QTimer | None = None
+        self._was_enabled = False
+
+    def tasks_started(self) -> None:
+        if self._timer is not None:
+            return
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        self._timer = QTimer()
+        self._timer.timeout.connect(self.collect_due)
+        self._timer.start(GC_CHECK_MS)
+
+    def tasks_ended(self) -> None:
+        if self._timer is None:
+            return
+        self._timer.stop()
+        self._timer.deleteLater()
+        self._timer = None
+        if self._was_enabled:
+            gc.enable()
+
+    @staticmethod
+    def collect_due() -> None:
+        """Collect the generations whose allocation counts passed their thresholds."""
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        generation = -1
+        for g in range(3):
+            if counts[g] > thresholds[g]:
+                generation = g
+            else:
+                break
+        if generation >= 0:
+            gc.collect(generation)
+
+
+_COLLECTOR = _GuiThreadCollector()
+
+
+def _release(task: "Task") -> None:
+    """Forget a task whose thread was waited for; the last one gives automatic collection back."""
+    _LIVE.discard(task)
+    if not _LIVE:
+        _COLLECTOR.tasks_ended()
 
 
 class TaskState:
@@ -87,6 +145,7 @@ class Task(QObject):
         self.error: BaseException | None = None
 
     def start(self) -> "Task":
+        _COLLECTOR.tasks_started()  # before the worker exists: it must never run the collector
         _LIVE.add(self)
         self._thread.start()
         return self
@@ -119,7 +178,7 @@ class Task(QObject):
     def _on_thread_finished(self) -> None:
         self._thread.wait()  # run() has returned; this only waits for Qt's own thread epilogue
         self.done.emit()
-        QTimer.singleShot(0, lambda task=self: _LIVE.discard(task))
+        QTimer.singleShot(0, lambda task=self: _release(task))
 
 
 class TaskRegistry(QObject):
