@@ -53,6 +53,11 @@ class _GuiThreadCollector:
         self._timer.deleteLater()
         self._timer = None
         if self._was_enabled:
+            # collect the backlog here, at the top of the event loop: enabled with its counts
+            # far past the thresholds, the collector would run at the next allocation, wherever
+            # that is — inside a Qt call holding a signal-slot lock, a collected QObject's
+            # destructor waits for that lock forever (seen: test_gui_main_flow hung)
+            gc.collect()
             gc.enable()
 
     @staticmethod
