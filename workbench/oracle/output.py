@@ -404,10 +404,18 @@ def _packed(name: str, column: Any) -> list[tuple[str, Any]]:
 
     column = np.asarray(column, dtype=np.int64)
     steps = np.diff(column) if len(column) else column
-    # the type of -(largest step + 1) holds ±largest step (the type of -128 is int8, which cannot hold +128)
-    kind = np.min_scalar_type(-max(abs(int(steps.min())), abs(int(steps.max())), 1) - 1) if len(steps) else np.int8
     first = np.asarray([column[0]] if len(column) else [], dtype=np.int64)
-    return [(name + "__first", first), (name, steps.astype(kind))]
+    return [(name + "__first", first), (name, steps.astype(_step_type(steps)))]
+
+
+def _step_type(steps: Any) -> Any:
+    """The smallest signed integer type that holds every step of ``steps`` (int64)."""
+    import numpy as np
+
+    if not len(steps):
+        return np.int8
+    # the type of -(largest step + 1) holds ±largest step (the type of -128 is int8, which cannot hold +128)
+    return np.min_scalar_type(-max(abs(int(steps.min())), abs(int(steps.max())), 1) - 1)
 
 
 def _packed_per_t0(name: str, column: Any, offsets: Any, steps: Any = None) -> list[tuple[str, Any]]:
@@ -422,8 +430,7 @@ def _packed_per_t0(name: str, column: Any, offsets: Any, steps: Any = None) -> l
     steps = np.empty(len(column), dtype=np.int64) if steps is None else steps  # ``steps``: a buffer to reuse
     np.subtract(column[1:], column[:-1], out=steps[1:])
     steps[starts] = 0
-    kind = np.min_scalar_type(-max(abs(int(steps.min())), abs(int(steps.max())), 1) - 1) if len(steps) else np.int8
-    return [(name + "__first", column[starts]), (name, steps.astype(kind))]
+    return [(name + "__first", column[starts]), (name, steps.astype(_step_type(steps)))]
 
 
 def _unpacked_per_t0(data: Any, name: str, offsets: Any) -> Any:
