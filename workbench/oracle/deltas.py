@@ -66,12 +66,6 @@ class Timeline:
         starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).tolist()
         return cls(_LazyTimes(list(distinct), starts), list(distinct), starts)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """``distinct`` and ``starts`` as int64 arrays, made once: every t0's grid reads them
-        (converting the lists per t0 was a third of a time-tick grid's cost)."""
-        return (_cached(self, "_distinct", lambda: np.array(self.distinct, dtype=np.int64)),
-                _cached(self, "_starts", lambda: np.array(self.starts, dtype=np.int64)))
-
 
 class _LazyTimes(Sequence[int]):
     """The full time column rebuilt from distinct timestamps and counts, on demand."""
@@ -370,10 +364,11 @@ def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics,
 
 
 def _timeline_arrays(timeline: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A timeline's distinct timestamps and start positions as arrays (cached by a `Timeline`)."""
-    if isinstance(timeline, Timeline):
-        return timeline.arrays()
-    return np.asarray(timeline.distinct, dtype=np.int64), np.asarray(timeline.starts, dtype=np.int64)
+    """A timeline's distinct timestamps and start positions as int64 arrays, made once per
+    `Timeline`: every t0's grid reads them (converting the lists per t0 was a third of a
+    time-tick grid's cost)."""
+    return (_cached(timeline, "_distinct", lambda: np.array(timeline.distinct, dtype=np.int64)),
+            _cached(timeline, "_starts", lambda: np.array(timeline.starts, dtype=np.int64)))
 
 
 def _cached(timeline: Any, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
