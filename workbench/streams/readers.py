@@ -761,10 +761,6 @@ class StreamFile(Sequence[StreamElement]):
         elements = self.elements()
         return elements[-1].t if elements else None
 
-    def instants(self) -> int:
-        """How many distinct application times the stream has (= stimuli the stand sends)."""
-        return instants_of([self])
-
     def __len__(self) -> int:
         extent = self._parquet_extent()
         return extent[0] if extent is not None else len(self.elements())
