@@ -29,29 +29,28 @@ class _GuiThreadCollector:
     threshold. Were that a task's worker, it would destroy the GUI's collected Qt objects (a
     closed view's widgets in a reference cycle) outside the GUI thread, which Qt does not allow:
     a rare segfault later, in the GUI thread (``QApplication.topLevelWidgets`` met a freed
-    widget). So while any task runs, automatic collection is off and a GUI-thread timer collects
-    by the same thresholds (pyqtgraph's ``GarbageCollector`` does this for a whole application);
-    with no task left it is on again, as before (the command line never gets here)."""
+    widget). So while any task runs, pyqtgraph's ``GarbageCollector`` turns automatic
+    collection off and collects by the same thresholds from a GUI-thread timer; with no task
+    left, collection is automatic again, as before (the command line never gets here)."""
 
     def __init__(self) -> None:
-        self._timer: QTimer | None = None
+        self._collector: Any = None  # pyqtgraph's GarbageCollector while tasks run
         self._was_enabled = False
 
     def tasks_started(self) -> None:
-        if self._timer is not None:
+        if self._collector is not None:
             return
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
         self._was_enabled = gc.isenabled()
-        gc.disable()
-        self._timer = QTimer()
-        self._timer.timeout.connect(self.collect_due)
-        self._timer.start(GC_CHECK_MS)
+        self._collector = GarbageCollector(interval=GC_CHECK_MS / 1000)  # disables automatic collection
 
     def tasks_ended(self) -> None:
-        if self._timer is None:
+        if self._collector is None:
             return
-        self._timer.stop()
-        self._timer.deleteLater()
-        self._timer = None
+        self._collector.timer.stop()
+        self._collector.timer.deleteLater()
+        self._collector = None
         if self._was_enabled:
             # collect the backlog here, at the top of the event loop: enabled with its counts
             # far past the thresholds, the collector would run at the next allocation, wherever
@@ -59,19 +58,6 @@ class _GuiThreadCollector:
             # destructor waits for that lock forever (seen: test_gui_main_flow hung)
             gc.collect()
             gc.enable()
-
-    @staticmethod
-    def collect_due() -> None:
-        """Collect the generations whose allocation counts passed their thresholds."""
-        counts, thresholds = gc.get_count(), gc.get_threshold()
-        generation = -1
-        for g in range(3):
-            if counts[g] > thresholds[g]:
-                generation = g
-            else:
-                break
-        if generation >= 0:
-            gc.collect(generation)
 
 
 _COLLECTOR = _GuiThreadCollector()
