@@ -11,7 +11,7 @@
 #         packages (--system-site-packages), so nothing is downloaded twice;
 #   - the system libraries Qt's xcb platform plugin needs (asked of the dynamic linker);
 #   - Node.js and npm (Debian's packages, when missing) and the RSP-JS engine plug-in's npm
-#     packages exactly as pinned (npm ci in engines/rspjs);
+#     packages exactly as pinned (npm ci in rsp_workbench/engines/rspjs);
 # The interpreter used is recorded in .rspwb-python; ./rspwb, ./rsp-workbench and ./run-tests
 # run with it, wherever they are called from.
 set -euo pipefail
@@ -87,8 +87,8 @@ else
   fi
 fi
 
-# Node.js + npm for the RSP-JS engine plug-in (engine type rspjs, engines/rspjs), then its
-# npm packages exactly as pinned in engines/rspjs/package-lock.json.
+# Node.js + npm for the RSP-JS engine plug-in (engine type rspjs, rsp_workbench/engines/rspjs), then its
+# npm packages exactly as pinned in rsp_workbench/engines/rspjs/package-lock.json.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   say "Node.js/npm not found; installing nodejs and npm (needed by the rspjs engine)"
   apt_install nodejs npm || {
@@ -97,22 +97,22 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     exit 1
   }
 fi
-if [ ! -f engines/rspjs/node_modules/rsp-js/package.json ] \
-   || [ engines/rspjs/package-lock.json -nt engines/rspjs/node_modules/.package-lock.json ]; then
-  say "npm ci in engines/rspjs (RSP-JS and its dependencies)"
-  npm ci --prefix engines/rspjs --no-audit --no-fund --loglevel=error
+if [ ! -f rsp_workbench/engines/rspjs/node_modules/rsp-js/package.json ] \
+   || [ rsp_workbench/engines/rspjs/package-lock.json -nt rsp_workbench/engines/rspjs/node_modules/.package-lock.json ]; then
+  say "npm ci in rsp_workbench/engines/rspjs (RSP-JS and its dependencies)"
+  npm ci --prefix rsp_workbench/engines/rspjs --no-audit --no-fund --loglevel=error
 fi
 
 "$python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
 echo "$python" > .rspwb-python
 
 # --- Qt's system libraries: exactly those the xcb platform plugin cannot find --------------
-missing=$("$python" -m workbench.gui.platform_check 2>/dev/null || true)
+missing=$("$python" -m rsp_workbench.gui.platform_check 2>/dev/null || true)
 if [ -n "$missing" ]; then
   say "installing the system libraries Qt needs to open windows: $(echo $missing)"
   # shellcheck disable=SC2086
   apt_install $missing || for package in $missing; do apt_install "$package" || apt_install "${package}t64" || true; done
-  still=$("$python" -m workbench.gui.platform_check 2>/dev/null || true)
+  still=$("$python" -m rsp_workbench.gui.platform_check 2>/dev/null || true)
   if [ -n "$still" ]; then
     echo "install: note: Qt still lacks $(echo $still); the desktop app will not open until they are installed" \
          "(sudo apt-get install $(echo $still)); the command line (./rspwb) works without them" >&2

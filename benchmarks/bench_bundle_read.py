@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 
 READERS = {
-    "report": "from workbench.cli.main import main; main(['report', {bundle!r}])",
-    "report-rebuild": "from workbench.cli.main import main; main(['report', {bundle!r}])",
+    "report": "from rsp_workbench.cli.main import main; main(['report', {bundle!r}])",
+    "report-rebuild": "from rsp_workbench.cli.main import main; main(['report', {bundle!r}])",
     "results": (
-        "from workbench.results.view_data import read_bundle_data, read_runs, read_window_series, run_groups, "
+        "from rsp_workbench.results.view_data import read_bundle_data, read_runs, read_window_series, run_groups, "
         "rows_in_group\n"
         "data = read_bundle_data({bundle!r})\n"
         "for group, _ in run_groups(data.bundle):\n"
@@ -43,7 +43,7 @@ READERS = {
         "    print(group, [len(s) for s in series], [s.positions()[-1] for s in series], problems)\n"
     ),
     "timeline": (
-        "from workbench.gui.timeline_bundle import read_bundle_run\n"
+        "from rsp_workbench.gui.timeline_bundle import read_bundle_run\n"
         "run = read_bundle_run({bundle!r}, {run_id!r})\n"
         "print(run.run_id, len(run.diverging), len(run.evaluations))\n"
     ),
@@ -60,7 +60,7 @@ def make_bundle(small: Path, out: Path, windows: int, code: str) -> None:
     target = out / "runs" / largest_run(small) / "oracle.json"
     script = (
         "import random, sys\n"
-        "from workbench.results.bundle import JsonRows, read_json, write_json_atomic\n"
+        "from rsp_workbench.results.bundle import JsonRows, read_json, write_json_atomic\n"
         f"payload = read_json({str(target)!r}); payload.pop('windows', None); n = {windows}\n"
         "def rows():\n"
         "    rnd = random.Random(1)\n"

@@ -45,13 +45,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.core.semantics import PRESETS  # noqa: E402
-from workbench.core.time import parse_duration  # noqa: E402
-from workbench.engine import EngineConfig, create_engine, group_contemporaneous  # noqa: E402
-from workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
-from workbench.query.parser import parse_query  # noqa: E402
-from workbench.stand.host import StandOptions, run_engine  # noqa: E402
-from workbench.stand.worker import GC_THRESHOLDS  # noqa: E402
+from rsp_workbench.core.semantics import PRESETS  # noqa: E402
+from rsp_workbench.core.time import parse_duration  # noqa: E402
+from rsp_workbench.engine import EngineConfig, create_engine, group_contemporaneous  # noqa: E402
+from rsp_workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
+from rsp_workbench.query.parser import parse_query  # noqa: E402
+from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from rsp_workbench.stand.worker import GC_THRESHOLDS  # noqa: E402
 
 STREAM = "http://cwi.nl/SRBench/observations"
 QUERIES = {

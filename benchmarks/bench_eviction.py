@@ -21,9 +21,9 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engines.eviction import estimate_likelihoods, recall, run_join, unbounded_answer  # noqa: E402
-from workbench.engine import group_contemporaneous  # noqa: E402
-from workbench.generators.chain_join import iter_elements  # noqa: E402
+from rsp_workbench.engines.eviction import estimate_likelihoods, recall, run_join, unbounded_answer  # noqa: E402
+from rsp_workbench.engine import group_contemporaneous  # noqa: E402
+from rsp_workbench.generators.chain_join import iter_elements  # noqa: E402
 
 STRATEGIES = ("fifo", "random", "likelihood")
 DATASETS: dict[str, dict[str, Any]] = {

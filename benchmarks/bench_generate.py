@@ -4,7 +4,7 @@ Measures, and prints where the time goes:
 
 - ``rng``: phases + all value draws (vectorised java.util.Random), no formatting;
 - ``core``: the whole stream formatted as YABench text in memory (no I/O);
-- ``export``: ``workbench.pipeline.generate.generate`` writing the file (local engine);
+- ``export``: ``rsp_workbench.pipeline.generate.generate`` writing the file (local engine);
 - ``cli``: ``rspwb generate`` as a subprocess, process start included (wall time);
 - ``reference``: the plain sequential pure-Python algorithm (``sg1.reference_text``)
   writing the same file in a subprocess, process start included — the baseline that the
@@ -37,7 +37,7 @@ SMALL = {"stations": 500, "interval": "1s", "duration": "30s", "seed": 143023690
 
 REFERENCE_SCRIPT = """
 import sys
-from workbench.generators.sg1 import reference_text
+from rsp_workbench.generators.sg1 import reference_text
 params = dict(stations=int(sys.argv[1]), interval=sys.argv[2], duration=sys.argv[3], seed=int(sys.argv[4]))
 with open(sys.argv[5], "w", encoding="utf-8", newline="\\n") as out:
     for text in reference_text(params):
@@ -60,9 +60,9 @@ def _cli_args(params: dict[str, Any]) -> list[str]:
 
 def run_benchmark(params: dict[str, Any] = BIG, spark: bool = False) -> dict[str, Any]:
     """All measurements for ``params`` as a dict (seconds and triples/s)."""
-    from workbench.generators import sg1
-    from workbench.generators.javarandom import next_int_block
-    from workbench.pipeline.generate import generate
+    from rsp_workbench.generators import sg1
+    from rsp_workbench.generators.javarandom import next_int_block
+    from rsp_workbench.pipeline.generate import generate
 
     results: dict[str, Any] = {"params": params}
     seconds, plan = _timed(lambda: sg1.prepare(params))
@@ -110,12 +110,12 @@ def run_benchmark(params: dict[str, Any] = BIG, spark: bool = False) -> dict[str
         results["export_triples_per_s"] = triples / seconds
 
         cli_out = Path(tmp) / "cli.stream"
-        command = [sys.executable, "-m", "workbench.cli.main", "generate", *_cli_args(params),
+        command = [sys.executable, "-m", "rsp_workbench.cli.main", "generate", *_cli_args(params),
                    "--format", "yabench", "--quiet", "--out", str(cli_out)]
         seconds, _ = _timed(lambda: subprocess.run(command, check=True, capture_output=True, cwd=ROOT))
         results["cli_wall_s"] = seconds
 
-        start_only = [sys.executable, "-c", "import workbench.cli.main, workbench.pipeline.generate, numpy"]
+        start_only = [sys.executable, "-c", "import rsp_workbench.cli.main, rsp_workbench.pipeline.generate, numpy"]
         seconds, _ = _timed(lambda: subprocess.run(start_only, check=True, capture_output=True, cwd=ROOT))
         results["cli_process_start_s"] = seconds
 
@@ -129,12 +129,12 @@ def run_benchmark(params: dict[str, Any] = BIG, spark: bool = False) -> dict[str
 
         if spark:
             spark_out = Path(tmp) / "spark.stream"
-            command = [sys.executable, "-m", "workbench.cli.main", "generate", *_cli_args(params),
+            command = [sys.executable, "-m", "rsp_workbench.cli.main", "generate", *_cli_args(params),
                        "--format", "yabench", "--quiet", "--spark", "--out", str(spark_out)]
             seconds, _ = _timed(lambda: subprocess.run(command, check=True, capture_output=True, cwd=ROOT))
             results["spark_cli_cold_wall_s"] = seconds
             results["identical_spark"] = filecmp.cmp(spark_out, ref_out, shallow=False)
-            from workbench.pipeline.spark import get_spark, stop_spark
+            from rsp_workbench.pipeline.spark import get_spark, stop_spark
 
             get_spark()
             seconds, _ = _timed(lambda: generate("sg1", params, spark_out, "yabench", engine="spark"))
@@ -167,7 +167,7 @@ def report(results: dict[str, Any]) -> str:
 
 def bench_sg1_core(workdir: Path, options: Any) -> Callable[[], int]:
     """Harness form (benchmarks/run.py): BIG sg1 formatted in memory; returns triples."""
-    from workbench.generators import sg1
+    from rsp_workbench.generators import sg1
 
     def timed() -> int:
         plan = sg1.prepare(BIG)
@@ -180,7 +180,7 @@ def bench_sg1_core(workdir: Path, options: Any) -> Callable[[], int]:
 
 def bench_sg1_export(workdir: Path, options: Any) -> Callable[[], int]:
     """Harness form: BIG sg1 written to a YABench file in-process; returns triples."""
-    from workbench.pipeline.generate import generate
+    from rsp_workbench.pipeline.generate import generate
 
     return lambda: generate("sg1", BIG, workdir / "sg1-big.stream", "yabench", engine="local").elements
 

@@ -46,9 +46,9 @@ HEARTBEAT_MS = 10
 
 def measure_frames(app: Any, elements: int, frames: int) -> dict[str, Any]:
     """Pan/zoom frames on a synthetic SG1-shaped stream (20 lanes)."""
-    from workbench.core.semantics import BorderConvention
-    from workbench.core.windows import WindowSpec
-    from workbench.gui.timeline import WindowTimeline, synthetic_lanes
+    from rsp_workbench.core.semantics import BorderConvention
+    from rsp_workbench.core.windows import WindowSpec
+    from rsp_workbench.gui.timeline import WindowTimeline, synthetic_lanes
 
     started = time.perf_counter()
     lanes = synthetic_lanes(elements, stations=20, interval_ms=100)
@@ -151,8 +151,8 @@ def _gui_classes() -> tuple[type, type]:
 def _run_function(experiment_file: Path, out: Path, size: str | None) -> Any:
     """The worker, as the Runs tab starts it: ``execute_request`` (the experiment in a child
     process, progress events forwarded), progress as (fraction, message)."""
-    from workbench.experiment import load_experiment
-    from workbench.gui.runs_model import RunRequest, execute_request
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.gui.runs_model import RunRequest, execute_request
 
     def run(state: Any) -> Any:
         experiment = load_experiment(experiment_file)
@@ -185,9 +185,9 @@ def _wait(app: Any, task: Any, timeout_s: float) -> None:
 def measure_run_stalls(app: Any, experiment_file: Path, size: str | None) -> dict[str, Any]:
     """GUI-thread stalls while ``run_experiment`` runs in a TaskRegistry worker, then while the
     timeline loads the bundle's first run."""
-    from workbench.results.bundle import read_bundle
-    from workbench.gui.tasks import TaskRegistry
-    from workbench.gui.timeline import TimelineView
+    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.timeline import TimelineView
 
     Heartbeat, RunProgress = _gui_classes()
     registry = TaskRegistry()
@@ -246,7 +246,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv)
-    import workbench.gui.qt  # noqa: F401  (PySide6 before pyqtgraph, pyqtgraph options)
+    import rsp_workbench.gui.qt  # noqa: F401  (PySide6 before pyqtgraph, pyqtgraph options)
 
     result: dict[str, Any] = {"frames": measure_frames(app, args.elements, args.frames)}
     if not args.no_run:

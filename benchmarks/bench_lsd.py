@@ -25,13 +25,13 @@ SMALL = {"stations": 500, "interval": "1s", "duration": "30s", "seed": 7, "prope
 
 
 def _core(params: dict[str, Any]) -> int:
-    from workbench.generators import lsd_weather
+    from rsp_workbench.generators import lsd_weather
 
     return sum(1 for _ in lsd_weather.iter_elements(params))
 
 
 def _export(params: dict[str, Any], out: Path, engine: str) -> int:
-    from workbench.pipeline.generate import generate
+    from rsp_workbench.pipeline.generate import generate
 
     return generate("lsd-weather", params, out, "yabench", engine=engine).elements
 
@@ -46,7 +46,7 @@ def run_benchmark(params: dict[str, Any], spark: bool) -> dict[str, Any]:
             seconds = time.perf_counter() - start
             results[name] = {"triples": count, "seconds": round(seconds, 2), "triples_per_s": round(count / seconds)}
         if spark:
-            from workbench.pipeline.spark import get_spark
+            from rsp_workbench.pipeline.spark import get_spark
 
             start = time.perf_counter()
             get_spark()

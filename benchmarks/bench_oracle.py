@@ -47,7 +47,7 @@ SMALL = {"stations": 500, "interval": "1s", "duration": "30s", "seed": 1}
 
 
 def stream_file(workdir: Path, params: dict[str, Any]) -> Path:
-    from workbench.pipeline.generate import generate
+    from rsp_workbench.pipeline.generate import generate
 
     path = workdir / f"sg1_{params['stations']}.parquet"
     if not path.exists():
@@ -60,11 +60,11 @@ PRESETS = ("yabench-window-close", "yabench-content-change")
 
 def run_benchmark(params: dict[str, Any], workdir: Path, reference: bool = True,
                   presets: tuple[str, ...] = PRESETS) -> dict[str, Any]:
-    from workbench.core.semantics import PRESETS
-    from workbench.core.t0 import admissible_t0
-    from workbench.pipeline.oracle_job import expected_answers
-    from workbench.pipeline.spark import get_spark
-    from workbench.query.parser import parse_query
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.core.t0 import admissible_t0
+    from rsp_workbench.pipeline.oracle_job import expected_answers
+    from rsp_workbench.pipeline.spark import get_spark
+    from rsp_workbench.query.parser import parse_query
 
     results: dict[str, Any] = {"params": params}
     path = stream_file(workdir, params)
@@ -109,9 +109,9 @@ def run_benchmark(params: dict[str, Any], workdir: Path, reference: bool = True,
 
 def reference_one_window(path: Path) -> dict[str, Any]:
     """rdflib loading and answering ONE 5 s window of the stream (the yardstick of issue 11)."""
-    from workbench.oracle.reference import StaticData, evaluate_snapshot
-    from workbench.query.parser import parse_query
-    from workbench.streams.readers import detect_format, read_stream
+    from rsp_workbench.oracle.reference import StaticData, evaluate_snapshot
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.streams.readers import detect_format, read_stream
 
     query = parse_query(QUERY, "csparql")
     elements = [e for e in read_stream(str(path), detect_format(str(path))) if 0 <= e.t <= 5000]
@@ -189,7 +189,7 @@ def run_cli(stream: Path, presets: tuple[str, ...], query_file: Path, extra: tup
         for method in methods:
             target = (out / f"{preset}-{method}").resolve() if out is not None else None
             mode = ["--out", str(target)] if target is not None else ["--json"]
-            command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(stream), "--query",
+            command = [sys.executable, "-m", "rsp_workbench.cli.main", "oracle", "--stream", str(stream), "--query",
                        str(query_file), "--system", preset, "--t0", "all", *mode, "--method", method, *extra]
             if target is None:
                 row = tree_peak(command, consume=_output_facts, cwd=CHECKOUT)  # from a pipe, as `| jq` would
@@ -224,13 +224,13 @@ def _output_facts(out: Any) -> dict[str, Any]:
 def compare_paths(stream: Path, presets: tuple[str, ...]) -> dict[str, Any]:
     """In one process, the CPU time of each Python path of the ``auto`` rule on ``stream``
     (read + annotate + the first t0's window rows, as ``--t0 all --json`` computes): the
-    element-object path and the columnar path (`workbench.pipeline.oracle_paths`)."""
-    from workbench.core.semantics import PRESETS as SEMANTICS
-    from workbench.oracle.columnar import query_predicates, read_columns
-    from workbench.oracle.run import end_after, expected_with_method, t0_vectors
-    from workbench.pipeline.oracle_job import columnar_expected_answers
-    from workbench.query.parser import parse_query
-    from workbench.streams.readers import read_stream
+    element-object path and the columnar path (`rsp_workbench.pipeline.oracle_paths`)."""
+    from rsp_workbench.core.semantics import PRESETS as SEMANTICS
+    from rsp_workbench.oracle.columnar import query_predicates, read_columns
+    from rsp_workbench.oracle.run import end_after, expected_with_method, t0_vectors
+    from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.streams.readers import read_stream
 
     query = parse_query(QUERY, "csparql")
     results: dict[str, Any] = {}

@@ -40,7 +40,7 @@ def generate(workdir: Path, stations: int) -> Path:
     """The SG1 stream (YABench Exp. 1 parameters) at ``stations`` stations, 30 s."""
     path = workdir / f"sg1-{stations}.stream"
     if not path.exists():
-        from workbench.cli.main import main as rspwb
+        from rsp_workbench.cli.main import main as rspwb
 
         code = rspwb(["generate", "--generator", "sg1", "--param", f"stations={stations}", "--param", "interval=1s",
                       "--param", "duration=30s", "--param", "seed=1430236906", "--format", "yabench",
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     for preset in options.presets.split(","):
         for name, (path, sizes) in cases.items():
             variables = [arg for size in ("TEMP=50.0", *sizes) for arg in ("--var", size)]
-            command = [sys.executable, "-m", "workbench.cli.main", "oracle", "--stream", str(path), "--stream-format",
+            command = [sys.executable, "-m", "rsp_workbench.cli.main", "oracle", "--stream", str(path), "--stream-format",
                        "yabench", "--query", str(QUERY), *variables, "--system", preset, "--t0", "all", "--json"]
             with open(os.devnull, "w") as sink:
                 row = tree_peak(command, stdout=sink)

@@ -1,7 +1,7 @@
 """Naive vs incremental ρDF baselines on a small Heaven grid (heaven.md Sect. 7, Tables 1–2).
 
 Grid: stimulus size {1, 10, 100} triples × window ω {1 s, 10 s}, slide β = 100 ms, one
-stimulus every 100 ms of application time (LUBM through ``workbench.generators.lubm`` with
+stimulus every 100 ms of application time (LUBM through ``rsp_workbench.generators.lubm`` with
 a constant flow), C-SPARQL semantics (window close ∧ non-empty, Rstream) and Heaven's
 query: the entire materialisation of the window, ``SELECT ?s ?p ?o WHERE { ?s ?p ?o }``.
 Absolute time: each stimulus is pushed when the previous one is done, so the latency of
@@ -13,7 +13,7 @@ minus the RSS after registration (the engine's growth). Latency is the mean over
 stimuli after the first window filled (steady state). The table marks per cell which
 approach dominates by more than 5 % (Heaven's rule): I incremental, N naive, ≃ even;
 memory differences under 0.5 MB count as even (RSS noise at these small sizes).
-``--stand`` instead runs each cell on the test stand (``workbench.stand.host.run_engine``,
+``--stand`` instead runs each cell on the test stand (``rsp_workbench.stand.host.run_engine``,
 absolute-time mode, engine in its own process) and uses its latency and peak RSS.
 
 Usage::
@@ -53,8 +53,8 @@ QUERIES = {
 
 def stimuli_for(size: int, count: int) -> list[Any]:
     """``count`` LUBM stimuli of ``size`` triples, one every 100 ms (constant flow)."""
-    from workbench.engine import group_contemporaneous
-    from workbench.generators import lubm
+    from rsp_workbench.engine import group_contemporaneous
+    from rsp_workbench.generators import lubm
 
     params = {"universities": 5, "stimulus_size": size, "period": SLIDE_MS}
     elements = []
@@ -77,9 +77,9 @@ def _current_rss_mb() -> float:
 
 def run_cell(engine_type: str, size: int, window_ms: int, count: int, query: str) -> dict[str, Any]:
     """One run, in this process: per-stimulus latency (ms) and memory growth (MB)."""
-    from workbench.core.semantics import PRESETS
-    from workbench.engine import EngineConfig, create_engine
-    from workbench.query.parser import parse_query
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.engine import EngineConfig, create_engine
+    from rsp_workbench.query.parser import parse_query
 
     stimuli = stimuli_for(size, count)
     engine = create_engine(EngineConfig(engine_type, semantics=PRESETS["csparql"]))
@@ -105,9 +105,9 @@ def run_cell(engine_type: str, size: int, window_ms: int, count: int, query: str
 
 def run_cell_on_stand(engine_type: str, size: int, window_ms: int, count: int, query: str) -> dict[str, Any]:
     """One run through the test stand in absolute-time mode (engine in its own process)."""
-    from workbench.core.semantics import PRESETS
-    from workbench.engine import EngineConfig
-    from workbench.stand.host import StandOptions, run_engine
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.engine import EngineConfig
+    from rsp_workbench.stand.host import StandOptions, run_engine
 
     stimuli = stimuli_for(size, count)
     config = EngineConfig(engine_type, semantics=PRESETS["csparql"], name=engine_type)
@@ -140,7 +140,7 @@ def dominance(incremental: float, naive: float, floor: float = 0.0) -> str:
 
     ``floor``: absolute differences up to this are even (used for memory, see MEMORY_NOISE_MB).
     """
-    from workbench.results.view_data import dominant  # the same rule as the Results browser's tables
+    from rsp_workbench.results.view_data import dominant  # the same rule as the Results browser's tables
 
     if abs(incremental - naive) <= floor:
         return "≃"
@@ -187,9 +187,9 @@ def register(benchmark: Callable[[str], Callable[[Any], Any]]) -> None:
 
     def make(engine_type: str) -> Callable[[Path, Any], Callable[[], int]]:
         def prepare(workdir: Path, options: Any) -> Callable[[], int]:
-            from workbench.core.semantics import PRESETS
-            from workbench.engine import EngineConfig, create_engine
-            from workbench.query.parser import parse_query
+            from rsp_workbench.core.semantics import PRESETS
+            from rsp_workbench.engine import EngineConfig, create_engine
+            from rsp_workbench.query.parser import parse_query
 
             stimuli = stimuli_for(10, 100)
             query = parse_query(QUERIES["materialisation"].format(stream=STREAM, size=1000, slide=SLIDE_MS))

@@ -28,8 +28,8 @@ from typing import Callable, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.streams.readers import read_stream  # noqa: E402
-from workbench.streams.writers import StreamWriter, write_stream  # noqa: E402
+from rsp_workbench.streams.readers import read_stream  # noqa: E402
+from rsp_workbench.streams.writers import StreamWriter, write_stream  # noqa: E402
 
 Prepared = Callable[[], int]
 Benchmark = Callable[[Path, argparse.Namespace], Prepared]

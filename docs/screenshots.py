@@ -70,7 +70,7 @@ def designer_small_shot() -> None:
     stream section, the widest form, fits without scrolling sideways (gui-designer-1024.png)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer import DesignerView
 
     view = DesignerView()
     view.resize(1024, 640)
@@ -100,9 +100,9 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     set RSPWB_SCREENSHOT_BUNDLES=DIR to keep them in DIR and reuse them next time)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.results.bundle import read_bundle
-    from workbench.experiment import load_experiment
-    from workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
 
     folder = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles")
     window.tabs.setCurrentWidget(window.results)
@@ -193,10 +193,10 @@ def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     2-million-element stream zoomed out (gui-timeline-overview.png)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.results.bundle import read_bundle
-    from workbench.experiment import load_experiment
-    from workbench.gui.timeline import synthetic_lanes
-    from workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.gui.timeline import synthetic_lanes
+    from rsp_workbench.pipeline.run_experiment import run_experiment
 
     bundle = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles") / "yabench-experiment4-gracious"
     if not (bundle / "manifest.json").is_file() or read_bundle(bundle).status != "ok":
@@ -297,8 +297,8 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv)
-    import workbench.gui.qt  # noqa: F401
-    from workbench.gui.main_window import MainWindow
+    import rsp_workbench.gui.qt  # noqa: F401
+    from rsp_workbench.gui.main_window import MainWindow
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)

@@ -1,6 +1,6 @@
 """Shared helpers of the bad-input catalogue (tests/test_bad_inputs*.py, issue 15).
 
-``rspwb(...)`` runs the real CLI in-process (``workbench.cli.main.main``) and captures exit
+``rspwb(...)`` runs the real CLI in-process (``rsp_workbench.cli.main.main``) and captures exit
 code, stdout and stderr; ``assert_one_line`` states the contract every user-facing failure
 keeps: the exit code, exactly one line on stderr naming the file/line/field, no traceback.
 """
@@ -43,7 +43,7 @@ class Outcome:
 
 def rspwb(*argv: object) -> Outcome:
     """The CLI in this process: ``main(argv)`` with stdout/stderr captured (argparse exits caught)."""
-    from workbench.cli.main import main
+    from rsp_workbench.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
@@ -71,7 +71,7 @@ def leftovers(folder: Path) -> list[str]:
 
 
 def subprocess_env() -> dict[str, str]:
-    """The environment for a real ``python -m workbench.cli.main`` child running this checkout."""
+    """The environment for a real ``python -m rsp_workbench.cli.main`` child running this checkout."""
     return {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
 
 

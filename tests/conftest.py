@@ -26,8 +26,8 @@ TEST_SPARK_CONF = {
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """The shared local[1] SparkSession (via ``workbench.pipeline.spark.get_spark``)."""
-    from workbench.pipeline.spark import get_spark, stop_spark
+    """The shared local[1] SparkSession (via ``rsp_workbench.pipeline.spark.get_spark``)."""
+    from rsp_workbench.pipeline.spark import get_spark, stop_spark
 
     session = get_spark("local[1]", app_name="rsp-workbench-tests", conf=TEST_SPARK_CONF)
     yield session

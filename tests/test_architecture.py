@@ -7,15 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import workbench
+import rsp_workbench
 
-ROOT = Path(workbench.__file__).resolve().parent
-OUTER_LAYERS = ("workbench.gui", "workbench.pipeline", "workbench.cli")
+ROOT = Path(rsp_workbench.__file__).resolve().parent
+OUTER_LAYERS = ("rsp_workbench.gui", "rsp_workbench.pipeline", "rsp_workbench.cli")
 
 
 def core_modules() -> list[str]:
     names = []
-    for info in pkgutil.walk_packages([str(ROOT)], prefix="workbench."):
+    for info in pkgutil.walk_packages([str(ROOT)], prefix="rsp_workbench."):
         if not info.name.startswith(OUTER_LAYERS):
             names.append(info.name)
     return sorted(names)
@@ -23,7 +23,7 @@ def core_modules() -> list[str]:
 
 def test_core_imports_neither_qt_nor_spark() -> None:
     modules = core_modules()
-    assert "workbench.core.report" in modules and "workbench.oracle.verdict" in modules
+    assert "rsp_workbench.core.report" in modules and "rsp_workbench.oracle.verdict" in modules
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
@@ -38,7 +38,7 @@ def test_core_imports_neither_qt_nor_spark() -> None:
 def test_cli_help_does_not_start_heavy_dependencies() -> None:
     code = (
         "import sys\n"
-        "from workbench.cli.main import build_parser\n"
+        "from rsp_workbench.cli.main import build_parser\n"
         "build_parser()\n"
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'PySide6', 'rdflib'))))\n"
     )
@@ -51,20 +51,20 @@ def test_cli_help_does_not_start_heavy_dependencies() -> None:
 PROJECT = ROOT.parent
 #: Rooms from the bottom up; a module may import its own layer or a lower one, never a higher.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("workbench", "workbench.errors"),
-    ("workbench.core",),
-    ("workbench.streams", "workbench.query"),
-    ("workbench.responses", "workbench.generators"),
-    ("workbench.engine", "workbench.experiment"),
-    ("workbench.oracle", "workbench.results", "workbench.bundle", "workbench.results_data", "workbench.stand", "engines"),
-    ("workbench.pipeline", "workbench.probe"),
-    ("workbench.cli", "workbench.gui"),
+    ("rsp_workbench", "rsp_workbench.errors"),
+    ("rsp_workbench.core",),
+    ("rsp_workbench.streams", "rsp_workbench.query"),
+    ("rsp_workbench.responses", "rsp_workbench.generators"),
+    ("rsp_workbench.engine", "rsp_workbench.experiment"),
+    ("rsp_workbench.oracle", "rsp_workbench.results", "rsp_workbench.bundle", "rsp_workbench.results_data", "rsp_workbench.stand", "rsp_workbench.engines"),
+    ("rsp_workbench.pipeline", "rsp_workbench.probe"),
+    ("rsp_workbench.cli", "rsp_workbench.gui"),
 )
 
 
 def _module_files() -> dict[str, Path]:
     modules: dict[str, Path] = {}
-    for package in ("workbench", "engines"):
+    for package in ("rsp_workbench",):
         for path in (PROJECT / package).rglob("*.py"):
             parts = list(path.relative_to(PROJECT).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -101,7 +101,7 @@ def import_graph() -> dict[str, set[str]]:
 
 def _room(module: str) -> str:
     parts = module.split(".")
-    return ".".join(parts[:2]) if parts[0] == "workbench" and len(parts) > 1 else parts[0]
+    return ".".join(parts[:2]) if parts[0] == "rsp_workbench" and len(parts) > 1 else parts[0]
 
 
 def _layer_of(room: str) -> int:

@@ -28,7 +28,7 @@ from tests.bad_inputs_support import (
     rspwb,
     subprocess_env,
 )
-from workbench.streams.model import StreamElement
+from rsp_workbench.streams.model import StreamElement
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def oracle(stream_path: Path, fmt: str, query: Path, *extra: object):
 
 
 def good_parquet(path: Path, n: int = 300) -> Path:
-    from workbench.streams.writers import write_stream
+    from rsp_workbench.streams.writers import write_stream
 
     write_stream(path, [StreamElement(f"<{EX}m{i % 2 + 1}>", f"<{EX}detectedAt>", f"<{EX}r{i // 7}>", i * 100)
                         for i in range(n)], "parquet")
@@ -600,7 +600,7 @@ def test_generate_into_a_full_disk_names_the_file(tmp_path: Path, fmt: str) -> N
 
     out = tmp_path / f"s.{fmt}"
     child = subprocess.run(
-        [PYTHON, "-m", "workbench.cli.main", "generate", "--generator", "sg1", "--param", "stations=50",
+        [PYTHON, "-m", "rsp_workbench.cli.main", "generate", "--generator", "sg1", "--param", "stations=50",
          "--param", "interval=1s", "--param", "duration=10m", "--format", fmt, "--out", str(out), "--local"],
         capture_output=True, text=True, env=subprocess_env(), preexec_fn=limit, timeout=60,
     )
@@ -629,8 +629,8 @@ def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path,
 
 
 def test_a_flood_on_stderr_is_capped_and_said(tmp_path: Path, stream: Path) -> None:
-    from workbench.stand.host import STDERR_TAIL_LINE_CHARS
-    from workbench.stand.run_folder import STDERR_LOG_BYTES
+    from rsp_workbench.stand.host import STDERR_TAIL_LINE_CHARS
+    from rsp_workbench.stand.run_folder import STDERR_LOG_BYTES
 
     out = tmp_path / "bundle"
     outcome = rspwb("run", external_experiment(tmp_path, stream, "stderr-flood", 20), "--out", out, "--yes", "--quiet")

@@ -21,7 +21,7 @@ from tests.bad_inputs_support import EX, PYTHON, ROOMS_STREAM, external_experime
 
 
 def start(*argv: object, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([PYTHON, "-m", "workbench.cli.main", *map(str, argv)], cwd=cwd, env=subprocess_env(),
+    return subprocess.Popen([PYTHON, "-m", "rsp_workbench.cli.main", *map(str, argv)], cwd=cwd, env=subprocess_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -8,8 +8,8 @@ import math
 import os
 from pathlib import Path
 
-from workbench.oracle.quality import WindowQuality, boxplots_lines, boxplots_text
-from workbench.results.bundle import write_json_atomic
+from rsp_workbench.oracle.quality import WindowQuality, boxplots_lines, boxplots_text
+from rsp_workbench.results.bundle import write_json_atomic
 
 
 def _whole(value: object) -> object:
@@ -62,10 +62,10 @@ def _secret_run(query: str, elements: list, preset: str, faults: dict, *, trim: 
     """The engine's answers over the stream and the most elements its buffers held at once."""
     from collections import Counter
 
-    import engines._schedule as schedule
-    from workbench.core.semantics import PRESETS
-    from workbench.engine import EngineConfig, create_engine, group_contemporaneous
-    from workbench.query.parser import parse_query
+    import rsp_workbench.engines._schedule as schedule
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.engine import EngineConfig, create_engine, group_contemporaneous
+    from rsp_workbench.query.parser import parse_query
 
     engine = create_engine(EngineConfig("secret", PRESETS[preset], faults, {"t0": 0, "drift_per_element_ms": 1}))
     engine.register(parse_query(query))
@@ -89,9 +89,9 @@ def test_secret_engine_evicts_without_changing_answers() -> None:
     from collections import Counter
 
     from tests.test_engine_secret import OBS_STREAM, filter_query, observations, variation_query
-    from workbench.core.semantics import PRESETS
-    from workbench.oracle.reference import expected_answer
-    from workbench.query.parser import parse_query
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.oracle.reference import expected_answer
+    from rsp_workbench.query.parser import parse_query
 
     elements = observations(60, seed=11, spacing=250, stations=3)  # 15 s; windows of 2 s
     queries = (filter_query("2 S", "1 S"), variation_query("2s", "2s"))
@@ -112,8 +112,8 @@ def test_secret_engine_evicts_without_changing_answers() -> None:
 
 
 def test_response_log_written_as_it_arrives_is_the_whole_log(tmp_path: Path) -> None:
-    from workbench.responses.model import EngineResponse, ResponseLog, mapping
-    from workbench.responses.readers import ResponseLogWriter, read_response_log, write_response_log
+    from rsp_workbench.responses.model import EngineResponse, ResponseLog, mapping
+    from rsp_workbench.responses.readers import ResponseLogWriter, read_response_log, write_response_log
 
     responses = (
         EngineResponse(0, 1700000000001, "+", (mapping(s="<http://x/a>", v='"é"'), mapping(s="<http://x/b>"))),
@@ -144,11 +144,11 @@ def test_run_streams_stimuli_from_the_file_without_holding_them(tmp_path: Path, 
     comes from the Parquet ``t`` column."""
     import weakref
 
-    from workbench.engine import Stimulus, group_contemporaneous
-    from workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
-    from workbench.query.parser import parse_query
-    from workbench.streams.parquet import ParquetStreamWriter
-    from workbench.streams.readers import StreamFile
+    from rsp_workbench.engine import Stimulus, group_contemporaneous
+    from rsp_workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.streams.parquet import ParquetStreamWriter
+    from rsp_workbench.streams.readers import StreamFile
     from tests.test_engine_secret import filter_query, observations
 
     elements = observations(200, seed=5, spacing=100)
@@ -176,7 +176,7 @@ def test_run_streams_stimuli_from_the_file_without_holding_them(tmp_path: Path, 
 
 
 def test_json_rows_are_written_as_the_list_would_be(tmp_path: Path) -> None:
-    from workbench.results.bundle import JsonRows
+    from rsp_workbench.results.bundle import JsonRows
 
     rows = [{"start": i, "precision": 1.0 if i else float("nan"), "nested": {"a": [i, {"b": None}]}} for i in range(3)]
     for windows in (rows, []):
@@ -193,10 +193,10 @@ def test_json_rows_are_written_as_the_list_would_be(tmp_path: Path) -> None:
 def test_a_run_too_large_to_judge_is_refused_up_front_with_the_estimate(tmp_path: Path) -> None:
     import pytest
 
-    from workbench.errors import UserError
-    from workbench.experiment.loader import apply_size, load_experiment
-    from workbench.experiment.runs import expand_runs
-    from workbench.pipeline.run_experiment import refuse_what_cannot_fit, run_experiment
+    from rsp_workbench.errors import UserError
+    from rsp_workbench.experiment.loader import apply_size, load_experiment
+    from rsp_workbench.experiment.runs import expand_runs
+    from rsp_workbench.pipeline.run_experiment import refuse_what_cannot_fit, run_experiment
 
     sample = Path(__file__).resolve().parents[1] / "sample_experiments" / "yabench" / "experiment1.yaml"
     experiment = load_experiment(sample)
@@ -216,7 +216,7 @@ def test_a_run_too_large_to_judge_is_refused_up_front_with_the_estimate(tmp_path
 
 
 def test_quality_rows_give_back_each_window() -> None:
-    from workbench.oracle.quality import QualityRows
+    from rsp_workbench.oracle.quality import QualityRows
 
     rows = [WindowQuality(0, 5000, 1.0, 0.5, 2, 4, 350_000, -3), WindowQuality(5, 10, 0.25, 1.0, 0, 1, 9, None, 4, 11),
             WindowQuality(-7, 2**40, 0.0, 1.0, 0, 0, 0, 2**40)]

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from workbench.errors import UserError
-from workbench.generators import chain_join as cj
-from workbench.generators import generator_spec
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators import chain_join as cj
+from rsp_workbench.generators import generator_spec
 
 BASE = {"duration": "10s", "rate": 1000, "keys": 200, "seed": 11}
 AB, BC, CD = cj.PREDICATES

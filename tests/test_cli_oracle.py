@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workbench.cli.main import main
+from rsp_workbench.cli.main import main
 
 ROOMS = {1: [("m1", "r1")], 3: [("m2", "r1")], 11: [("m1", "r2")], 13: [("m2", "r2")], 25: [("p3", "r3")]}
 QUERY = """REGISTER QUERY query AS SELECT ?room
@@ -166,8 +166,8 @@ def test_out_folder_is_complete_with_a_manifest(capsys: pytest.CaptureFixture[st
 
 def test_cancelled_out_leaves_no_result_that_looks_complete(rooms: Path) -> None:
     """Interrupted after the first file: no DIR, no DIR.partial; an earlier DIR is kept."""
-    from workbench.cli.main import build_parser
-    from workbench.cli.oracle_cmd import _prepare, expected, write_oracle_dir
+    from rsp_workbench.cli.main import build_parser
+    from rsp_workbench.cli.oracle_cmd import _prepare, expected, write_oracle_dir
 
     args = build_parser().parse_args(oracle_args(rooms))
     prepared = _prepare(args)
@@ -198,7 +198,7 @@ def test_out_refuses_a_foreign_folder(capsys: pytest.CaptureFixture[str], rooms:
 @pytest.mark.spark
 def test_spark_method_gives_the_same_windows_and_verdicts(capsys: pytest.CaptureFixture[str], rooms: Path,
                                                           spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.pipeline import oracle_paths
+    from rsp_workbench.pipeline import oracle_paths
 
     python = run_json(capsys, oracle_args(rooms))
     on_spark = run_json(capsys, oracle_args(rooms, "--method", "spark"))
@@ -213,7 +213,7 @@ def test_spark_method_gives_the_same_windows_and_verdicts(capsys: pytest.Capture
 def test_the_plain_table_stops_after_forty_rows_and_says_how_many_more(capsys: pytest.CaptureFixture[str],
                                                                        tmp_path: Path) -> None:
     """At BIG the table printed 2.1 million lines even with --out."""
-    from workbench.cli.oracle_cmd import TABLE_ROWS
+    from rsp_workbench.cli.oracle_cmd import TABLE_ROWS
 
     stream = tmp_path / "many.stream"
     stream.write_text("".join(f'<http://ex.org/s{i}> <http://ex.org/p> "{i}" "{i}" .\n' for i in range(100)))
@@ -233,8 +233,8 @@ def test_the_plain_table_stops_after_forty_rows_and_says_how_many_more(capsys: p
 
 def test_the_json_row_writer_knows_the_summary_rows_keys() -> None:
     """The CLI's fast row formatter repeats the keys (no numpy at start): they must stay the same."""
-    from workbench.cli.oracle_cmd import _ROW_KEYS, _row_json
-    from workbench.oracle.deltas import SUMMARY_KEYS
+    from rsp_workbench.cli.oracle_cmd import _ROW_KEYS, _row_json
+    from rsp_workbench.oracle.deltas import SUMMARY_KEYS
 
     assert _ROW_KEYS == SUMMARY_KEYS
     row = dict(zip(SUMMARY_KEYS, (0, 5000, 12, 3, 1, 2, True)))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.cli.main import main
+from rsp_workbench.cli.main import main
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench.engine import EngineConfig, group_contemporaneous
-from workbench.responses.model import mapping
-from workbench.responses.readers import read_response_log
-from workbench.stand.host import StandOptions, run_engine
-from workbench.streams.model import StreamElement
+from rsp_workbench.engine import EngineConfig, group_contemporaneous
+from rsp_workbench.responses.model import mapping
+from rsp_workbench.responses.readers import read_response_log
+from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.streams.model import StreamElement
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = "http://example.org/"
@@ -28,7 +28,7 @@ STREAM = [StreamElement(f"<{EX}a>", f"<{EX}p>", '"x\\"y"@en', 0), StreamElement(
 PYTHON_ENGINE = '''
 import sys
 sys.path.insert(0, {root!r})
-from workbench.stand.kit import EngineError, WrappedEngine, serve
+from rsp_workbench.stand.kit import EngineError, WrappedEngine, serve
 
 class Echo(WrappedEngine):
     def register(self, query, engine, static):
@@ -82,7 +82,7 @@ def kit_engine(tmp_path: Path, language: str) -> EngineConfig:
                 pytest.fail("CI ran ./install.sh but Node.js is not installed")
             pytest.skip("Node.js is not installed (./install.sh installs it)")
         script = tmp_path / "echo.js"
-        script.write_text(NODE_ENGINE.format(kit=str(ROOT / "engines" / "kit" / "node" / "rspwb-kit.js")))
+        script.write_text(NODE_ENGINE.format(kit=str(ROOT / "rsp_workbench" / "engines" / "kit" / "node" / "rspwb-kit.js")))
         return EngineConfig("external", parameters={"command": [node, str(script)]}, name="echo")
     script = tmp_path / "echo.py"
     script.write_text(textwrap.dedent(PYTHON_ENGINE.format(root=str(ROOT))))

@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines._match import IncrementalBGP, Retired, TripleIndex, WindowStore, compile_select, lookup_index
-from workbench.core.semantics import PRESETS, R2S, BorderConvention, EngineSemantics, ReportPolicy, Strategy, Tick
-from workbench.engine import EngineConfig, StaticGraphs, create_engine, group_contemporaneous, merge_streams
-from workbench.query.parser import parse_query
-from workbench.streams.model import StreamElement
+from rsp_workbench.engines._match import IncrementalBGP, Retired, TripleIndex, WindowStore, compile_select, lookup_index
+from rsp_workbench.core.semantics import PRESETS, R2S, BorderConvention, EngineSemantics, ReportPolicy, Strategy, Tick
+from rsp_workbench.engine import EngineConfig, StaticGraphs, create_engine, group_contemporaneous, merge_streams
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.model import StreamElement
 
 EX = "http://example.org/"
 S1, S2 = f"{EX}s1", f"{EX}s2"

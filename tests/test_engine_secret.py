@@ -1,5 +1,5 @@
 """The ``secret`` engine: with all faults off it answers exactly like the oracle's reference path
-(`workbench.oracle.reference.expected_answer`); each fault knob makes a visible difference."""
+(`rsp_workbench.oracle.reference.expected_answer`); each fault knob makes a visible difference."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines._schedule import ReportScheduler, StreamBuffer
-from workbench.core.report import evaluation_instants
-from workbench.core.semantics import (
+from rsp_workbench.engines._schedule import ReportScheduler, StreamBuffer
+from rsp_workbench.core.report import evaluation_instants
+from rsp_workbench.core.semantics import (
     PRESETS,
     ActiveWindowChoice,
     BorderConvention,
@@ -22,8 +22,8 @@ from workbench.core.semantics import (
     ReportPolicy,
     Tick,
 )
-from workbench.core.windows import WindowSpec
-from workbench.engine import (
+from rsp_workbench.core.windows import WindowSpec
+from rsp_workbench.engine import (
     EngineConfig,
     StaticGraphs,
     Stimulus,
@@ -32,11 +32,11 @@ from workbench.engine import (
     group_contemporaneous,
     merge_streams,
 )
-from workbench.errors import UserError
-from workbench.generators.sg1 import observation_elements
-from workbench.oracle.reference import StaticData, expected_answer
-from workbench.query.parser import parse_query
-from workbench.streams.model import StreamElement
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators.sg1 import observation_elements
+from rsp_workbench.oracle.reference import StaticData, expected_answer
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.model import StreamElement
 
 EX = "http://example.org/"
 OBS_STREAM = "http://cwi.nl/SRBench/observations"
@@ -372,8 +372,8 @@ def test_stimulus_streams_must_match_elements() -> None:
 
 def _verdicts(query_text: str, streams: Mapping[str, Sequence[StreamElement]], semantics: EngineSemantics,
               faults: Mapping[str, bool], **parameters: Any) -> dict[str, bool]:
-    from workbench.oracle.run import compute_expected, expected_relations, t0_vectors
-    from workbench.oracle.verdict import Relation, judge
+    from rsp_workbench.oracle.run import compute_expected, expected_relations, t0_vectors
+    from rsp_workbench.oracle.verdict import Relation, judge
 
     query = parse_query(query_text)
     vectors, t_s = t0_vectors(query, semantics, "all")

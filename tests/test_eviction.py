@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.eviction import (
+from rsp_workbench.engines.eviction import (
     EvictionEngine,
     estimate_likelihoods,
     recall,
@@ -14,13 +14,13 @@ from engines.eviction import (
     run_join,
     unbounded_answer,
 )
-from workbench.engine import EngineConfig, Stimulus, group_contemporaneous
-from workbench.errors import UserError
-from workbench.generators.chain_join import CHAIN, PREDICATES, QUERY, iter_elements
-from workbench.query.parser import parse_query
-from workbench.responses.model import mapping
-from workbench.stand.host import run_engine
-from workbench.streams.model import StreamElement
+from rsp_workbench.engine import EngineConfig, Stimulus, group_contemporaneous
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators.chain_join import CHAIN, PREDICATES, QUERY, iter_elements
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.responses.model import mapping
+from rsp_workbench.stand.host import run_engine
+from rsp_workbench.streams.model import StreamElement
 
 AB, BC, CD = PREDICATES
 SIZES = (10, 100, 1000)
@@ -188,7 +188,7 @@ def test_bad_configuration_is_a_user_error() -> None:
 
 def test_likelihood_run_on_the_stand_with_a_likelihoods_file(tmp_path: Path, uniform: list[Stimulus],
                                                             uniform_truth: set) -> None:
-    from workbench.responses.readers import read_response_log
+    from rsp_workbench.responses.readers import read_response_log
 
     path = tmp_path / "likelihoods.json"
     estimate_likelihoods(uniform).save(path)

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import workbench.cli.main as cli_main
-from workbench.core.semantics import PRESETS, BorderConvention
-from workbench.errors import UserError
-from workbench.experiment import (
+import rsp_workbench.cli.main as cli_main
+from rsp_workbench.core.semantics import PRESETS, BorderConvention
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment import (
     apply_size,
     derive_seed,
     expand_runs,
@@ -145,7 +145,7 @@ def test_engine_parameters_are_typed_per_combination(tmp_path: Path) -> None:
 
 
 def test_secret_parameters_are_typed(tmp_path: Path) -> None:
-    """secret's t0 (one per window), report_window, drift knobs and matcher (engines/secret.py)."""
+    """secret's t0 (one per window), report_window, drift knobs and matcher (rsp_workbench/engines/secret.py)."""
     text = MINIMAL.replace(
         "  - id: e1\n    type: secret\n",
         "  - id: e1\n    type: secret\n    faults: {border_drift: true}\n"
@@ -165,7 +165,7 @@ def test_secret_parameters_are_typed(tmp_path: Path) -> None:
 
 def test_streams_section_binds_stream_iris_with_their_own_seeds_and_sizes(tmp_path: Path) -> None:
     """`streams:` maps stream IRIs to streams; each generated one gets its own seed; sizes merge per IRI."""
-    from workbench.experiment.runs import derive_stream_seed
+    from rsp_workbench.experiment.runs import derive_stream_seed
 
     text = MINIMAL.replace(
         "stream:\n  generator: sg1\n  params: {stations: 2, interval: 1s, duration: 5s}\n",
@@ -245,7 +245,7 @@ def test_window_over_an_undeclared_stream_is_a_located_loader_error(tmp_path: Pa
 
 def test_cli_validate_reports_an_undeclared_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli_main, "COMMAND_MODULES", ("workbench.cli.validate_cmd",))
+    monkeypatch.setattr(cli_main, "COMMAND_MODULES", ("rsp_workbench.cli.validate_cmd",))
     path = tmp_path / "exp.yaml"
     path.write_text(TWO_STREAMS.replace("OTHER: S_b", "OTHER: S_x"), encoding="utf-8")
     assert cli_main.main(["validate", str(path)]) == 2
@@ -349,9 +349,9 @@ def test_generator_parameter_errors_are_located(tmp_path: Path) -> None:
 
 
 def test_generator_whose_module_is_not_written_yet_keeps_raw_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench import generators
+    from rsp_workbench import generators
 
-    monkeypatch.setitem(generators.GENERATOR_MODULES, "future", "workbench.generators._not_written_yet")
+    monkeypatch.setitem(generators.GENERATOR_MODULES, "future", "rsp_workbench.generators._not_written_yet")
     text = MINIMAL.replace("generator: sg1", "generator: future").replace(
         "name: minimal\n", "name: future\nvariables: {N: 3}\n"
     ).replace("stations: 2", "anything: '${N}'")
@@ -360,7 +360,7 @@ def test_generator_whose_module_is_not_written_yet_keeps_raw_params(tmp_path: Pa
 
 
 def test_flow_settings_are_checked_and_random_flows_get_the_run_seed(tmp_path: Path) -> None:
-    pytest.importorskip("workbench.generators.flows")
+    pytest.importorskip("rsp_workbench.generators.flows")
     bad = MINIMAL.replace("duration: 5s}\n", "duration: 5s}\n  flow:\n    shape: constant\n    rate: 2\n")
     with pytest.raises(UserError) as caught:
         _load_text(tmp_path, bad)
@@ -559,7 +559,7 @@ def test_yaml_round_trip_keeps_model_and_key_order(tmp_path: Path) -> None:
 @pytest.fixture
 def rspwb(monkeypatch: pytest.MonkeyPatch):
     """``rspwb`` with only the validate command registered (other commands are other modules)."""
-    monkeypatch.setattr(cli_main, "COMMAND_MODULES", ("workbench.cli.validate_cmd",))
+    monkeypatch.setattr(cli_main, "COMMAND_MODULES", ("rsp_workbench.cli.validate_cmd",))
     return cli_main.main
 
 

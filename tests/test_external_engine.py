@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from workbench.engine import EngineConfig, group_contemporaneous
-from workbench.errors import UserError
-from workbench.experiment.loader import loads_experiment
-from workbench.responses.model import mapping
-from workbench.responses.readers import read_response_log
-from workbench.stand.confirm import commands_to_confirm, confirm_commands, describe_command
-from workbench.stand.host import StandOptions, run_engine
-from workbench.streams.model import StreamElement
+from rsp_workbench.engine import EngineConfig, group_contemporaneous
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment.loader import loads_experiment
+from rsp_workbench.responses.model import mapping
+from rsp_workbench.responses.readers import read_response_log
+from rsp_workbench.stand.confirm import commands_to_confirm, confirm_commands, describe_command
+from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.streams.model import StreamElement
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "engines" / "examples" / "tumbling_bgp.py"
+EXAMPLE = Path(__file__).resolve().parents[1] / "rsp_workbench" / "engines" / "examples" / "tumbling_bgp.py"
 EX = "http://example.org/"
 QUERY = f"""PREFIX : <{EX}>
 SELECT ?who ?room

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.errors import UserError
-from workbench.experiment.model import FLOW_SHAPES as EXPERIMENT_FLOW_SHAPES
-from workbench.generators.flows import (
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment.model import FLOW_SHAPES as EXPERIMENT_FLOW_SHAPES
+from rsp_workbench.generators.flows import (
     FLOW_SHAPES,
     SHAPE_DOCS,
     FlowShape,
@@ -20,7 +20,7 @@ from workbench.generators.flows import (
     read_triples,
     retime,
 )
-from workbench.streams.model import StreamElement
+from rsp_workbench.streams.model import StreamElement
 
 
 def flow(**settings: object) -> FlowShape:

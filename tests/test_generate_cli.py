@@ -1,4 +1,4 @@
-"""`rspwb generate` (CLI.md contract) run in-process through ``workbench.cli.main.main``."""
+"""`rspwb generate` (CLI.md contract) run in-process through ``rsp_workbench.cli.main.main``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from workbench.cli.main import main
-from workbench.generators import sg1
+from rsp_workbench.cli.main import main
+from rsp_workbench.generators import sg1
 
 CONTRACT = ["--generator", "sg1", "--param", "stations=50", "--param", "interval=1s",
             "--param", "duration=30s", "--param", "seed=1430236906"]
@@ -129,7 +129,7 @@ def test_experiment_flow_shape_retimes_the_generated_triples(tmp_path: Path) -> 
         "queries: [{id: q, text: 'SELECT * WHERE { ?s ?p ?o }'}]\n"
         "engines: [{id: e, type: secret, preset: cqels}]\n"
     )
-    from workbench.experiment import load_experiment
+    from rsp_workbench.experiment import load_experiment
 
     assert load_experiment(experiment).spark_master == "local[1]"
     out = tmp_path / "shaped.nq"
@@ -137,7 +137,7 @@ def test_experiment_flow_shape_retimes_the_generated_triples(tmp_path: Path) -> 
     assert main(["generate", str(experiment), "--out", str(out), "--local", "--quiet"]) == 0
     from collections import Counter
 
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.streams.readers import read_stream
 
     sizes = Counter(element.t for element in read_stream(out, "nquads"))
     assert sorted(sizes.items()) == [(0, 10), (100, 10), (200, 15), (300, 15), (400, 20), (500, 20)]
@@ -147,7 +147,7 @@ def test_source_replay_merge_forms(tmp_path: Path, capsys: pytest.CaptureFixture
     """Heaven's streamer over any RDF file; replay at another rate; merging streams."""
     from collections import Counter
 
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.streams.readers import read_stream
 
     data = tmp_path / "data.ttl"
     data.write_text("@prefix ex: <http://ex.org/> .\n" + "".join(f"ex:s{i} ex:p ex:o{i} .\n" for i in range(5)))
@@ -171,7 +171,7 @@ def test_source_replay_merge_forms(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_generator_with_flow_param(tmp_path: Path) -> None:
     from collections import Counter
 
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.streams.readers import read_stream
 
     out = tmp_path / "f.stream"
     assert main(["generate", "--generator", "sg1", "--param", "stations=2", "--param", "duration=3s",
@@ -186,7 +186,7 @@ def test_generator_with_flow_param(tmp_path: Path) -> None:
 def test_experiment_with_several_streams_needs_stream(tmp_path: Path, capsys) -> None:
     """`streams:` experiments: --stream IRI picks one (with the seed `rspwb run` derives for that IRI);
     without it an experiment that declares several is an error listing their IRIs."""
-    from workbench.experiment.runs import derive_stream_seed
+    from rsp_workbench.experiment.runs import derive_stream_seed
 
     (tmp_path / "rec.nq").write_text('<http://ex.org/a> <http://ex.org/p> "1" <urn:rspwb:t:0> .\n', encoding="utf-8")
     experiment = tmp_path / "e.yaml"

@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 import rdflib
 
-from workbench.errors import UserError
-from workbench.generators import generator_spec
-from workbench.generators import lsd_weather as lsd
-from workbench.streams.model import StreamElement
-from workbench.streams.terms import to_rdflib
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators import generator_spec
+from rsp_workbench.generators import lsd_weather as lsd
+from rsp_workbench.streams.model import StreamElement
+from rsp_workbench.streams.terms import to_rdflib
 
 SMALL = {"stations": 5, "interval": "1s", "duration": "6s", "seed": 7}
 PREFIXES = """

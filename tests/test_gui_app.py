@@ -13,8 +13,8 @@ pytestmark = pytest.mark.gui
 def test_main_window_shows_name_and_version(qtbot, tmp_path, settings, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QLabel
 
-    from workbench import APP_NAME, __version__
-    from workbench.gui.app import build_main_window
+    from rsp_workbench import APP_NAME, __version__
+    from rsp_workbench.gui.app import build_main_window
 
     window = build_main_window(spark_warmup=False, settings=settings, samples_dir=tmp_path)
     qtbot.addWidget(window)

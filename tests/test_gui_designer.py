@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workbench.errors import UserError
-from workbench.gui.designer_model import MISSING, DesignerModel, parse_path, path_text
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.designer_model import MISSING, DesignerModel, parse_path, path_text
 
 DATA = Path(__file__).parent / "data" / "experiments"
 
@@ -76,7 +76,7 @@ from tests.test_gui_support import no_leaks  # noqa: E402,F401
 
 @pytest.fixture
 def designer(qtbot, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer import DesignerView
 
     view = DesignerView()
     qtbot.addWidget(view)
@@ -152,8 +152,8 @@ def test_open_and_save(designer, tmp_path) -> None:  # type: ignore[no-untyped-d
     copy = tmp_path / "copy.yaml"
     designer.ask_save_path = lambda: str(copy)
     assert designer.save_as()
-    from workbench.experiment import load_experiment
-    from workbench.gui.designer_paths import path_fields
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.gui.designer_paths import path_fields
 
     saved, original = yaml.safe_load(copy.read_text()), yaml.safe_load(source.read_text())
     moved = [item.field for item in designer.model.moved_paths]
@@ -176,7 +176,7 @@ SAMPLES = sorted((Path(__file__).parent.parent / "sample_experiments").glob("*/*
 
 
 def test_query_windows_are_located_in_every_syntax() -> None:
-    from workbench.gui.designer_windows import query_windows, set_window_value
+    from rsp_workbench.gui.designer_windows import query_windows, set_window_value
 
     text = (
         "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
@@ -199,7 +199,7 @@ def test_query_windows_are_located_in_every_syntax() -> None:
 
 
 def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
-    from workbench.gui.designer_model import engine_with_type
+    from rsp_workbench.gui.designer_model import engine_with_type
 
     secret = {"id": "e", "type": "secret", "preset": "cqels", "faults": {"late_purge": True}}
     eviction = engine_with_type(secret, "eviction")
@@ -209,7 +209,7 @@ def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
 
 
 def test_command_text_round_trip() -> None:
-    from workbench.gui.designer_model import command_text, parse_command
+    from rsp_workbench.gui.designer_model import command_text, parse_command
 
     command = ["python3", "my engine.py", "--rate", "${RATE}"]
     assert parse_command(command_text(command)) == command
@@ -300,7 +300,7 @@ def test_engine_parameters_form_follows_the_type(designer) -> None:  # type: ign
 
 @pytest.mark.gui
 def test_engine_parameters_come_from_ENGINE_PARAMETERS(designer, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from workbench.experiment import runs
+    from rsp_workbench.experiment import runs
 
     monkeypatch.setitem(runs.ENGINE_PARAMETERS, "secret", {**runs.ENGINE_PARAMETERS["secret"], "warp_ms": ("duration", False)})
     designer.refresh()
@@ -615,7 +615,7 @@ def test_undeclared_window_iri_is_marked_inline(designer) -> None:  # type: igno
 
 def test_library_describes_every_stream() -> None:
     """The library summary lists each stream of a `streams:` experiment with its IRI, not just the first."""
-    from workbench.gui.library import describe_experiment
+    from rsp_workbench.gui.library import describe_experiment
 
     valid, text = describe_experiment(COUPON)
     assert valid and "<b>Streams</b> (2" in text
@@ -725,7 +725,7 @@ def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path)
     """Issue 13 §2.1: the saved experiment stays valid; the Windows table still finds the windows."""
     import os
 
-    from workbench.experiment import load_experiment
+    from rsp_workbench.experiment import load_experiment
 
     (tmp_path / "a.ttl").write_text("")
     source = tmp_path / "exp.yaml"
@@ -772,7 +772,7 @@ def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path)
     does not widen the window (the window's menu, tabs and status bar take ~60 px of the 700)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer import DesignerView
 
     folder = tmp_path / ("a-folder-with-a-rather-long-name-" * 6)
     folder.mkdir()
@@ -797,7 +797,7 @@ def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path)
 
 def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -> None:
     """Which fields are paths (sizes and engine file/directory parameters included), and what is not moved."""
-    from workbench.gui.designer_paths import moved_paths
+    from rsp_workbench.gui.designer_paths import moved_paths
 
     raw = {
         "stream": {"file": "data/s.nq"},

@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.test_gui_support import no_leaks, settings  # noqa: F401
-from workbench.results.bundle import read_bundle
+from rsp_workbench.results.bundle import read_bundle
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_experiments"
 ROOMS = SAMPLES / "teaching" / "rooms.yaml"
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.gui
 
 def test_open_edit_run_inspect_export(qtbot: Any, settings: Any, tmp_path: Path, no_leaks: Any,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.gui.main_window import MainWindow
+    from rsp_workbench.gui.main_window import MainWindow
 
     monkeypatch.setenv("RSPWB_RESULTS_DIR", str(tmp_path / "results"))
     window = MainWindow(settings=settings, samples_dir=SAMPLES, spark_warmup=False)

@@ -25,7 +25,7 @@ def window(qtbot, settings, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
 def test_probe_dialog_names_the_engine_and_its_fault(window, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import Qt
 
-    from workbench.probe.runner import ProbeRunOptions
+    from rsp_workbench.probe.runner import ProbeRunOptions
 
     window.open_experiment(str(DATA / "full.yaml"))
     qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
@@ -51,7 +51,7 @@ def test_probe_dialog_names_the_engine_and_its_fault(window, qtbot, tmp_path) ->
 
 
 def test_probe_dialog_cancel_stops_the_engines(window, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from workbench.probe.runner import ProbeRunOptions
+    from rsp_workbench.probe.runner import ProbeRunOptions
 
     dialog = window.open_probe_dialog()
     dialog.options = ProbeRunOptions(workers=1)
@@ -71,17 +71,17 @@ def test_probe_dialog_cancel_stops_the_engines(window, qtbot) -> None:  # type: 
 def test_external_engine_needs_confirmation(window, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import sys
 
-    from workbench.experiment import load_experiment
+    from rsp_workbench.experiment import load_experiment
 
     experiment = load_experiment(DATA / "full.yaml")
     from dataclasses import replace
 
-    from workbench.experiment.model import EngineSpec
+    from rsp_workbench.experiment.model import EngineSpec
 
     external = EngineSpec("mine", "external", experiment.engines[0].semantics,
                           parameters={"command": [sys.executable, "-c", "pass"]})
     experiment = replace(experiment, engines=(*experiment.engines, external))
-    from workbench.gui.probe import ProbeDialog
+    from rsp_workbench.gui.probe import ProbeDialog
 
     dialog = ProbeDialog(window.tasks, lambda: experiment, window)
     qtbot.addWidget(dialog)

@@ -1,4 +1,4 @@
-"""Results browser: reading result bundles (workbench.results.view_data) and the views over them.
+"""Results browser: reading result bundles (rsp_workbench.results.view_data) and the views over them.
 
 One real bundle is made once per session by running a tiny YABench-like experiment (two
 engines, two repetitions, absolute time: ~5 s); the Heaven grid and the eviction sweep
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workbench.results.bundle import MANIFEST, SUMMARY, read_json, write_json_atomic
-from workbench.errors import UserError
-from workbench.results.view_data import (
+from rsp_workbench.results.bundle import MANIFEST, SUMMARY, read_json, write_json_atomic
+from rsp_workbench.errors import UserError
+from rsp_workbench.results.view_data import (
     EVEN,
     MatrixCell,
     box_stats,
@@ -78,8 +78,8 @@ stand: {mode: absolute-time}
 @pytest.fixture(scope="session")
 def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bundle written by ``rspwb run`` itself (run_experiment) for a tiny experiment."""
-    from workbench.experiment import load_experiment
-    from workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
 
     folder = tmp_path_factory.mktemp("tiny")
     experiment_file = folder / "tiny.yaml"
@@ -301,7 +301,7 @@ from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
 
 @pytest.fixture
 def browser(qtbot, settings, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.results import ResultsBrowser
 
     widget = ResultsBrowser(settings=settings)
     qtbot.addWidget(widget)
@@ -480,8 +480,8 @@ def test_corrupt_bundle_shows_file_and_line(browser, real_bundle: Path, tmp_path
 
 @pytest.mark.gui
 def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.results import ResultsBrowser
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     registry = TaskRegistry()
     widget = ResultsBrowser(registry, settings)
@@ -500,9 +500,9 @@ def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: P
 
 @pytest.mark.gui
 def test_main_window_results_tab_is_the_browser(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.main_window import MainWindow
-    from workbench.gui.results import ResultsBrowser
-    from workbench.gui.timeline import TimelineView, WindowTimeline
+    from rsp_workbench.gui.main_window import MainWindow
+    from rsp_workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.timeline import TimelineView, WindowTimeline
 
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
     qtbot.addWidget(window)
@@ -515,7 +515,7 @@ def test_main_window_results_tab_is_the_browser(qtbot, settings, tmp_path: Path,
 @pytest.mark.gui
 def test_quality_csv_rows_are_the_same_in_chunks(real_bundle: Path) -> None:
     """The quality export makes its window rows a chunk at a time (a content-change run has millions)."""
-    from workbench.gui.results.quality import _window_rows
+    from rsp_workbench.gui.results.quality import _window_rows
 
     bundle = load_bundle(real_bundle)
     series = read_window_series(bundle, bundle.rows[0])

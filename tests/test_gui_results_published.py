@@ -98,7 +98,7 @@ def test_app_path_argument_opens_bundles_in_results_and_says_missing_files(qtbot
                                                                            tmp_path: Path, no_leaks) -> None:
     """Item 12: a bundle folder became the Library's sample list; a missing file opened a blank
     template with the error in the status bar for 5 s."""
-    from workbench.gui.main_window import MainWindow
+    from rsp_workbench.gui.main_window import MainWindow
 
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
     qtbot.addWidget(window)
@@ -126,7 +126,7 @@ def test_app_path_argument_opens_bundles_in_results_and_says_missing_files(qtbot
 def test_overlay_puts_runs_of_own_and_published_bundles_in_one_chart(browser, published: Path, real_bundle: Path,  # type: ignore[no-untyped-def]
                                                                       tmp_path: Path) -> None:
     """The published CQELS precision per window against the cqels preset's; then their memory."""
-    from workbench.results.view_data import read_resources, read_window_series
+    from rsp_workbench.results.view_data import read_resources, read_window_series
 
     browser.open_bundle(published)
     overlay = browser.overlay_view
@@ -164,7 +164,7 @@ def test_overlay_puts_runs_of_own_and_published_bundles_in_one_chart(browser, pu
 
 def test_results_fit_a_1024_by_700_window(qtbot, settings, published: Path, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """At 1024×700 the window stayed 1181 px wide: the timeline sub-tab's minimum width widened it."""
-    from workbench.gui.main_window import MainWindow
+    from rsp_workbench.gui.main_window import MainWindow
 
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
     qtbot.addWidget(window)
@@ -182,10 +182,10 @@ def test_results_fit_a_1024_by_700_window(qtbot, settings, published: Path, tmp_
 
 def test_runs_live_chart_with_one_sample(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """Item 8 in the Runs tab: the first live sample drew on −10…10 s with RSS below 0 MB, "1 samples"."""
-    from workbench.experiment import load_experiment
-    from workbench.gui.runs import RunManagerView
-    from workbench.gui.runs_model import EngineRunTrace, ExperimentRun, RunRequest
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs_model import EngineRunTrace, ExperimentRun, RunRequest
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
     qtbot.addWidget(view)

@@ -16,9 +16,9 @@ from typing import Any
 import psutil
 import pytest
 
-from workbench.results.bundle import read_bundle
-from workbench.errors import UserError
-from workbench.gui.runs_model import (
+from rsp_workbench.results.bundle import read_bundle
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.runs_model import (
     CANCELLED,
     FAILED,
     OK,
@@ -31,7 +31,7 @@ from workbench.gui.runs_model import (
     bundle_folder,
     default_size,
 )
-from workbench.pipeline.run_experiment import ExperimentProgress
+from rsp_workbench.pipeline.run_experiment import ExperimentProgress
 
 ROOMS = Path(__file__).resolve().parent.parent / "sample_experiments" / "teaching" / "rooms.stream"
 QUERY = """REGISTER QUERY rooms AS
@@ -76,7 +76,7 @@ def event(stage: str, message: str = "", **kwargs: Any) -> ExperimentProgress:
 
 
 def entry_for(tmp_path: Path) -> ExperimentRun:
-    from workbench.experiment import load_experiment
+    from rsp_workbench.experiment import load_experiment
 
     return ExperimentRun(1, RunRequest(load_experiment(rooms_experiment(tmp_path)), tmp_path / "out"))
 
@@ -124,7 +124,7 @@ def test_events_fold_into_stages_traces_and_log(tmp_path: Path) -> None:
 
 
 def test_queue_runs_in_order_one_at_a_time(tmp_path: Path) -> None:
-    from workbench.experiment import load_experiment
+    from rsp_workbench.experiment import load_experiment
 
     experiment = load_experiment(rooms_experiment(tmp_path))
     runs = RunQueue()
@@ -156,13 +156,13 @@ def test_bundle_folders_and_default_size(tmp_path: Path) -> None:
 
 pytest.importorskip("PySide6")
 from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
-from workbench.gui.runs import VERDICT_COLUMN  # noqa: E402
+from rsp_workbench.gui.runs import VERDICT_COLUMN  # noqa: E402
 
 
 @pytest.fixture
 def view(qtbot, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
-    from workbench.gui.runs import RunManagerView
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     tasks = TaskRegistry()
     manager = RunManagerView(tasks, None, results_dir=tmp_path / "results")
@@ -294,7 +294,7 @@ def test_ctrl_r_runs_the_designers_edits_and_closing_asks_then_stops(qtbot, sett
                                                                      monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import Qt
 
-    from workbench.gui.main_window import MainWindow
+    from rsp_workbench.gui.main_window import MainWindow
 
     monkeypatch.setenv("RSPWB_RESULTS_DIR", str(tmp_path / "results"))
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
@@ -332,8 +332,8 @@ def test_ctrl_r_runs_the_designers_edits_and_closing_asks_then_stops(qtbot, sett
 
 
 def test_designer_experiment_must_be_valid(tmp_path: Path) -> None:
-    from workbench.gui.designer_model import DesignerModel
-    from workbench.gui.runs_model import experiment_from_designer
+    from rsp_workbench.gui.designer_model import DesignerModel
+    from rsp_workbench.gui.runs_model import experiment_from_designer
 
     model = DesignerModel()
     model.load(rooms_experiment(tmp_path))

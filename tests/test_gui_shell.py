@@ -56,7 +56,7 @@ def test_library_lists_samples_and_shows_where_a_corrupt_file_breaks(window, sam
 
 
 def test_open_from_library_goes_to_designer_and_recent(window, samples, settings) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.library import recent_files
+    from rsp_workbench.gui.library import recent_files
 
     window.library.openRequested.emit(str(samples / "full.yaml"))
     assert window.tabs.currentWidget() is window.designer
@@ -75,7 +75,7 @@ def test_corrupt_yaml_opens_with_the_error_marked(window, samples) -> None:  # t
 
 
 def test_spark_warmup_success_and_missing_java(window, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from workbench.pipeline.spark import SparkUnavailable
+    from rsp_workbench.pipeline.spark import SparkUnavailable
 
     task = window.start_spark_warmup(lambda state: "local[1], fake")
     qtbot.waitUntil(lambda: window.spark_status.state == "ready", timeout=5000)

@@ -48,7 +48,7 @@ def shown_main_window(qtbot: Any, settings: Any, samples: Path) -> Iterator[Any]
     of the GUI tests' ``window`` fixtures."""
     import time
 
-    from workbench.gui.main_window import MainWindow
+    from rsp_workbench.gui.main_window import MainWindow
 
     started, started_cpu = time.monotonic(), time.thread_time()
     main = MainWindow(settings=settings, samples_dir=samples, spark_warmup=False)

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.gui
 
 
 def test_a_task_keeps_running_when_its_registry_is_collected(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui import tasks
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui import tasks
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     release = threading.Event()
     seen: list[int] = []
@@ -33,8 +33,8 @@ def test_a_task_keeps_running_when_its_registry_is_collected(qtbot, no_leaks) ->
 
 
 def test_a_finished_task_is_released_only_after_its_thread_is_waited_for(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui import tasks
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui import tasks
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     registry = TaskRegistry()
     done: list[bool] = []
@@ -48,8 +48,8 @@ def test_while_a_task_runs_the_garbage_collector_runs_only_in_the_gui_thread(qtb
     """A worker that allocates container objects crosses the collector's thresholds; automatic
     collection would then run in the worker and could destroy the GUI's collected Qt objects
     there (the intermittent segfault in QApplication.topLevelWidgets). The GUI thread collects."""
-    from workbench.gui import tasks
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui import tasks
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     class Cycle:
         def __init__(self) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workbench.core.semantics import BorderConvention
-from workbench.core.windows import WindowSpec
-from workbench.errors import UserError
-from workbench.gui.timeline_data import StreamLanes, lane_key, windows_in_range
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import BorderConvention
+from rsp_workbench.core.windows import WindowSpec
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.timeline_data import StreamLanes, lane_key, windows_in_range
+from rsp_workbench.streams.model import StreamElement
 
 
 def test_lane_keys() -> None:
@@ -81,9 +81,9 @@ RUN = "case0-rep0-{}-jumps"
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real bundle (~3 s): a fault-free C-SPARQL and CQELS engine, one whose borders drift (gracious
     mode reconstructs them: missing and extra bindings) and one reporting misaligned partial windows."""
-    from workbench.experiment import load_experiment
-    from workbench.pipeline.run_experiment import run_experiment
-    from workbench.streams.writers import write_stream
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.streams.writers import write_stream
 
     folder = tmp_path_factory.mktemp("timeline-bundle")
     elements = [StreamElement(f"<http://ex.org/sensor{k}>", "<http://ex.org/value>",
@@ -100,7 +100,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def whole_stream_expected(run: Any) -> dict[tuple[int, int], Counter[Any]]:
     """Per window, the expected bindings of the oracle run on the whole stream (the reference)."""
-    from workbench.oracle.run import compute_expected
+    from rsp_workbench.oracle.run import compute_expected
 
     answer = compute_expected(run.query, run.oracle_streams, run.semantics, [run.t0], end=run.end)[run.t0]
     emitted = {(e.time, e.sequence): e for e in answer.emissions}
@@ -113,8 +113,8 @@ def whole_stream_expected(run: Any) -> dict[tuple[int, int], Counter[Any]]:
 
 
 def test_read_bundle_run(bundle: Path) -> None:
-    from workbench.gui.timeline_bundle import StreamCache, read_bundle_run
-    from workbench.responses.readers import read_response_log
+    from rsp_workbench.gui.timeline_bundle import StreamCache, read_bundle_run
+    from rsp_workbench.responses.readers import read_response_log
 
     cache = StreamCache()
     run = read_bundle_run(bundle, RUN.format("drift"), cache=cache)
@@ -133,7 +133,7 @@ def test_read_bundle_run(bundle: Path) -> None:
 @pytest.mark.parametrize("engine", ["ok", "cc", "drift", "misaligned"])
 def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: str) -> None:
     """The per-window oracle (a slice of the stream) gives what the whole-stream oracle gives."""
-    from workbench.gui.timeline_bundle import read_bundle_run, window_bindings
+    from rsp_workbench.gui.timeline_bundle import read_bundle_run, window_bindings
 
     run = read_bundle_run(bundle, RUN.format(engine))
     reference = whole_stream_expected(run)
@@ -150,7 +150,7 @@ def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: s
 
 
 def test_corrupt_bundle_runs_name_the_file(bundle: Path, tmp_path: Path) -> None:
-    from workbench.gui.timeline_bundle import read_bundle_run
+    from rsp_workbench.gui.timeline_bundle import read_bundle_run
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)
@@ -187,7 +187,7 @@ from tests.test_gui_support import no_leaks  # noqa: E402,F401
 
 @pytest.mark.gui
 def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.timeline import TimelineView
 
     elements = sg1_like(200_000)
     view = TimelineView()
@@ -228,9 +228,9 @@ def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_
 
 @pytest.mark.gui
 def test_timeline_reads_a_stream_file_in_the_background(qtbot, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.tasks import TaskRegistry
-    from workbench.gui.timeline import TimelineView
-    from workbench.streams.writers import write_stream
+    from rsp_workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.streams.writers import write_stream
 
     path = tmp_path / "s.stream"
     write_stream(path, sg1_like(2000), "yabench")
@@ -245,7 +245,7 @@ def test_timeline_reads_a_stream_file_in_the_background(qtbot, tmp_path, no_leak
 
 
 def _loaded_view(qtbot: Any, registry: Any, bundle: Path, engine: str) -> Any:
-    from workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.timeline import TimelineView
 
     view = TimelineView(registry)
     qtbot.addWidget(view)
@@ -263,7 +263,7 @@ def _y(item: Any) -> list[float]:
 
 @pytest.mark.gui
 def test_load_bundle_run_shows_lanes_windows_emissions_and_reconstructed_borders(qtbot, bundle, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     registry = TaskRegistry()
     view = _loaded_view(qtbot, registry, bundle, "drift")
@@ -300,9 +300,9 @@ def test_load_bundle_run_shows_lanes_windows_emissions_and_reconstructed_borders
 def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_divergence(qtbot, bundle, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import QPoint, QPointF, Qt
 
-    from workbench.gui.tasks import TaskRegistry
-    from workbench.gui.timeline import EXTRA_BRUSH, MISSING_BRUSH
-    from workbench.gui.timeline_bundle import window_bindings
+    from rsp_workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.timeline import EXTRA_BRUSH, MISSING_BRUSH
+    from rsp_workbench.gui.timeline_bundle import window_bindings
 
     registry = TaskRegistry()
     view = _loaded_view(qtbot, registry, bundle, "drift")
@@ -344,8 +344,8 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
 
 @pytest.mark.gui
 def test_corrupt_bundle_shows_a_message(qtbot, bundle, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from workbench.gui.tasks import TaskRegistry
-    from workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.timeline import TimelineView
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)
@@ -371,7 +371,7 @@ def test_corrupt_bundle_shows_a_message(qtbot, bundle, tmp_path, no_leaks) -> No
 def test_jump_to_after_the_load_thread_ended_but_before_its_run_is_shown_waits_for_it(qtbot, bundle, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """Under load the loader's thread could end with its result still queued: a jump then went to
     the old run and was lost when the new one was shown."""
-    from workbench.gui.tasks import TaskRegistry
+    from rsp_workbench.gui.tasks import TaskRegistry
 
     registry = TaskRegistry()
     view = _loaded_view(qtbot, registry, bundle, "drift")

@@ -8,10 +8,10 @@ import pytest
 import rdflib
 from rdflib import OWL, RDF, RDFS, URIRef
 
-from workbench.errors import UserError
-from workbench.generators import generator_spec
-from workbench.generators import lubm
-from workbench.generators.flows import FlowShape
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators import generator_spec
+from rsp_workbench.generators import lubm
+from rsp_workbench.generators.flows import FlowShape
 
 ONE = {"universities": 1, "min_departments": 1, "max_departments": 1, "seed": 3}
 UB = lubm.UB

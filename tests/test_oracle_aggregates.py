@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from workbench.core.semantics import PRESETS
-from workbench.oracle.annotated import fast_expected_answer
-from workbench.oracle.reference import StaticData, evaluate_snapshot, expected_answer
-from workbench.query.parser import parse_query
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.oracle.annotated import fast_expected_answer
+from rsp_workbench.oracle.reference import StaticData, evaluate_snapshot, expected_answer
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.model import StreamElement
 
 E = "<http://e/{}>"
 XSD = "http://www.w3.org/2001/XMLSchema#"

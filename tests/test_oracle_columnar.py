@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.errors import UserError
-from workbench.oracle.annotated import NumericBound
-from workbench.oracle.columnar import certainly_fails, columns_from_elements, query_predicates, read_columns
-from workbench.oracle.reference import expected_answer
-from workbench.pipeline.oracle_job import columnar_expected_answers
-from workbench.pipeline.oracle_paths import COLUMNAR_THRESHOLD, SPARK_THRESHOLD, choose_path
-from workbench.query.parser import parse_query
-from workbench.streams.readers import ReadReport, read_yabench
+from rsp_workbench.errors import UserError
+from rsp_workbench.oracle.annotated import NumericBound
+from rsp_workbench.oracle.columnar import certainly_fails, columns_from_elements, query_predicates, read_columns
+from rsp_workbench.oracle.reference import expected_answer
+from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
+from rsp_workbench.pipeline.oracle_paths import COLUMNAR_THRESHOLD, SPARK_THRESHOLD, choose_path
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.readers import ReadReport, read_yabench
 
 from tests.test_oracle_fast import BODIES, S1, S2, STATIC, assert_same, csparql, semantics, streams
 
@@ -115,8 +115,8 @@ def test_text_reader_names_file_and_line(tmp_path: Path, text: str, line: int, w
 
 
 def parquet_of(tmp_path: Path, text: str) -> str:
-    from workbench.streams.parquet import ParquetStreamWriter
-    from workbench.streams.readers import read_yabench
+    from rsp_workbench.streams.parquet import ParquetStreamWriter
+    from rsp_workbench.streams.readers import read_yabench
 
     path = tmp_path / "s.parquet"
     with ParquetStreamWriter(path) as writer:
@@ -126,7 +126,7 @@ def parquet_of(tmp_path: Path, text: str) -> str:
 
 @pytest.mark.parametrize("predicates", [None, frozenset({"<http://e/p>"})])
 def test_parquet_reader_reads_what_the_element_path_reads(tmp_path: Path, predicates) -> None:
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.streams.readers import read_stream
 
     path = parquet_of(tmp_path, ODD)
     direct = read_columns(path, "parquet", predicates)
@@ -136,12 +136,12 @@ def test_parquet_reader_reads_what_the_element_path_reads(tmp_path: Path, predic
 
 
 def test_parquet_reader_names_the_row_where_time_goes_backwards(tmp_path: Path) -> None:
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.streams.readers import read_stream
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from workbench.streams.parquet import SCHEMA
+    from rsp_workbench.streams.parquet import SCHEMA
 
     path = str(tmp_path / "unsorted.parquet")  # written as another tool would: the workbench's writer refuses it
     pq.write_table(pa.Table.from_pydict({"subject": ["<http://e/a>"] * 2, "predicate": ["<http://e/p>"] * 2,
@@ -187,8 +187,8 @@ def test_auto_rule_by_fragment_and_size() -> None:
 def test_big_streams_take_the_columnar_path_end_to_end(tmp_path: Path, capsys, monkeypatch) -> None:
     import json
 
-    from workbench.cli.main import main
-    from workbench.pipeline import oracle_paths
+    from rsp_workbench.cli.main import main
+    from rsp_workbench.pipeline import oracle_paths
 
     lines = [f'<http://e/{i % 3}> <http://e/p> "{i % 4}"^^<http://www.w3.org/2001/XMLSchema#integer> "{i}" .'
              for i in range(12)]
@@ -224,7 +224,7 @@ class CountingCandidates(dict):
 def test_csrbench_matching_judges_each_content_class_once() -> None:
     from collections import Counter
 
-    from workbench.oracle.verdict import Relation, judge
+    from rsp_workbench.oracle.verdict import Relation, judge
 
     def relations(*bags, start):
         return [Relation(start + i, "+", Counter(bag)) for i, bag in enumerate(bags)]

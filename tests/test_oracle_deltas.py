@@ -18,14 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_oracle_fast import BODIES, E, INT, S1, STATIC, assert_same, csparql, semantics, streams
-from workbench.core.report import evaluation_instants
-from workbench.core.semantics import PRESETS, ReportPolicy, Tick
-from workbench.errors import UserError
-from workbench.oracle.annotated import Timeline, annotate, build_context, compile_plan, fast_expected_answers
-from workbench.oracle.deltas import DeltaAnswer, LazyAnswers, evaluation_grid, presence_runs
-from workbench.oracle.reference import StaticData, expected_answer, window_specs
-from workbench.oracle.run import windows_summary
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.report import evaluation_instants
+from rsp_workbench.core.semantics import PRESETS, ReportPolicy, Tick
+from rsp_workbench.errors import UserError
+from rsp_workbench.oracle.annotated import Timeline, annotate, build_context, compile_plan, fast_expected_answers
+from rsp_workbench.oracle.deltas import DeltaAnswer, LazyAnswers, evaluation_grid, presence_runs
+from rsp_workbench.oracle.reference import StaticData, expected_answer, window_specs
+from rsp_workbench.oracle.run import windows_summary
+from rsp_workbench.streams.model import StreamElement
 
 MONOTONE = ["filter", "join-across-timestamps", "static-join", "union", "distinct-bind", "self-join"]
 
@@ -152,7 +152,7 @@ def test_the_largest_int64_time_is_answered() -> None:
 
 
 def test_out_runs_layout_reads_back_every_t0(tmp_path: Path) -> None:
-    from workbench.oracle.output import OracleOutput, write_expected_answers
+    from rsp_workbench.oracle.output import OracleOutput, write_expected_answers
 
     elements = [StreamElement(E.format("abc"[i % 3]), E.format("p"), INT.format(i % 4), i // 2) for i in range(40)]
     query = csparql(BODIES["filter"], 5, 5)
@@ -170,7 +170,7 @@ def test_out_runs_layout_reads_back_every_t0(tmp_path: Path) -> None:
 
 def test_out_runs_layout_from_relations_of_the_generic_path(tmp_path: Path) -> None:
     """Aggregates above the pattern: runs built from each evaluation's relation."""
-    from workbench.oracle.output import OracleOutput, write_expected_answers
+    from rsp_workbench.oracle.output import OracleOutput, write_expected_answers
 
     elements = [StreamElement(E.format("abc"[i % 3]), E.format("p"), INT.format(i % 4), i // 2) for i in range(30)]
     query = csparql(BODIES["group-by"], 4, 2)
@@ -197,10 +197,10 @@ from tests.test_cli_oracle import CORRECT_ANSWERS, check, oracle_args, relation,
 
 
 def test_oracle_out_many_t0_in_the_runs_layout(capsys: pytest.CaptureFixture[str], rooms: Path) -> None:
-    from workbench.cli.main import main
-    from workbench.oracle.output import OracleOutput
-    from workbench.query.parser import parse_query
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.cli.main import main
+    from rsp_workbench.oracle.output import OracleOutput
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.streams.readers import read_stream
 
     out = rooms / "expected"
     argv = oracle_args(rooms, "--out", str(out))
@@ -231,8 +231,8 @@ def test_check_prunes_t0_by_the_engine_times_and_stops_at_the_first_match(
 def test_plausible_order_computes_no_relation() -> None:
     from collections import Counter
 
-    from workbench.oracle.run import plausible_order
-    from workbench.oracle.verdict import Relation
+    from rsp_workbench.oracle.run import plausible_order
+    from rsp_workbench.oracle.verdict import Relation
 
     elements = [StreamElement(E.format("a"), E.format("p"), INT.format(2), t) for t in (1000, 3000, 7000)]
     query = csparql(BODIES["filter"], 5000, 5000)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.semantics import BorderConvention, EngineSemantics, ReportPolicy, Strategy
-from workbench.core.time import TimeUnit
-from workbench.oracle.annotated import FastPathUnsupported, fast_expected_answer
-from workbench.oracle.reference import StaticData, expected_answer
-from workbench.query.parser import parse_query
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import BorderConvention, EngineSemantics, ReportPolicy, Strategy
+from rsp_workbench.core.time import TimeUnit
+from rsp_workbench.oracle.annotated import FastPathUnsupported, fast_expected_answer
+from rsp_workbench.oracle.reference import StaticData, expected_answer
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.model import StreamElement
 
 EX = "http://example.org/"
 QUERY = Path(__file__).parent / "data" / "queries" / "rspql_coupon.rq"

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.core.semantics import (
+from rsp_workbench.core.semantics import (
     PRESETS,
     R2S,
     ActiveWindowChoice,
@@ -24,7 +24,7 @@ from workbench.core.semantics import (
     ReportPolicy,
     Tick,
 )
-from workbench.oracle.annotated import (
+from rsp_workbench.oracle.annotated import (
     FastPathUnsupported,
     Timeline,
     annotate,
@@ -33,10 +33,10 @@ from workbench.oracle.annotated import (
     evaluations_for,
     fast_expected_answer,
 )
-from workbench.oracle.reference import StaticData, expected_answer, window_specs
-from workbench.pipeline.oracle_job import VectorisedAnswers, evaluation_arrays, vectorisable
-from workbench.query.parser import parse_query
-from workbench.streams.model import StreamElement
+from rsp_workbench.oracle.reference import StaticData, expected_answer, window_specs
+from rsp_workbench.pipeline.oracle_job import VectorisedAnswers, evaluation_arrays, vectorisable
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.model import StreamElement
 
 E = "<http://e/{}>"
 INT = '"{}"^^<http://www.w3.org/2001/XMLSchema#integer>'
@@ -227,7 +227,7 @@ SPARK_ELEMENTS = [
 
 @pytest.fixture(scope="module")
 def spark_stream(spark, tmp_path_factory):
-    from workbench.streams.parquet import ParquetStreamWriter
+    from rsp_workbench.streams.parquet import ParquetStreamWriter
 
     path = tmp_path_factory.mktemp("oracle") / "s.parquet"
     with ParquetStreamWriter(path) as writer:
@@ -238,7 +238,7 @@ def spark_stream(spark, tmp_path_factory):
 @pytest.mark.spark
 @pytest.mark.parametrize("body", ["filter", "join-across-timestamps", "self-join", "group-by", "union", "sum-avg-mixed"])
 def test_spark_answers_equal_reference(spark, spark_stream, body) -> None:
-    from workbench.pipeline.oracle_job import expected_answers
+    from rsp_workbench.pipeline.oracle_job import expected_answers
 
     query = csparql(BODIES[body], 5, 3)
     sem = PRESETS["yabench-content-change"] if body != "group-by" else PRESETS["csparql"]
@@ -252,7 +252,7 @@ def test_spark_answers_equal_reference(spark, spark_stream, body) -> None:
 
 @pytest.mark.spark
 def test_spark_vectorised_summary_and_fallback(spark, spark_stream) -> None:
-    from workbench.pipeline.oracle_job import expected_answers
+    from rsp_workbench.pipeline.oracle_job import expected_answers
 
     query = csparql(BODIES["filter"], 4, 4)
     sem = PRESETS["yabench-window-close"]
@@ -272,7 +272,7 @@ def test_spark_vectorised_summary_and_fallback(spark, spark_stream) -> None:
 # --- FILTER bounds pushed into the Spark scan -------------------------------------------------------
 
 def test_numeric_bounds_of_filter_expressions() -> None:
-    from workbench.oracle.annotated import NumericBound, numeric_bounds
+    from rsp_workbench.oracle.annotated import NumericBound, numeric_bounds
 
     def bounds(condition: str) -> list[NumericBound]:
         query = csparql(f"SELECT ?x WHERE {{ ?x <http://e/p> ?v FILTER({condition}) }}", 4, 4)
@@ -298,8 +298,8 @@ BOUNDED = [  # (object term, value > 50.0 certainly false?)
 def test_certainly_fails_is_conservative(spark) -> None:
     from pyspark.sql import functions as F
 
-    from workbench.oracle.annotated import NumericBound
-    from workbench.pipeline.oracle_job import certainly_fails
+    from rsp_workbench.oracle.annotated import NumericBound
+    from rsp_workbench.pipeline.oracle_job import certainly_fails
 
     frame = spark.createDataFrame([(term,) for term, _ in BOUNDED], "o string")
     dropped = {row.o for row in frame.where(certainly_fails(F.col("o"), NumericBound("v", ">", 50.0))).collect()}
@@ -309,8 +309,8 @@ def test_certainly_fails_is_conservative(spark) -> None:
 @pytest.mark.spark
 def test_spark_filter_pushdown_equals_reference(spark, tmp_path) -> None:
     """Literals of every kind around the bound: the pruned Spark join and rdflib agree."""
-    from workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
-    from workbench.streams.parquet import ParquetStreamWriter
+    from rsp_workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
+    from rsp_workbench.streams.parquet import ParquetStreamWriter
 
     terms = [term for term, _ in BOUNDED if "NaN" not in term]  # rdflib raises on NaN > decimal (both paths)
     elements = [StreamElement(E.format(f"s{i}"), E.format("p"), term, i) for i, term in enumerate(terms)]
@@ -337,8 +337,8 @@ def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream) -> None
     (what a hash collision produces) is dropped by the driver's exact check."""
     import pyarrow as pa
 
-    from workbench.oracle.annotated import AnnotationContext, WindowData
-    from workbench.pipeline.oracle_job import ParquetTermLookup, SparkBGP, stream_frame
+    from rsp_workbench.oracle.annotated import AnnotationContext, WindowData
+    from rsp_workbench.pipeline.oracle_job import ParquetTermLookup, SparkBGP, stream_frame
 
     times = [e.t for e in SPARK_ELEMENTS]
     context = AnnotationContext([WindowData("w", 5, [], times)], csparql(BODIES["filter"], 5, 5).dataset_mode,
@@ -349,7 +349,7 @@ def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream) -> None
     ordered = [(x, p, v), (x, r, y)]
     # element 0 is (a p 3), 1 is (a r b), 3 is (b r a): rows (0, 1) join on ?x = a, (0, 3) do not
     table = pa.table({"src0": [0, 0], "ref0": [0, 0], "src1": [0, 0], "ref1": [1, 3], "pmin0": [0, 0], "pmax0": [1, 3]})
-    from workbench.pipeline.oracle_job import _PatternSource
+    from rsp_workbench.pipeline.oracle_job import _PatternSource
 
     relation = bgp._relation(ordered, ["x", "v", "y"], [_PatternSource([], [0])] * 2, table, ["pmin0", "pmax0"])
     assert [values for values, _ in relation.rows] == [(E.format("a"), INT.format(3), E.format("b"))]
@@ -363,7 +363,7 @@ def from_iri(name: str) -> object:
 
 @pytest.mark.spark
 def test_dataframe_source_equals_reference(spark) -> None:
-    from workbench.pipeline.oracle_job import expected_answers
+    from rsp_workbench.pipeline.oracle_job import expected_answers
 
     frame = spark.createDataFrame([(e.subject, e.predicate, e.object, e.t, i) for i, e in enumerate(SPARK_ELEMENTS)],
                                   "subject string, predicate string, object string, t long, pos long")
@@ -377,8 +377,8 @@ def test_dataframe_source_equals_reference(spark) -> None:
 
 @pytest.mark.spark
 def test_annotations_are_reused_across_report_policies(spark, tmp_path) -> None:
-    from workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
-    from workbench.streams.parquet import ParquetStreamWriter
+    from rsp_workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
+    from rsp_workbench.streams.parquet import ParquetStreamWriter
 
     path = tmp_path / "s.parquet"
     with ParquetStreamWriter(path) as writer:
@@ -403,7 +403,7 @@ def test_annotations_are_reused_across_report_policies(spark, tmp_path) -> None:
     (PRESETS["csparql"], None),
 ])
 def test_spark_reports_the_path_it_took(spark, spark_stream, sem, reason) -> None:
-    from workbench.pipeline.oracle_job import expected_answers
+    from rsp_workbench.pipeline.oracle_job import expected_answers
 
     answers = expected_answers(spark, csparql(BODIES["filter"], 4, 4), spark_stream, sem, [0])
     if reason is None:
@@ -419,8 +419,8 @@ def test_unsorted_parquet_stream_is_named(spark, tmp_path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from workbench.errors import UserError
-    from workbench.pipeline.oracle_job import expected_answers
+    from rsp_workbench.errors import UserError
+    from rsp_workbench.pipeline.oracle_job import expected_answers
 
     path = tmp_path / "unsorted.parquet"
     rows = [(E.format("a"), E.format("p"), INT.format(1), 5), (E.format("b"), E.format("p"), INT.format(2), 3)]

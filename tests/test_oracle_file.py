@@ -1,4 +1,4 @@
-"""oracle.json read in bounded memory (workbench.results.oracle_file): the same as json.load.
+"""oracle.json read in bounded memory (rsp_workbench.results.oracle_file): the same as json.load.
 
 The reader decodes the windows a chunk at a time; tiny chunks and batches here put every
 chunk boundary and every cut of the fast path somewhere inside the text."""
@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.errors import UserError
-from workbench.results import oracle_file
-from workbench.results.bundle import JsonRows, read_json, run_row, write_json_atomic
-from workbench.results.oracle_file import read_oracle
-from workbench.results.view_data import WINDOW_COLUMNS, load_bundle, read_window_series
-from workbench.results.yabench_files import first_of_each_pair, window_positions
+from rsp_workbench.errors import UserError
+from rsp_workbench.results import oracle_file
+from rsp_workbench.results.bundle import JsonRows, read_json, run_row, write_json_atomic
+from rsp_workbench.results.oracle_file import read_oracle
+from rsp_workbench.results.view_data import WINDOW_COLUMNS, load_bundle, read_window_series
+from rsp_workbench.results.yabench_files import first_of_each_pair, window_positions
 
 COLUMNS = {"start": "int", "end": "int", "precision": "number", "delay": "optional", "recall": "optional"}
 

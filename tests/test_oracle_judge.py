@@ -1,15 +1,15 @@
-"""The one judging entry point (`workbench.oracle.judge.judge`): recorded responses + stream +
+"""The one judging entry point (`rsp_workbench.oracle.judge.judge`): recorded responses + stream +
 semantics → verdict, quality, recall — hand-checked on a four-element stream."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from workbench.oracle.judge import JudgeOptions, RecordedRun, judge, python_expected
-from workbench.oracle.run import OracleMethod, resolve_semantics
-from workbench.query.parser import parse_query
-from workbench.responses.model import EngineResponse, ResponseLog, mapping
-from workbench.streams.model import StreamElement
+from rsp_workbench.oracle.judge import JudgeOptions, RecordedRun, judge, python_expected
+from rsp_workbench.oracle.run import OracleMethod, resolve_semantics
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.responses.model import EngineResponse, ResponseLog, mapping
+from rsp_workbench.streams.model import StreamElement
 
 S = "http://ex.org/S"
 QUERY = parse_query(f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{S}> [RANGE 2s STEP 2s] "
@@ -73,7 +73,7 @@ def test_the_caller_chooses_where_the_expected_answers_are_computed() -> None:
 
 
 def test_eviction_engines_are_judged_by_recall() -> None:
-    from workbench.engine import group_contemporaneous
+    from rsp_workbench.engine import group_contemporaneous
 
     judgement = judge(recorded(response(2000, "a"), engine_type="eviction", stimuli=group_contemporaneous(STREAM)))
     assert judgement.verdict == "recall" and judgement.quality is None

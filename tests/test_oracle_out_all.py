@@ -1,7 +1,7 @@
 """``rspwb oracle --out`` for every t0 writes what the per-t0 computation wrote, file for file.
 
 The writer numbers mappings with array lookups and takes each mapping's presence run from
-its single requirement (`workbench.oracle.deltas.SingleRequirements`) instead of merging
+its single requirement (`rsp_workbench.oracle.deltas.SingleRequirements`) instead of merging
 runs per t0; `_per_t0_files` below is the per-t0 writer as it was (runs merged per row and
 mapping, mappings numbered one run at a time), kept here as the definition to compare with.
 """
@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from tests.test_oracle_fast import BODIES, E, INT, S1, STATIC, csparql
-from workbench.core.semantics import PRESETS
-from workbench.oracle import deltas
-from workbench.oracle.columnar import columns_from_elements, query_predicates
-from workbench.oracle.output import MAPPINGS, _grid_and_runs, _packed, write_expected_answers
-from workbench.pipeline.oracle_job import columnar_expected_answers
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.oracle import deltas
+from rsp_workbench.oracle.columnar import columns_from_elements, query_predicates
+from rsp_workbench.oracle.output import MAPPINGS, _grid_and_runs, _packed, write_expected_answers
+from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
+from rsp_workbench.streams.model import StreamElement
 
 VECTORS = [(t,) for t in range(21)]  # above 20: the runs layout
 
@@ -99,8 +99,8 @@ def test_out_that_would_not_fit_on_the_disk_is_refused_after_the_first_t0(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from collections import namedtuple
 
-    from workbench.errors import UserError
-    from workbench.oracle import output
+    from rsp_workbench.errors import UserError
+    from rsp_workbench.oracle import output
 
     elements = _stream(1, 2000)
     query = csparql(BODIES["filter"], 7, 3)
@@ -126,7 +126,7 @@ def _runs_as_mappings(answer: Any) -> Counter[tuple[frozenset, int, int, int]]:
 
 
 def _assert_grids_read_back(folder: Path, answers: Any, vectors: list[tuple[int, ...]]) -> None:
-    from workbench.oracle.output import OracleOutput
+    from rsp_workbench.oracle.output import OracleOutput
 
     reader = OracleOutput(folder)
     assert reader.t0_values == vectors
@@ -141,7 +141,7 @@ def _assert_grids_read_back(folder: Path, answers: Any, vectors: list[tuple[int,
                                                 ("join-across-timestamps", 6), ("static-join", 6)])
 def test_grids_layout_reads_back_every_t0_for_every_preset(tmp_path: Path, body: str, subjects: int,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.oracle import output
+    from rsp_workbench.oracle import output
 
     elements = _stream(len(body) + subjects, subjects)
     query = csparql(BODIES[body], 7, 3)
@@ -164,9 +164,9 @@ def test_grids_layout_keeps_the_runs_of_answers_not_from_the_shared_rows(tmp_pat
     """Aggregates (runs from each evaluation's relation), and a t0 in the middle computed by
     the per-content path: those t0 carry their own runs; the reader gives every one back."""
     from tests.test_oracle_fast import assert_same
-    from workbench.oracle.output import OracleOutput
-    from workbench.oracle.reference import expected_answer
-    from workbench.oracle.annotated import fast_expected_answers
+    from rsp_workbench.oracle.output import OracleOutput
+    from rsp_workbench.oracle.reference import expected_answer
+    from rsp_workbench.oracle.annotated import fast_expected_answers
 
     elements = _stream(3, 6, 60)
     sem = PRESETS["cqels"]
@@ -186,8 +186,8 @@ def test_a_folder_in_the_runs_layout_is_still_read() -> None:
     """tests/data/oracle_out_runs: written by `rspwb oracle --out` before the grids layout
     (commit c452f4d; CQELS on `_stream(7, 6, 60)`, the filter query, t0 0..20)."""
     from tests.test_oracle_fast import assert_same
-    from workbench.oracle.output import OracleOutput
-    from workbench.oracle.reference import expected_answer
+    from rsp_workbench.oracle.output import OracleOutput
+    from rsp_workbench.oracle.reference import expected_answer
 
     folder = Path(__file__).parent / "data" / "oracle_out_runs"
     reader = OracleOutput(folder)
@@ -209,8 +209,8 @@ def test_grids_that_would_not_fit_on_the_disk_are_refused_after_the_first_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from collections import namedtuple
 
-    from workbench.errors import UserError
-    from workbench.oracle import output
+    from rsp_workbench.errors import UserError
+    from rsp_workbench.oracle import output
 
     monkeypatch.setattr(output, "CHUNK_ENTRIES", 1)  # one t0 per file
     free = namedtuple("usage", "total used free")(10_000, 9_000, 1_000)
@@ -224,7 +224,7 @@ def test_grids_that_would_not_fit_on_the_disk_are_refused_after_the_first_file(
 
 def test_interrupting_the_grids_layout_leaves_nothing_that_looks_complete(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.oracle import output
+    from rsp_workbench.oracle import output
 
     sem = PRESETS["yabench-content-change"]
     answers = _filter_answers("yabench-content-change")
@@ -244,7 +244,7 @@ def test_interrupting_the_grids_layout_leaves_nothing_that_looks_complete(
 
 def test_packed_columns_hold_steps_at_the_edge_of_their_type() -> None:
     """A step of +128 needs int16 (the smallest type of -128 is int8, which cannot hold +128)."""
-    from workbench.oracle.output import _unpacked
+    from rsp_workbench.oracle.output import _unpacked
 
     for column in ([0, 128, 0, -128], [0, 127, 0, -127], [0, 32768, 1], [0, -32768, 1], [7], []):
         packed = dict(_packed("c", np.asarray(column, dtype=np.int64)))
@@ -252,7 +252,7 @@ def test_packed_columns_hold_steps_at_the_edge_of_their_type() -> None:
 
 
 def test_columns_packed_per_t0_come_back_with_empty_and_single_t0() -> None:
-    from workbench.oracle.output import _packed_per_t0, _unpacked_per_t0
+    from rsp_workbench.oracle.output import _packed_per_t0, _unpacked_per_t0
 
     column = [5, 6, 9, 100, 0, 1, 7, -3, -3]
     for offsets in ([0, 3, 3, 5, 9], [0, 9], [0, 0, 9, 9], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]):
@@ -263,7 +263,7 @@ def test_columns_packed_per_t0_come_back_with_empty_and_single_t0() -> None:
 
 
 def test_mapping_lines_are_json_dumps_byte_for_byte() -> None:
-    from workbench.oracle.output import _mapping_line
+    from rsp_workbench.oracle.output import _mapping_line
 
     for mapping in (frozenset(), frozenset({("b", '"x\\"y"@en'), ("a", "<http://e/é>")}),
                     frozenset({("v", '"tab\there\u2028"'), ("ü", "_:b0")})):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from workbench.oracle.compare import Tolerance, compare_bags
-from workbench.oracle.quality import ExpectedWindow, boxplots_text, precision_recall, window_quality
-from workbench.oracle.verdict import Relation, judge, regroup_by_time
+from rsp_workbench.oracle.compare import Tolerance, compare_bags
+from rsp_workbench.oracle.quality import ExpectedWindow, boxplots_text, precision_recall, window_quality
+from rsp_workbench.oracle.verdict import Relation, judge, regroup_by_time
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.gui import platform_check
-from workbench.gui.platform_check import display_problem, not_found_in_ldd, packages_for
+from rsp_workbench.gui import platform_check
+from rsp_workbench.gui.platform_check import display_problem, not_found_in_ldd, packages_for
 
 LDD = """\
 \tlinux-vdso.so.1 (0x00007ffd)
@@ -45,7 +45,7 @@ def test_no_display_and_explicit_platforms(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_app_prints_the_problem_instead_of_starting_qt(monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from workbench.gui import app
+    from rsp_workbench.gui import app
 
     monkeypatch.setattr(platform_check, "display_problem", lambda: "no display: DISPLAY is not set")
     assert app.main(["rsp-workbench"]) == 1

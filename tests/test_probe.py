@@ -17,16 +17,16 @@ from typing import Any, Mapping
 
 import pytest
 
-from workbench.cli.main import main
-from workbench.core.semantics import PRESETS
-from workbench.engine import EngineConfig, create_engine
-from workbench.probe.battery import FILLER, MATCH, SLIDE_MS, battery
-from workbench.probe.infer import ProbeInference, ProbeObservation, infer
-from workbench.probe.runner import builtin_target
-from workbench.query.parser import parse_query
-from workbench.responses.model import ResponseLog
+from rsp_workbench.cli.main import main
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.engine import EngineConfig, create_engine
+from rsp_workbench.probe.battery import FILLER, MATCH, SLIDE_MS, battery
+from rsp_workbench.probe.infer import ProbeInference, ProbeObservation, infer
+from rsp_workbench.probe.runner import builtin_target
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.responses.model import ResponseLog
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "engines" / "examples" / "tumbling_bgp.py"
+EXAMPLE = Path(__file__).resolve().parents[1] / "rsp_workbench" / "engines" / "examples" / "tumbling_bgp.py"
 
 
 def observe(config: EngineConfig) -> list[ProbeObservation]:
@@ -98,7 +98,7 @@ def test_overrides_are_named_on_the_closest_preset() -> None:
     assert (inference.preset, dict(inference.overrides)) == ("cqels", {"empty_notification": True, "t0": 300})
 
 
-# --- fault knobs (engines/secret.py; the oracle's own test: tests/test_engine_secret.py) -------------
+# --- fault knobs (rsp_workbench/engines/secret.py; the oracle's own test: tests/test_engine_secret.py) -------------
 
 
 @pytest.mark.parametrize(("fault", "preset", "probes"), [

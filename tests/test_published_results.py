@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from tests.yabench_folder import build_test_folder, build_two_engines
-from workbench.errors import UserError
-from workbench.results.published import is_published, read_results, split_numbered
-from workbench.results.view_data import (
+from rsp_workbench.errors import UserError
+from rsp_workbench.results.published import is_published, read_results, split_numbered
+from rsp_workbench.results.view_data import (
     load_bundle,
     read_boxplots,
     read_bundle_data,
@@ -23,7 +23,7 @@ from workbench.results.view_data import (
     read_window_series,
     run_groups,
 )
-from workbench.results.yabench_files import parse_oracle, parse_performance
+from rsp_workbench.results.yabench_files import parse_oracle, parse_performance
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def two_engines(tmp_path: Path) -> Path:
 
 
 def report_json(folder: Path) -> dict:
-    result = subprocess.run([sys.executable, "-m", "workbench.cli.main", "report", str(folder), "--json"],
+    result = subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", "report", str(folder), "--json"],
                             capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
 
@@ -110,7 +110,7 @@ def test_unreadable_pieces_are_located_and_the_rest_is_read(two_engines: Path) -
 
 
 def test_report_names_a_folder_that_is_neither(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "workbench.cli.main", "report", str(tmp_path), "--json"],
+    result = subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", "report", str(tmp_path), "--json"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "nor a YABench test folder" in result.stderr and result.stdout == ""
 
@@ -120,7 +120,7 @@ def test_an_answer_within_the_due_millisecond_has_delay_zero_not_minus_one() -> 
     (1000.84, the stimulus's send time); on one ms grid the delay is 0."""
     from collections import Counter
 
-    from workbench.oracle.quality import ExpectedWindow, window_quality
+    from rsp_workbench.oracle.quality import ExpectedWindow, window_quality
 
     window = ExpectedWindow(0, 5000, Counter({"a": 1}), 7, 5000)
     late = window_quality([window, window], [(1000, Counter({"a": 1})), (1003, Counter({"a": 1}))],
@@ -129,7 +129,7 @@ def test_an_answer_within_the_due_millisecond_has_delay_zero_not_minus_one() -> 
 
 
 def rspwb(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workbench.cli.main", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", *args], capture_output=True, text=True)
 
 
 def test_import_yabench_config_validates_and_runs(two_engines: Path, tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.core.semantics import R2S
-from workbench.errors import UserError
-from workbench.query.model import ContinuousQuery, DatasetMode, QueryForm, QuerySyntax
-from workbench.query.parser import CQELS_CONTINUOUS_SLIDE_MS, parse_query
-from workbench.query.template import fill_template
+from rsp_workbench.core.semantics import R2S
+from rsp_workbench.errors import UserError
+from rsp_workbench.query.model import ContinuousQuery, DatasetMode, QueryForm, QuerySyntax
+from rsp_workbench.query.parser import CQELS_CONTINUOUS_SLIDE_MS, parse_query
+from rsp_workbench.query.template import fill_template
 
 QUERIES = Path(__file__).parent / "data" / "queries"
 MALFORMED = QUERIES / "malformed"
@@ -365,7 +365,7 @@ def test_mutated_queries_never_raise_anything_but_located_user_errors(
 
 
 def run_cli(argv: list[str]) -> int:
-    from workbench.cli import query_cmd
+    from rsp_workbench.cli import query_cmd
 
     parser = argparse.ArgumentParser(prog="rspwb")
     query_cmd.register(parser.add_subparsers(dest="command"))

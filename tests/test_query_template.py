@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.errors import UserError
-from workbench.query.parser import parse_query
-from workbench.query.template import fill_template, find_placeholders, template_variables
+from rsp_workbench.errors import UserError
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.query.template import fill_template, find_placeholders, template_variables
 
 QUERIES = Path(__file__).parent / "data" / "queries"
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from workbench.cli.main import main
-from workbench.errors import UserError
-from workbench.experiment import load_experiment
-from workbench.experiment.loader import apply_size
-from workbench.experiment.runs import expand_runs
-from workbench.query.model import ContinuousQuery, DatasetMode, QuerySyntax
-from workbench.query.parser import parse_query
-from workbench.query.template import fill_template
-from workbench.query.writer import DIALECTS, iso_duration, parse_syntax_of, write_query
+from rsp_workbench.cli.main import main
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment import load_experiment
+from rsp_workbench.experiment.loader import apply_size
+from rsp_workbench.experiment.runs import expand_runs
+from rsp_workbench.query.model import ContinuousQuery, DatasetMode, QuerySyntax
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.query.template import fill_template
+from rsp_workbench.query.writer import DIALECTS, iso_duration, parse_syntax_of, write_query
 
 ROOT = Path(__file__).resolve().parents[1]
 # `${WSIZE}` stands for a duration, `%WSIZE% MS` and `${WSIZE}ms` for a number

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from workbench.errors import UserError
-from workbench.responses.model import EngineResponse
-from workbench.responses.readers import read_responses
-from workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS, StreamElement
-from workbench.streams.readers import read_stream
-from workbench.streams.writers import write_stream
+from rsp_workbench.errors import UserError
+from rsp_workbench.responses.model import EngineResponse
+from rsp_workbench.responses.readers import read_responses
+from rsp_workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS, StreamElement
+from rsp_workbench.streams.readers import read_stream
+from rsp_workbench.streams.writers import write_stream
 
 EX = "http://ex.org/"
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.errors import UserError
-from workbench.responses.model import EngineResponse, ResponseLog, make_mapping, mapping, mapping_dict
-from workbench.responses.readers import (
+from rsp_workbench.errors import UserError
+from rsp_workbench.responses.model import EngineResponse, ResponseLog, make_mapping, mapping, mapping_dict
+from rsp_workbench.responses.readers import (
     detect_response_format,
     read_responses,
     write_response_log,
 )
-from workbench.streams.model import XSD
-from workbench.streams.terms import iri_term, literal_term
+from rsp_workbench.streams.model import XSD
+from rsp_workbench.streams.terms import iri_term, literal_term
 
 DATA = Path(__file__).parent / "data" / "responses"
 
@@ -245,7 +245,7 @@ def test_record_lines_are_the_standard_librarys_json() -> None:
     text as ``json.dumps`` compact with non-ASCII as is, and ints beyond 64 bits still written."""
     import json
 
-    from workbench.responses.readers import _record_line
+    from rsp_workbench.responses.readers import _record_line
 
     for record in ({"engine": "é", "binding": {"x": '"ü\\n"@de', "y": "<http://a/b>"}, "system_time": 1795532112893},
                    {"response": 0, "binding": None, "application_time": -5, "operation": "+"},

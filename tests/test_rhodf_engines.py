@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engines._rhodf import (
+from rsp_workbench.engines._rhodf import (
     DOMAIN,
     RANGE,
     RDF_TYPE,
@@ -22,12 +22,12 @@ from engines._rhodf import (
     closure,
     default_schema,
 )
-from workbench.core.semantics import PRESETS, BorderConvention, EngineSemantics, R2S, ReportPolicy, Strategy, Tick
-from workbench.engine import EngineConfig, StaticGraphs, Stimulus, create_engine, group_contemporaneous, merge_streams
-from workbench.errors import UserError
-from workbench.generators import lubm
-from workbench.query.parser import parse_query
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import PRESETS, BorderConvention, EngineSemantics, R2S, ReportPolicy, Strategy, Tick
+from rsp_workbench.engine import EngineConfig, StaticGraphs, Stimulus, create_engine, group_contemporaneous, merge_streams
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators import lubm
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.streams.model import StreamElement
 
 UB = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
 EX = "http://example.org/"
@@ -295,9 +295,9 @@ def test_the_oracle_under_rhodf_entailment_expects_what_the_baselines_answer(
 
     Not for content change under a tuple tick: there the derived elements would be ticks of their own.
     """
-    from workbench.oracle.reference import StaticData
-    from workbench.oracle.run import compute_expected, expected_relations
-    from workbench.oracle.judge import rhodf_entailed
+    from rsp_workbench.oracle.reference import StaticData
+    from rsp_workbench.oracle.run import compute_expected, expected_relations
+    from rsp_workbench.oracle.judge import rhodf_entailed
 
     stream = [StreamElement(s, p, o, t) for t, (s, p, o) in sorted(items, key=lambda item: item[0])]
     text = QUERIES[query].format(size=window[0], slide=window[1])

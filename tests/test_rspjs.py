@@ -1,6 +1,6 @@
 """The RSP-JS plug-in (engine ``type: rspjs``): the real engine on the stand, its install checks.
 
-Tests that run RSP-JS need Node.js and ``npm ci`` in engines/rspjs (``./install.sh``); they
+Tests that run RSP-JS need Node.js and ``npm ci`` in rsp_workbench/engines/rspjs (``./install.sh``); they
 skip with the reason when either is missing, except on CI, where install.sh has run and
 a skip would hide a broken install.
 """
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import engines.rspjs as rspjs
-from workbench.core.semantics import PRESETS
-from workbench.engine import EngineConfig, group_contemporaneous
-from workbench.errors import UserError
-from workbench.experiment.loader import loads_experiment
-from workbench.responses.model import mapping
-from workbench.responses.readers import read_response_log
-from workbench.stand.host import StandOptions, engine_command, run_engine
-from workbench.streams.model import StreamElement
+import rsp_workbench.engines.rspjs as rspjs
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.engine import EngineConfig, group_contemporaneous
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment.loader import loads_experiment
+from rsp_workbench.responses.model import mapping
+from rsp_workbench.responses.readers import read_response_log
+from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
+from rsp_workbench.streams.model import StreamElement
 
 EX = "http://ex.org/"
 ROOMS = """REGISTER QUERY rooms AS
@@ -37,7 +37,7 @@ def _missing() -> str | None:
     if shutil.which("node") is None and shutil.which("nodejs") is None:
         return "Node.js is not installed (./install.sh installs it)"
     if not (rspjs.HERE / "node_modules" / "rsp-js").is_dir():
-        return "engines/rspjs/node_modules is missing (npm ci --prefix engines/rspjs)"
+        return "rsp_workbench/engines/rspjs/node_modules is missing (npm ci --prefix rsp_workbench/engines/rspjs)"
     return None
 
 
@@ -149,7 +149,7 @@ def test_sample_rooms_experiment_judges_rspjs_correct_under_its_preset(tmp_path:
     needs_rspjs()
     import json
 
-    from workbench.cli.main import main
+    from rsp_workbench.cli.main import main
 
     sample = Path(__file__).resolve().parents[1] / "sample_experiments" / "real-engines" / "rooms.yaml"
     out = tmp_path / "bundle"
@@ -167,7 +167,7 @@ def test_probe_characterises_rspjs(capsys: pytest.CaptureFixture[str]) -> None:
     probe no parameter set explains — several windows closed by one element, only the latest reported."""
     import json
 
-    from workbench.cli.main import main
+    from rsp_workbench.cli.main import main
 
     needs_rspjs()
     assert main(["probe", "rspjs", "--json", "--quiet"]) == 1  # a probe stays unexplained: the engine's defect

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench.results.bundle import MANIFEST, SUMMARY, read_bundle
-from workbench.cli.main import main
-from workbench.errors import UserError
-from workbench.experiment import load_experiment
-from workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
+from rsp_workbench.results.bundle import MANIFEST, SUMMARY, read_bundle
+from rsp_workbench.cli.main import main
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment import load_experiment
+from rsp_workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
 
 PREFIX = "PREFIX om-owl: <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#>"
 STREAM = "http://cwi.nl/SRBench/observations"
@@ -239,8 +239,8 @@ def test_spark_scheduler_runs_each_engine_run_as_a_task(tmp_path: Path, spark: o
 
 
 def test_eviction_runs_report_recall_against_the_unbounded_answer(tmp_path: Path) -> None:
-    from workbench.experiment.loader import loads_experiment
-    from workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.experiment.loader import loads_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
 
     text = """
 name: eviction-smoke
@@ -288,7 +288,7 @@ engines:
 oracle: {{gracious: true}}
 stand: {{mode: absolute-time}}
 """, encoding="utf-8")
-    from workbench.responses.readers import read_response_log
+    from rsp_workbench.responses.readers import read_response_log
 
     summary = run_experiment(load_experiment(tmp_path / "drift.yaml"), tmp_path / "bundle")
     assert summary.status == "ok" and summary.runs[0]["verdict"] == "incorrect"
@@ -342,11 +342,11 @@ engines:
   - {{id: cqels, type: secret, preset: cqels}}
 stand: {{mode: absolute-time}}
 """, encoding="utf-8")
-    from workbench.core.semantics import EngineSemantics
-    from workbench.oracle.reference import expected_answer
-    from workbench.query.parser import parse_query
-    from workbench.responses.readers import read_response_log
-    from workbench.streams.readers import read_stream
+    from rsp_workbench.core.semantics import EngineSemantics
+    from rsp_workbench.oracle.reference import expected_answer
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.responses.readers import read_response_log
+    from rsp_workbench.streams.readers import read_stream
 
     summary = run_experiment(load_experiment(tmp_path / "two.yaml"), tmp_path / "bundle")
     assert summary.status == "ok"
@@ -383,11 +383,11 @@ def test_merged_stimuli_order_equal_times_by_stream_then_file_order_lazily(tmp_p
     the order of the IRIs inside the query; each element carries its stream."""
     from itertools import count, islice
 
-    from workbench.engine import iter_merged_stimuli, merge_streams
-    from workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
-    from workbench.query.parser import parse_query
-    from workbench.streams.model import StreamElement
-    from workbench.streams.readers import StreamFile
+    from rsp_workbench.engine import iter_merged_stimuli, merge_streams
+    from rsp_workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.streams.model import StreamElement
+    from rsp_workbench.streams.readers import StreamFile
 
     ex = "http://example.org/"
     rows = {"a.nq": [("a1", 1000), ("a2", 1000), ("a3", 2000), ("a4", 4000)],
@@ -459,7 +459,7 @@ engines:
 def test_report_due_times_follow_the_stand_mode(tmp_path: Path) -> None:
     """YABench delay = emission − when the report became due: real time scales application time
     from the first stimulus; absolute time waits for the first stimulus at or after the report."""
-    from workbench.oracle.judge import report_due_at
+    from rsp_workbench.oracle.judge import report_due_at
 
     trace = tmp_path / "trace.jsonl"
     trace.write_text("".join(json.dumps({"stimulus": i, "application_time": t, "sent": sent}) + "\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.test_run_experiment import experiment_file
-from workbench.cli.main import main
-from workbench.errors import UserError
-from workbench.experiment import expand_runs, load_experiment
-from workbench.pipeline.run_experiment import run_experiment
+from rsp_workbench.cli.main import main
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment import expand_runs, load_experiment
+from rsp_workbench.pipeline.run_experiment import run_experiment
 
 
 def oracle_of(bundle: Path, run_id: str) -> dict:
@@ -33,7 +33,7 @@ def test_small_runs_are_judged_on_the_python_fast_path(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_runs_over_the_threshold_are_judged_by_the_spark_job(tmp_path: Path, spark: object,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.pipeline import oracle_paths
+    from rsp_workbench.pipeline import oracle_paths
 
     monkeypatch.setattr(oracle_paths, "SPARK_THRESHOLD", 3)  # the tiny stream counts as big
     path = experiment_file(tmp_path, """
@@ -176,7 +176,7 @@ def test_an_external_engine_without_declared_semantics_is_judged_under_stated_de
 
 
 def test_oracle_end_last_element_expects_no_window_after_the_data(tmp_path: Path) -> None:
-    from workbench.experiment.loader import loads_experiment
+    from rsp_workbench.experiment.loader import loads_experiment
 
     engines = "- {id: csparql, type: secret, preset: csparql, semantics: {time_unit: ms}, parameters: {t0: 0s}}"
     rows = {}

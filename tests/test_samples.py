@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from workbench.experiment import load_experiment
-from workbench.pipeline.run_experiment import run_experiment
+from rsp_workbench.experiment import load_experiment
+from rsp_workbench.pipeline.run_experiment import run_experiment
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_experiments"
 ALL_FILES = sorted(SAMPLES.rglob("*.yaml"))
@@ -48,7 +48,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_every_sample_validates_at_both_sizes(path: Path, size: str) -> None:
     experiment = load_experiment(path)
     assert set(experiment.sizes) >= {"smoke", "full"}
-    from workbench.cli.main import main
+    from rsp_workbench.cli.main import main
 
     assert main(["validate", str(path), "--size", size]) == 0
 
@@ -160,7 +160,7 @@ def test_teaching_examples_are_correct(bundles: Any, name: str) -> None:
 def test_coupon_example_reproduces_rspql_example_10(bundles: Any) -> None:
     """Two streams (S_nearby, S_coupon), P = WC[W2] ∧ NC[W2]: evaluations at 8 and 16 with the
     paper's three rows (RSP-QL Example 10; the paper's table says :adam for Alice)."""
-    from workbench.responses.readers import read_response_log
+    from rsp_workbench.responses.readers import read_response_log
 
     sample = bundles("teaching/coupon.yaml")
     log = read_response_log(sample["bundle"] / "runs" / "case0-rep0-rspql-coupon" / "responses.jsonl")

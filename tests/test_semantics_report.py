@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.rsp_reference import iri, select
-from workbench.core.r2s import apply_r2s, continuous_answer, r2s_step
-from workbench.core.report import Evaluation, content_at, evaluation_instants
-from workbench.core.semantics import (
+from rsp_workbench.core.r2s import apply_r2s, continuous_answer, r2s_step
+from rsp_workbench.core.report import Evaluation, content_at, evaluation_instants
+from rsp_workbench.core.semantics import (
     PRESETS,
     ActiveWindowChoice,
     BorderConvention,
@@ -21,8 +21,8 @@ from workbench.core.semantics import (
     Strategy,
     Tick,
 )
-from workbench.core.windows import WindowSpec
-from workbench.errors import UserError
+from rsp_workbench.core.windows import WindowSpec
+from rsp_workbench.errors import UserError
 
 OC = BorderConvention.OPEN_CLOSED
 NEARBY_TIMES = [2, 2, 5, 7, 12]  # RSP-QL Example 3

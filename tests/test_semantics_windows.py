@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.core.report import content_at
-from workbench.core.semantics import ActiveWindowChoice, BorderConvention
-from workbench.core.t0 import admissible_t0, admissible_t0_vectors, comparison_start
-from workbench.core.time import TimeUnit, format_duration, parse_duration
-from workbench.core.windows import WindowSpec, content_range
-from workbench.errors import UserError
+from rsp_workbench.core.report import content_at
+from rsp_workbench.core.semantics import ActiveWindowChoice, BorderConvention
+from rsp_workbench.core.t0 import admissible_t0, admissible_t0_vectors, comparison_start
+from rsp_workbench.core.time import TimeUnit, format_duration, parse_duration
+from rsp_workbench.core.windows import WindowSpec, content_range
+from rsp_workbench.errors import UserError
 
 # RSP-QL Example 3: S_nearby (times in the paper's abstract units, used as ms here)
 S_NEARBY = [

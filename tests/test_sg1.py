@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.errors import UserError
-from workbench.generators import sg1
-from workbench.generators.javarandom import (
+from rsp_workbench.errors import UserError
+from rsp_workbench.generators import sg1
+from rsp_workbench.generators.javarandom import (
     INT_MAX,
     LONG_MAX,
     LONG_MIN,
@@ -21,8 +21,8 @@ from workbench.generators.javarandom import (
     next_int_block,
     scramble_seed,
 )
-from workbench.pipeline.generate import TaskState, GenerationCancelled, generate
-from workbench.streams.writers import format_nquads_line
+from rsp_workbench.pipeline.generate import TaskState, GenerationCancelled, generate
+from rsp_workbench.streams.writers import format_nquads_line
 
 M = 0x5DEECE66D  # java.util.Random multiplier
 A = 0xB  # addend

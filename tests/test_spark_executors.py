@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.errors import UserError
-from workbench.pipeline.spark import (
+from rsp_workbench.errors import UserError
+from rsp_workbench.pipeline.spark import (
     code_archive,
     executor_failure,
     executor_python,
@@ -53,13 +53,13 @@ def test_code_archive_ships_workbench_and_engines(tmp_path: Path) -> None:
     archive = code_archive(tmp_path)
     with zipfile.ZipFile(archive) as content:
         names = set(content.namelist())
-    assert {"workbench/__init__.py", "workbench/pipeline/run_experiment.py", "engines/__init__.py",
-            "engines/secret.py", "engines/null.py"} <= names
+    assert {"rsp_workbench/__init__.py", "rsp_workbench/pipeline/run_experiment.py", "rsp_workbench/engines/__init__.py",
+            "rsp_workbench/engines/secret.py", "rsp_workbench/engines/null.py"} <= names
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
     assert not list(tmp_path.glob("*.partial"))
     # the code really comes from the zip: a Python without site-packages or PYTHONPATH imports it
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import engines.null, workbench.stand.protocol; "
-             "print(engines.null.__file__)")
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import rsp_workbench.engines.null, rsp_workbench.stand.protocol; "
+             "print(rsp_workbench.engines.null.__file__)")
     done = subprocess.run([sys.executable, "-S", "-E", "-c", probe, str(archive)], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
@@ -70,7 +70,7 @@ TRACEBACK = """py4j.protocol.Py4JJavaError: An error occurred while calling o42.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 times
   File "/usr/lib/python3/dist-packages/pyspark/serializers.py", line 471, in loads
     return cloudpickle.loads(obj, encoding=encoding)
-ModuleNotFoundError: No module named 'workbench'
+ModuleNotFoundError: No module named 'rsp_workbench'
 """
 
 
@@ -78,10 +78,10 @@ def test_a_missing_module_becomes_one_line_saying_what_to_install_where() -> Non
     error = Exception(TRACEBACK)
     local = executor_failure(error, "local-cluster[2,1,1024]", "/usr/bin/python3")
     assert local is not None and "\n" not in str(local)
-    assert "PYSPARK_PYTHON" in str(local) and sys.executable in str(local) and "'workbench'" in str(local)
-    own = executor_failure(Exception(TRACEBACK.replace("'workbench'", "'rdflib'")), "local[2]", sys.executable)
+    assert "PYSPARK_PYTHON" in str(local) and sys.executable in str(local) and "'rsp_workbench'" in str(local)
+    own = executor_failure(Exception(TRACEBACK.replace("'rsp_workbench'", "'rdflib'")), "local[2]", sys.executable)
     assert own is not None and f"{sys.executable} -m pip install rdflib" in str(own)
-    cluster = executor_failure(Exception(TRACEBACK.replace("'workbench'", "'rdflib'")), "yarn", "./environment/bin/python")
+    cluster = executor_failure(Exception(TRACEBACK.replace("'rsp_workbench'", "'rdflib'")), "yarn", "./environment/bin/python")
     assert cluster is not None and "packed environment" in str(cluster) and "'rdflib'" in str(cluster)
     shipped = executor_failure(error, "spark://host:7077", "python3")
     assert shipped is not None and "py-files" in str(shipped)

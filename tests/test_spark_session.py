@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.generators import sg1
-from workbench.pipeline import spark as spark_module
-from workbench.pipeline.generate import generate
-from workbench.pipeline.spark import (
+from rsp_workbench.generators import sg1
+from rsp_workbench.pipeline import spark as spark_module
+from rsp_workbench.pipeline.generate import generate
+from rsp_workbench.pipeline.spark import (
     SparkUnavailable,
     cancel_job_group,
     check_java,

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.semantics import PRESETS
-from workbench.engine import EngineConfig, Stimulus, create_engine, group_contemporaneous
-from workbench.errors import UserError
-from workbench.query.parser import parse_query
-from workbench.responses.readers import read_response_log
-from workbench.stand.host import StandOptions, run_engine
-from workbench.stand.run_folder import P_HEADER
-from workbench.stand.streamer import RealTimeSchedule, iter_stimuli
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.engine import EngineConfig, Stimulus, create_engine, group_contemporaneous
+from rsp_workbench.errors import UserError
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.responses.readers import read_response_log
+from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.stand.run_folder import P_HEADER
+from rsp_workbench.stand.streamer import RealTimeSchedule, iter_stimuli
+from rsp_workbench.streams.model import StreamElement
 
 EX = "http://example.org/"
 QUERY = f"""PREFIX : <{EX}>

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.semantics import PRESETS
-from workbench.engine import EngineConfig, create_engine, group_contemporaneous
-from workbench.query.parser import parse_query
-from workbench.responses.readers import read_response_log
-from workbench.stand.host import StandOptions, run_engine
-from workbench.stand.streamer import iter_stimuli
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.engine import EngineConfig, create_engine, group_contemporaneous
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.responses.readers import read_response_log
+from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.stand.streamer import iter_stimuli
 
 from tests.test_stand import EX, QUERY, elements
 
@@ -106,7 +106,7 @@ def test_real_time_batches_only_what_is_due(tmp_path: Path) -> None:
 CRASHING_KIT_ENGINE = """
 import sys
 sys.path.insert(0, {root!r})
-from workbench.stand.kit import WrappedEngine, serve
+from rsp_workbench.stand.kit import WrappedEngine, serve
 
 class Crashing(WrappedEngine):
     def register(self, query, engine, static):
@@ -154,7 +154,7 @@ def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> N
     if kind == "node-error":
         if shutil.which("node") is None:
             pytest.skip("Node.js is not installed")
-        kit = json.dumps(str(ROOT / "engines" / "kit" / "node" / "rspwb-kit.js"))
+        kit = json.dumps(str(ROOT / "rsp_workbench" / "engines" / "kit" / "node" / "rspwb-kit.js"))
         command = ["node", "-e", CRASHING_NODE_KIT_ENGINE % kit]
     else:
         script = CRASHING_KIT_ENGINE.format(root=str(ROOT)) if kind == "error" else EXITING_RAW_ENGINE
@@ -181,8 +181,8 @@ def test_experiment_stand_batch_sets_the_messages_the_engine_gets(tmp_path: Path
     """``stand: {batch: N}`` in an experiment file reaches the stand: with 1 the engine (which
     announces batches) gets one stimulus per message, with 3 batches of at most 3; same answers."""
     from tests.test_run_experiment import experiment_file
-    from workbench.experiment import load_experiment
-    from workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
 
     traces = {}
     for batch in (1, 3):

@@ -11,15 +11,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workbench.core.semantics import PRESETS
-from workbench.engine import EngineConfig, Stimulus, create_engine, engine_class, group_contemporaneous
-from workbench.experiment.loader import loads_experiment
-from workbench.experiment.runs import expand_runs
-from workbench.query.parser import parse_query
-from workbench.stand import protocol
-from workbench.stand.kit import stdlib_line
-from workbench.stand.host import StandOptions, _proc_stat, run_engine
-from workbench.streams.model import StreamElement
+from rsp_workbench.core.semantics import PRESETS
+from rsp_workbench.engine import EngineConfig, Stimulus, create_engine, engine_class, group_contemporaneous
+from rsp_workbench.experiment.loader import loads_experiment
+from rsp_workbench.experiment.runs import expand_runs
+from rsp_workbench.query.parser import parse_query
+from rsp_workbench.stand import protocol
+from rsp_workbench.stand.kit import stdlib_line
+from rsp_workbench.stand.host import StandOptions, _proc_stat, run_engine
+from rsp_workbench.streams.model import StreamElement
 
 from tests.test_stand import EX, QUERY, elements
 

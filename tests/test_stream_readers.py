@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.errors import UserError
-from workbench.streams.model import XSD, StreamElement
-from workbench.streams.readers import ReadReport, detect_format, read_stream
-from workbench.streams.terms import (
+from rsp_workbench.errors import UserError
+from rsp_workbench.streams.model import XSD, StreamElement
+from rsp_workbench.streams.readers import ReadReport, detect_format, read_stream
+from rsp_workbench.streams.terms import (
     TermError,
     canonical_term,
     from_rdflib,
@@ -22,7 +22,7 @@ from workbench.streams.terms import (
     number_term,
     to_rdflib,
 )
-from workbench.streams.writers import write_stream
+from rsp_workbench.streams.writers import write_stream
 
 FLOAT = f"<{XSD}float>"
 S = "<http://example.org/s>"
@@ -396,7 +396,7 @@ def test_parquet_errors(tmp_path: Path) -> None:
 
 
 def test_parquet_batches_and_partial_cleanup(tmp_path: Path) -> None:
-    from workbench.streams.parquet import ParquetStreamWriter
+    from rsp_workbench.streams.parquet import ParquetStreamWriter
 
     elements = [StreamElement(S, P, f'"{i}"', i // 3) for i in range(1000)]
     with ParquetStreamWriter(tmp_path / "s.parquet", row_group_size=128) as writer:

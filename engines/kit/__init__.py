@@ -1,5 +1,0 @@
-"""Wrapping kits for engines written in other languages (the Python kit is `workbench.stand.kit`).
-
-``node/rspwb-kit.js``: the Node.js kit (no dependencies); the RSP-JS plug-in
-(``engines/rspjs/adapter.js``) runs on it. docs/engine-protocol.md, "Wrap your engine".
-"""

@@ -1,0 +1,79 @@
+"""`rspwb validate FILE`: check an experiment file without running anything (CLI.md).
+
+Exit 0 with a one-line summary when valid; otherwise a UserError (``FILE:LINE: field:
+message``, exit 2). Validation resolves every sweep combination and every size, so an
+experiment that validates will not fail later on a malformed value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rsp_workbench.errors import UserError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check an experiment file (every error names file, line and field)",
+        description="Check an experiment YAML file: schema, referenced files, query template "
+        "variables, semantics parameters, generator parameters, sweeps and sizes.",
+    )
+    parser.add_argument("file", metavar="FILE", help="experiment YAML file")
+    parser.add_argument("--size", help="also report the runs of this size (smoke, full, …)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object with the summary")
+    parser.set_defaults(func=run)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.experiment import apply_size, load_experiment
+    from rsp_workbench.experiment.runs import count_runs, expand_runs, variable_combinations
+
+    try:
+        experiment = load_experiment(args.file)
+        chosen = apply_size(experiment, args.size) if args.size else experiment
+        runs = len(expand_runs(chosen))
+    except UserError as error:
+        if args.json:
+            print_json({"valid": False, "error": {
+                "file": error.file, "line": error.line, "field": error.field, "message": error.message,
+            }})
+        raise
+    sizes = {name: count_runs(apply_size(experiment, name)) for name in experiment.sizes}
+    confirm = [
+        {"engine": engine.id, "command": list(engine.command or ())}
+        for engine in chosen.engines if engine.requires_confirmation
+    ]
+    if args.json:
+        print_json({
+            "valid": True,
+            "file": args.file,
+            "name": chosen.name,
+            "size": args.size,
+            "engines": [engine.id for engine in chosen.engines],
+            "queries": [query.id for query in chosen.queries],
+            "combinations": len(variable_combinations(chosen)),
+            "repetitions": chosen.repetitions,
+            "runs": runs,
+            "sizes": sizes,
+            "requires_confirmation": confirm,
+        })
+        return 0
+    size_text = f" (size {args.size})" if args.size else ""
+    sizes_text = ", sizes: " + ", ".join(f"{name} {count}" for name, count in sizes.items()) if sizes else ""
+    sys.stdout.write(
+        f"{args.file}: valid: {chosen.name}{size_text}: {_plural(len(chosen.engines), 'engine')}, "
+        f"{_plural(len(chosen.queries), 'query').replace('querys', 'queries')}, "
+        f"{_plural(len(variable_combinations(chosen)), 'combination')} × {_plural(chosen.repetitions, 'repetition')}"
+        f" → {_plural(runs, 'run')}{sizes_text}"
+        + (f"; {len(confirm)} external command(s) need confirmation before running" if confirm else "")
+        + "\n"
+    )
+    return 0

@@ -1,0 +1,297 @@
+"""The engine interface: register a query, push stimuli, advance time, close (Heaven's E).
+
+Pure core code (no Qt, no Spark, no process handling). Built-in engines live in the
+top-level ``engines`` package and are found by name through :data:`ENGINE_REGISTRY`
+(``"module:Class"`` strings, imported lazily on first use, so importing the workbench never
+imports an engine). Measured runs never call an engine in the workbench's own process:
+the test stand (`rsp_workbench.stand.host`) starts ``python -m rsp_workbench.stand.worker``,
+which drives an :class:`Engine` through the JSON-lines protocol of
+``docs/engine-protocol.md``. Tests and teaching views may call engines in-process.
+
+A *stimulus* (Heaven Sect. 4) is the portion of the input streams that shares one
+application time (YABench: contemporaneous elements form one stimulus). Engines assume
+stimuli arrive with non-decreasing application time and that all elements of one instant
+come in one stimulus (the streamer guarantees both).
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import itertools
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from rsp_workbench.core.semantics import EngineSemantics
+from rsp_workbench.errors import UserError
+from rsp_workbench.query.model import ContinuousQuery
+from rsp_workbench.responses.model import EngineResponse
+from rsp_workbench.streams.model import StreamElement
+
+Triple = tuple[str, str, str]
+#: How a built-in window engine evaluates its BGP (``parameters.matcher``): the native
+#: incremental matcher where the query allows, always that (error otherwise), or rdflib.
+MATCHERS = ("auto", "native", "rdflib")
+
+
+@dataclass(frozen=True)
+class Stimulus:
+    """Contemporaneous stream elements sent to an engine at once (Heaven's STIMULUS).
+
+    ``streams`` names the stream IRI of each element (parallel to ``elements``); None
+    means every element belongs to the query's first stream (the common one-stream case).
+    """
+
+    id: int
+    application_time: int
+    elements: tuple[StreamElement, ...]
+    streams: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.streams is not None and len(self.streams) != len(self.elements):
+            raise ValueError("streams must name one stream per element")
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+
+@dataclass(frozen=True)
+class StaticGraphs:
+    """Static data registered with the query (Heaven's T): default and named graphs."""
+
+    default: tuple[Triple, ...] = ()
+    named: Mapping[str, tuple[Triple, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """What it takes to build an engine: type, semantics, injected faults, parameters.
+
+    The same information as ``rsp_workbench.experiment.model.EngineSpec`` without the
+    experiment's templating; :func:`engine_config_from_spec` converts.
+    """
+
+    type: str
+    semantics: EngineSemantics = field(default_factory=EngineSemantics)
+    faults: Mapping[str, bool] = field(default_factory=dict)
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    dialect: str | None = None  # the query dialect the engine reads (None: the experiment's text as is)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-friendly form (the ``engine`` part of the protocol's register message)."""
+        semantics = self.semantics.describe()
+        semantics["batch_size"] = self.semantics.batch_size
+        return {
+            "type": self.type,
+            "name": self.name,
+            "semantics": semantics,
+            "faults": {key: bool(value) for key, value in self.faults.items()},
+            "parameters": dict(self.parameters),
+            "dialect": self.dialect,
+        }
+
+    @classmethod
+    def from_json(cls, payload: Mapping[str, Any]) -> "EngineConfig":
+        semantics = EngineSemantics().with_overrides(dict(payload.get("semantics") or {}))
+        return cls(
+            type=str(payload["type"]),
+            semantics=semantics,
+            faults=dict(payload.get("faults") or {}),
+            parameters=dict(payload.get("parameters") or {}),
+            name=payload.get("name"),
+            dialect=payload.get("dialect"),
+        )
+
+
+class Engine(ABC):
+    """An RSP engine behind the test stand (ARCHITECTURE.md layer 3).
+
+    Lifecycle: ``register`` once, then any number of ``push``/``advance_time`` calls in
+    non-decreasing application time, then ``close``. Every call returns the responses the
+    engine emitted while handling it, in emission order; ``system_time`` on a response is
+    the epoch ms at which the engine produced it (the stand records its own receive time
+    next to it).
+    """
+
+    #: Registry name (``secret``, ``naive`` …); set by subclasses.
+    type_name: str = ""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+
+    @abstractmethod
+    def register(self, query: ContinuousQuery, static: StaticGraphs = StaticGraphs()) -> None:
+        """Register the continuous query and the static data. Raise UserError if unsupported."""
+
+    @abstractmethod
+    def push(self, stimulus: Stimulus) -> list[EngineResponse]:
+        """Process one stimulus; return the responses it caused."""
+
+    @abstractmethod
+    def advance_time(self, t: int) -> list[EngineResponse]:
+        """Application time reached ``t`` with no more data at or before ``t`` (time-driven progress).
+
+        Used e.g. to close the windows that end after the last element of a stream.
+        """
+
+    @abstractmethod
+    def close(self) -> list[EngineResponse]:
+        """End of input: return the final responses and release resources."""
+
+    def run(self, stimuli: Iterable[Stimulus], *, end: int | None = None) -> list[EngineResponse]:
+        """Convenience for tests: push everything, advance to ``end`` if given, close."""
+        responses: list[EngineResponse] = []
+        for stimulus in stimuli:
+            responses.extend(self.push(stimulus))
+        if end is not None:
+            responses.extend(self.advance_time(end))
+        responses.extend(self.close())
+        return responses
+
+
+#: Engine type → ``"module:Class"``; imported on first use (no import-time discovery).
+ENGINE_REGISTRY: dict[str, str] = {
+    "secret": "rsp_workbench.engines.secret:SecretEngine",
+    "naive": "rsp_workbench.engines.naive:NaiveEngine",
+    "incremental": "rsp_workbench.engines.incremental:IncrementalEngine",
+    "eviction": "rsp_workbench.engines.eviction:EvictionEngine",
+    "null": "rsp_workbench.engines.null:NullEngine",
+}
+#: ``external`` engines are programs, not classes: the stand runs their command directly.
+EXTERNAL_TYPE = "external"
+
+
+@dataclass(frozen=True)
+class ProgramEngine:
+    """A shipped engine that is a program (another language) behind the protocol.
+
+    ``command`` is ``"module:function"``; the function takes the EngineConfig and returns
+    the command line, raising UserError with how to install it when it is not installed.
+    ``preset`` is the semantics it runs under unless the experiment says otherwise;
+    ``dialect`` the query text it reads (`rsp_workbench.query.writer`).
+    """
+
+    command: str
+    preset: str
+    dialect: str
+
+
+#: Shipped program engines by type (imported on first use, like ENGINE_REGISTRY).
+PROGRAM_ENGINES: dict[str, ProgramEngine] = {
+    "rspjs": ProgramEngine("rsp_workbench.engines.rspjs:command", preset="rspjs", dialect="rspjs"),
+}
+
+
+def program_command(config: "EngineConfig") -> list[str]:
+    """The command line of a shipped program engine (UserError saying how to install it)."""
+    module_name, _, function = PROGRAM_ENGINES[config.type].command.partition(":")
+    return list(getattr(importlib.import_module(module_name), function)(config))
+
+
+def register_engine(type_name: str, target: str) -> None:
+    """Add or replace a plug-in: ``target`` is ``"package.module:ClassName"``."""
+    if ":" not in target:
+        raise ValueError("target must look like 'package.module:ClassName'")
+    ENGINE_REGISTRY[type_name] = target
+
+
+def engine_class(type_name: str) -> type[Engine]:
+    """The Engine subclass registered under ``type_name`` (imports its module now)."""
+    try:
+        target = ENGINE_REGISTRY[type_name]
+    except KeyError:
+        known = ", ".join(sorted([*ENGINE_REGISTRY, *PROGRAM_ENGINES, EXTERNAL_TYPE]))
+        raise UserError(f"unknown engine type {type_name!r}; expected one of {known}", field="type") from None
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            raise UserError(f"engine type {type_name!r} is not available (no module {module_name})", field="type") from None
+        raise
+    cls = getattr(module, class_name)
+    if not (isinstance(cls, type) and issubclass(cls, Engine)):
+        raise TypeError(f"{target} is not an Engine subclass")
+    return cls
+
+
+def create_engine(config: EngineConfig) -> Engine:
+    """Instantiate the engine ``config.type`` (not registered yet: call ``register``)."""
+    return engine_class(config.type)(config)
+
+
+def engine_config_from_spec(spec: Any, parameters: Mapping[str, Any] | None = None) -> EngineConfig:
+    """An EngineConfig from an experiment ``EngineSpec`` (resolved ``parameters`` may be given)."""
+    return EngineConfig(
+        type=spec.type,
+        semantics=spec.semantics,
+        faults={key: bool(value) for key, value in spec.faults.items()},
+        parameters=dict(parameters if parameters is not None else spec.parameters),
+        name=spec.id,
+        dialect=spec.dialect,
+    )
+
+
+def group_contemporaneous(
+    elements: Iterable[StreamElement], *, stream: str | None = None, first_id: int = 0
+) -> list[Stimulus]:
+    """Group a time-ordered sequence of elements into one stimulus per application time."""
+    stimuli: list[Stimulus] = []
+    batch: list[StreamElement] = []
+    current: int | None = None
+    for element in elements:
+        if current is not None and element.t != current:
+            stimuli.append(_stimulus(first_id + len(stimuli), current, batch, stream))
+            batch = []
+        if current is not None and element.t < current:
+            raise ValueError(f"stream is not time-ordered: {element.t} after {current}")
+        current = element.t
+        batch.append(element)
+    if batch and current is not None:
+        stimuli.append(_stimulus(first_id + len(stimuli), current, batch, stream))
+    return stimuli
+
+
+def merge_streams(streams: Mapping[str, Sequence[StreamElement]], *, first_id: int = 0) -> list[Stimulus]:
+    """One stimulus per application time over several streams held in memory, each element
+    tagged with its stream: `iter_merged_stimuli` over each stream sorted by time (stably, so
+    equal times keep their order)."""
+    return list(iter_merged_stimuli({name: sorted(elements, key=_time) for name, elements in streams.items()},
+                                    first_id=first_id))
+
+
+def iter_merged_stimuli(streams: Mapping[str, Iterable[StreamElement]], *, first_id: int = 0) -> Iterator[Stimulus]:
+    """One stimulus per application time over several time-ordered streams, lazily (each
+    stream is read once, as it goes: a run's streams are files of 200 k elements and more).
+
+    Each element is tagged with its stream. Elements with equal times come in the order of
+    ``streams``, and within one stream in its own order. A stream that goes back in time is
+    an error naming it (the stream files' readers already refuse that at its line).
+    """
+    merged = heapq.merge(*(_checked_order(name, elements) for name, elements in streams.items()), key=_tagged_time)
+    for ident, (t, part) in enumerate(itertools.groupby(merged, key=_tagged_time), start=first_id):
+        tagged = tuple(part)
+        yield Stimulus(ident, t, tuple(element for _, element in tagged), tuple(name for name, _ in tagged))
+
+
+def _time(element: StreamElement) -> int:
+    return element.t
+
+
+def _tagged_time(item: tuple[str, StreamElement]) -> int:
+    return item[1].t
+
+
+def _checked_order(name: str, elements: Iterable[StreamElement]) -> Iterator[tuple[str, StreamElement]]:
+    last: int | None = None
+    for element in elements:
+        if last is not None and element.t < last:
+            raise UserError(f"the stream is not time-ordered: {element.t} after {last}", field=f"streams.{name}")
+        last = element.t
+        yield name, element
+
+
+def _stimulus(ident: int, t: int, batch: list[StreamElement], stream: str | None) -> Stimulus:
+    return Stimulus(ident, t, tuple(batch), None if stream is None else tuple(stream for _ in batch))

@@ -1,0 +1,724 @@
+"""The experiment designer's state, without Qt: the raw YAML mapping plus an undo stack.
+
+The designer edits the experiment as the plain mapping the file holds (so key order,
+templates such as ``${STATIONS}`` and optional fields survive a round trip) and validates
+it with the same loader the CLI uses (`rsp_workbench.experiment.loads_experiment`). Every edit
+is a command on a stack (set a field, remove a field, replace the document), so undo/redo
+work the same whether the change came from a form widget or from the YAML pane.
+Observers are plain callbacks (napari-style evented model kept minimal): the Qt views
+subscribe and never hold state of their own.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import yaml
+
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.designer_windows import query_windows, window_stream_iri
+
+PathKey = str | int
+FieldPath = tuple[PathKey, ...]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __copy__(self) -> "_Missing":
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_Missing":
+        return self
+
+
+MISSING: Any = _Missing()
+
+# what a new stream starts as (a new experiment, a stream added to `streams:`, the Generator switch)
+NEW_GENERATED_STREAM: dict[str, Any] = {
+    "generator": "sg1",
+    "params": {"stations": 10, "interval": "1s", "duration": "60s"},
+}
+NEW_RECORDED_STREAM: dict[str, Any] = {"file": "data/stream.stream", "format": "yabench"}
+FALLBACK_STREAM_IRI = "http://example.org/stream"
+
+NEW_EXPERIMENT: dict[str, Any] = {
+    "name": "new-experiment",
+    "seed": 0,
+    "repetitions": 1,
+    "variables": {"WSIZE": "10s", "WSLIDE": "10s"},
+    "stream": copy.deepcopy(NEW_GENERATED_STREAM),
+    "queries": [
+        {
+            "id": "q1",
+            "syntax": "csparql",
+            "text": (
+                "REGISTER QUERY q1 AS\n"
+                "SELECT ?obs ?v\n"
+                "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
+                "WHERE { ?obs <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#floatValue> ?v }\n"
+            ),
+        }
+    ],
+    "engines": [{"id": "csparql-like", "type": "secret", "preset": "csparql"}],
+}
+
+
+def path_text(path: Sequence[PathKey]) -> str:
+    """``("engines", 0, "semantics")`` → ``engines[0].semantics`` (the loader's field paths)."""
+    text = ""
+    for key in path:
+        if isinstance(key, int) and not isinstance(key, bool):
+            text += f"[{key}]"
+        else:
+            text = f"{text}.{key}" if text else str(key)
+    return text
+
+
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_path(text: str) -> FieldPath:
+    """Inverse of :func:`path_text`: ``engines[0].semantics`` → ``("engines", 0, "semantics")``."""
+    keys: list[PathKey] = []
+    for name, index in _SEGMENT.findall(text or ""):
+        keys.append(int(index) if index else name)
+    return tuple(keys)
+
+
+def dump_yaml(raw: Any) -> str:
+    """YAML text of a raw experiment mapping, as the loader writes it (empty for an empty mapping)."""
+    from rsp_workbench.experiment.loader import raw_to_yaml
+
+    return raw_to_yaml(raw) if raw else ""
+
+
+def parse_scalar(text: str) -> Any:
+    """A form's text as the YAML scalar it would be in a file (``10`` → 10, ``5s`` → '5s')."""
+    stripped = text.strip()
+    if stripped == "":
+        return MISSING
+    if "${" in stripped:
+        return stripped
+    try:
+        value = yaml.safe_load(stripped)
+    except yaml.YAMLError:
+        return stripped
+    return value if isinstance(value, (str, int, float, bool)) else stripped
+
+
+def scalar_text(value: Any) -> str:
+    """Inverse of :func:`parse_scalar` for display in a line edit."""
+    if value is MISSING or value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def command_text(value: Any) -> str:
+    """An external engine's command list as one line, quoted like a shell would need it."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return shlex.join(value)
+    return scalar_text(value) if not isinstance(value, (list, dict)) else yaml.safe_dump(
+        value, default_flow_style=True).strip()
+
+
+def parse_command(text: str) -> Any:
+    """Inverse of :func:`command_text`: split like a shell (the loader then runs it without one).
+
+    A YAML list (``[a, b]``) is taken as is; text that does not split (an open quote) is kept
+    as a string so that the loader reports it at the field.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return MISSING
+    if stripped.startswith("["):
+        try:
+            value = yaml.safe_load(stripped)
+        except yaml.YAMLError:
+            return stripped
+        return value
+    try:
+        return shlex.split(stripped)
+    except ValueError:
+        return stripped
+
+
+def engine_with_type(engine: Any, engine_type: str) -> dict[str, Any]:
+    """The engine mapping switched to ``engine_type``, dropping what that type rejects.
+
+    Parameters the new type does not take and faults (for ``external``) would only turn
+    into loader errors; an eviction engine starts with the two parameters it requires.
+    """
+    from rsp_workbench.experiment.runs import ENGINE_PARAMETERS
+
+    new = dict(engine) if isinstance(engine, dict) else {}
+    new["type"] = engine_type
+    allowed = ENGINE_PARAMETERS.get(engine_type, {})
+    parameters = new.get("parameters")
+    kept = {k: v for k, v in parameters.items() if k in allowed} if isinstance(parameters, dict) else {}
+    if engine_type == "eviction":
+        kept.setdefault("strategy", "fifo")
+        kept.setdefault("cache_size", 100)
+    if kept:
+        new["parameters"] = kept
+    else:
+        new.pop("parameters", None)
+    if engine_type == "external":
+        new.pop("faults", None)
+    return new
+
+
+def stream_summary(stream: Any) -> str:
+    """``generator sg1`` / ``file s.nq`` for a stream mapping as written (lists and tooltips)."""
+    if not isinstance(stream, dict):
+        return "not a stream description"
+    if stream.get("generator") is not None:
+        return f"generator {stream['generator']}"
+    if stream.get("file") is not None:
+        return f"file {stream['file']}"
+    return "needs a file or a generator"
+
+
+def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
+    """``mapping`` with key ``old`` replaced by ``new`` (holding ``value``) at the same position."""
+    return {(new if key == old else key): (value if key == old else item) for key, item in mapping.items()}
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@dataclass
+class Command:
+    """One undoable edit: a new document (``after``) replacing ``before`` at ``path``; the texts
+    are kept too, so that undo gives back the text exactly as it was (comments and all)."""
+
+    description: str
+    path: FieldPath
+    before: Any
+    after: Any
+    mergeable: bool = False
+    before_text: str = ""
+    after_text: str = ""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What observers receive: which field changed (``()`` = everything) and who did it."""
+
+    path: FieldPath
+    origin: str  # "form", "yaml", "undo", "redo", "load"
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The outcome of validating the document: the Experiment, or the located error."""
+
+    experiment: Any = None
+    error: UserError | None = None
+    yaml_error: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def field_path(self) -> FieldPath:
+        return parse_path(self.error.field or "") if self.error else ()
+
+
+@dataclass
+class DesignerModel:
+    """The document being designed, its file, its undo stack and its validation state."""
+
+    raw: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(NEW_EXPERIMENT))
+    file: Path | None = None
+    base_dir: Path | None = None
+    _undo: list[Command] = field(default_factory=list)
+    _redo: list[Command] = field(default_factory=list)
+    _listeners: list[Callable[[Change], None]] = field(default_factory=list)
+    _saved_raw: Any = None
+    yaml_error: UserError | None = None  # the YAML pane's text does not parse (doc unchanged)
+    # the document's text as the user sees it: the file or the YAML pane, with form edits
+    # carried into it in place (designer_text); validation runs on it so that error lines match
+    source_text: str | None = None
+    validation: Validation = field(default_factory=Validation)
+    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (designer_paths.MovedPath)
+
+    def __post_init__(self) -> None:
+        if self.source_text is None:
+            self.source_text = dump_yaml(self.raw)
+        self._saved_raw = copy.deepcopy(self.raw)
+        self.validation = self.validate()
+
+    # ------------------------------------------------------------------ observers
+    def subscribe(self, callback: Callable[[Change], None]) -> None:
+        self._listeners.append(callback)
+
+    def unsubscribe(self, callback: Callable[[Change], None]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
+    def _emit(self, change: Change) -> None:
+        self.validation = self.validate()
+        for callback in list(self._listeners):
+            callback(change)
+
+    # ------------------------------------------------------------------ reading
+    def get(self, path: Sequence[PathKey], default: Any = MISSING) -> Any:
+        node: Any = self.raw
+        for key in path:
+            if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+                node = node[key]
+            elif isinstance(key, str) and isinstance(node, dict) and key in node:
+                node = node[key]
+            else:
+                return default
+        return node
+
+    @property
+    def dirty(self) -> bool:
+        return self.raw != self._saved_raw
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo_text(self) -> str:
+        return self._undo[-1].description if self._undo else ""
+
+    def redo_text(self) -> str:
+        return self._redo[-1].description if self._redo else ""
+
+    def yaml_text(self) -> str:
+        """The document's text: as loaded or typed, with form edits made in place."""
+        return self.source_text if self.source_text is not None else dump_yaml(self.raw)
+
+    def shown_text(self) -> str:
+        """The YAML the pane shows (the document's text)."""
+        return self.yaml_text()
+
+    def _edited_text(self, raw: dict[str, Any]) -> str:
+        """The text changed to read as ``raw``, every line not edited kept byte for byte."""
+        from rsp_workbench.gui.designer_text import edit_text
+
+        return edit_text(self.yaml_text(), raw, dump_yaml)
+
+    # ------------------------------------------------------------------ editing
+    def set(self, path: Sequence[PathKey], value: Any, *, merge: bool = False, origin: str = "form") -> bool:
+        """Set (or with ``MISSING`` remove) the field at ``path``; creates parent mappings.
+
+        ``merge`` folds consecutive edits of the same field into one undo step (typing).
+        Returns False if nothing changed.
+        """
+        path = tuple(path)
+        if not path:
+            raise ValueError("use replace() for the whole document")
+        before = copy.deepcopy(self.raw)
+        after = copy.deepcopy(self.raw)
+        _assign(after, path, copy.deepcopy(value))
+        if after == before:
+            return False
+        verb = "Remove" if value is MISSING else "Set"
+        text = self._edited_text(after)
+        self._push(Command(f"{verb} {path_text(path)}", path, before, after, merge, self.yaml_text(), text))
+        self.raw = after
+        self.source_text = text
+        self._emit(Change(path, origin))
+        return True
+
+    def remove(self, path: Sequence[PathKey]) -> bool:
+        return self.set(path, MISSING)
+
+    def append(self, path: Sequence[PathKey], value: Any) -> int:
+        """Append ``value`` to the list at ``path`` (created if absent); returns its index."""
+        items = list(self.get(path, []) or [])
+        items.append(value)
+        self.set(path, items)
+        return len(items) - 1
+
+    def remove_item(self, path: Sequence[PathKey], index: int) -> None:
+        items = list(self.get(path, []) or [])
+        if 0 <= index < len(items):
+            del items[index]
+            self.set(path, items if items else MISSING)
+
+    def replace(self, raw: Any, *, description: str = "Edit YAML", origin: str = "yaml", text: str | None = None) -> bool:
+        """Replace the whole document: typed in the YAML pane (``text``), or a structural form edit
+        (several streams ↔ one) carried into the text in place."""
+        if not isinstance(raw, dict):
+            raw = {} if raw is None else raw
+        if raw == self.raw:
+            return False
+        after_text = text if text is not None else self._edited_text(raw)
+        self._push(Command(description, (), copy.deepcopy(self.raw), copy.deepcopy(raw), origin == "yaml",
+                           self.yaml_text(), after_text))
+        self.raw = copy.deepcopy(raw)
+        self.source_text = after_text
+        self._emit(Change((), origin))
+        return True
+
+    def set_yaml_text(self, text: str) -> bool:
+        """Apply YAML typed in the pane. Unparseable YAML sets ``yaml_error`` and changes nothing."""
+        from rsp_workbench.experiment.source import load_yaml
+
+        try:
+            raw, _ = load_yaml(text, self._file_label())
+        except UserError as error:
+            self.yaml_error = error
+            self.validation = Validation(error=error, yaml_error=True)
+            for callback in list(self._listeners):
+                callback(Change((), "yaml-error"))
+            return False
+        self.yaml_error = None
+        if not isinstance(raw, dict):
+            error = UserError("the experiment must be a mapping of fields", file=self._file_label(), line=1)
+            self.yaml_error = error
+            self.validation = Validation(error=error, yaml_error=True)
+            for callback in list(self._listeners):
+                callback(Change((), "yaml-error"))
+            return False
+        changed = self.replace(raw, origin="yaml", text=text)
+        self.source_text = text
+        self.validation = self.validate()
+        if changed:
+            for callback in list(self._listeners):
+                callback(Change((), "yaml-validated"))
+        else:
+            for callback in list(self._listeners):
+                callback(Change((), "yaml"))
+        return True
+
+    def _push(self, command: Command) -> None:
+        top = self._undo[-1] if self._undo else None
+        if command.mergeable and top is not None and top.mergeable and top.path == command.path:
+            top.after = command.after
+            top.after_text = command.after_text
+        else:
+            self._undo.append(command)
+        self._redo.clear()
+
+    def undo(self) -> bool:
+        if not self._undo:
+            return False
+        command = self._undo.pop()
+        self._redo.append(command)
+        self.raw = copy.deepcopy(command.before)
+        self.yaml_error = None
+        self.source_text = command.before_text
+        self._emit(Change(command.path, "undo"))
+        return True
+
+    def redo(self) -> bool:
+        if not self._redo:
+            return False
+        command = self._redo.pop()
+        self._undo.append(command)
+        self.raw = copy.deepcopy(command.after)
+        self.yaml_error = None
+        self.source_text = command.after_text
+        self._emit(Change(command.path, "redo"))
+        return True
+
+    # ------------------------------------------------------------------ streams
+    @property
+    def several_streams(self) -> bool:
+        """True when the document uses ``streams:`` (stream IRI → stream) rather than ``stream:``."""
+        return isinstance(self.raw.get("streams"), dict) and "stream" not in self.raw
+
+    def stream_iris(self) -> list[str]:
+        """The IRIs ``streams:`` declares, in file order (empty for a single ``stream:``)."""
+        streams = self.raw.get("streams")
+        return [str(iri) for iri in streams] if isinstance(streams, dict) else []
+
+    def query_template(self, index: int) -> tuple[str, bool]:
+        """Query ``index``'s template and whether it is editable inline (``text``, not a ``file``)."""
+        query = self.get(("queries", index), {})
+        if not isinstance(query, dict):
+            return "", False
+        if isinstance(query.get("text"), str):
+            return query["text"], True
+        if isinstance(query.get("file"), str):
+            return self._query_file_text(query["file"]) or "", False
+        return "", False
+
+    def unreadable_query_file(self, index: int) -> str | None:
+        """The ``file`` of query ``index`` when it cannot be read from the experiment's folder."""
+        query = self.get(("queries", index), {})
+        if not isinstance(query, dict) or isinstance(query.get("text"), str) or not isinstance(query.get("file"), str):
+            return None
+        return query["file"] if self._query_file_text(query["file"]) is None else None
+
+    def _query_file_text(self, file: str) -> str | None:
+        try:
+            return (Path(self.base_dir or Path.cwd()) / file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def window_iris(self) -> list[tuple[str, int, str]]:
+        """``(query id, window index, stream IRI)`` of every query window whose IRI resolves, in file order."""
+        found = []
+        queries = self.get(("queries",), [])
+        for index, query in enumerate(queries if isinstance(queries, list) else []):
+            template, _ = self.query_template(index)
+            syntax = query.get("syntax") if isinstance(query, dict) else None
+            query_id = str(query.get("id", f"#{index}")) if isinstance(query, dict) else f"#{index}"
+            for number, window in enumerate(query_windows(template, syntax if isinstance(syntax, str) else None)):
+                iri = window_stream_iri(template, window)
+                if iri is not None:
+                    found.append((query_id, number, iri))
+        return found
+
+    def suggested_stream_iri(self) -> str:
+        """An IRI for a new stream: the first window IRI not declared yet, else a fresh example IRI."""
+        declared = set(self.stream_iris())
+        for _, _, iri in self.window_iris():
+            if iri not in declared:
+                return iri
+        return next(f"{FALLBACK_STREAM_IRI}{n or ''}" for n in range(1000) if f"{FALLBACK_STREAM_IRI}{n or ''}" not in declared)
+
+    def use_several_streams(self) -> bool:
+        """``stream: X`` → ``streams: {IRI: X}`` (IRI of the queries' first window), sizes included; one undo step."""
+        stream = self.raw.get("stream")
+        if "streams" in self.raw or stream is None:
+            return False
+        iri = self.suggested_stream_iri()
+        raw = _renamed_key(copy.deepcopy(self.raw), "stream", "streams", {iri: copy.deepcopy(stream)})
+        for _, size in self._named_sizes(raw):
+            if "stream" in size:
+                converted = _renamed_key(size, "stream", "streams", {iri: size["stream"]})
+                size.clear()
+                size.update(converted)
+        return self.replace(raw, description="Use several streams", origin="form")
+
+    def use_one_stream(self) -> bool:
+        """``streams: {IRI: X}`` → ``stream: X`` when exactly one stream is declared; one undo step.
+
+        The single ``stream:`` is read by every window whatever IRI it names, so nothing is lost;
+        with two or more streams the user first removes the others (UserError says so).
+        """
+        iris = self.stream_iris()
+        if not self.several_streams:
+            return False
+        if len(iris) != 1:
+            raise UserError(f"remove streams until one is left ({len(iris)} are declared) to use one stream",
+                            field="streams")
+        iri = iris[0]
+        raw = copy.deepcopy(self.raw)
+        for name, size in self._named_sizes(raw):
+            overrides = size.get("streams")
+            if isinstance(overrides, dict) and set(overrides) - {iri}:
+                other = next(key for key in overrides if key != iri)
+                raise UserError(f"size {name} overrides stream <{other}>; remove that override first",
+                                field=f"sizes.{name}.streams")
+        raw = _renamed_key(raw, "streams", "stream", raw["streams"][iri])
+        for _, size in self._named_sizes(raw):
+            overrides = size.get("streams")
+            if isinstance(overrides, dict):
+                if iri in overrides:
+                    converted = _renamed_key(size, "streams", "stream", overrides[iri])
+                else:
+                    converted = {key: value for key, value in size.items() if key != "streams"}
+                size.clear()
+                size.update(converted)
+        return self.replace(raw, description="Use one stream", origin="form")
+
+    def add_stream(self, iri: str | None = None, stream: Any = None) -> str:
+        """Declare a new stream (by default a generated one over the first undeclared window IRI)."""
+        iri = self._check_new_iri(iri if iri is not None else self.suggested_stream_iri())
+        value = copy.deepcopy(stream if stream is not None else NEW_GENERATED_STREAM)
+        self.set(("streams", iri), value)
+        return iri
+
+    def remove_stream(self, iri: str) -> bool:
+        """Remove a declared stream and the sizes' overrides of it (one undo step); not the last one."""
+        iris = self.stream_iris()
+        if iri not in iris:
+            return False
+        if len(iris) == 1:
+            raise UserError("the last stream cannot be removed (an experiment reads at least one)", field="streams")
+        raw = copy.deepcopy(self.raw)
+        del raw["streams"][iri]
+        for _, size in self._named_sizes(raw):
+            if isinstance(size.get("streams"), dict) and iri in size["streams"]:
+                del size["streams"][iri]
+                if not size["streams"]:
+                    del size["streams"]
+        return self.replace(raw, description=f"Remove stream <{iri}>", origin="form")
+
+    def rename_stream(self, old: str, new: str) -> str:
+        """Give a declared stream another IRI, in ``streams:`` and in the sizes (one undo step)."""
+        new = new.strip().strip("<>").strip()
+        if new == old or old not in self.stream_iris():
+            return old
+        new = self._check_new_iri(new)
+        raw = copy.deepcopy(self.raw)
+        raw["streams"] = _renamed_key(raw["streams"], old, new, raw["streams"][old])
+        for _, size in self._named_sizes(raw):
+            overrides = size.get("streams")
+            if isinstance(overrides, dict) and old in overrides:
+                size["streams"] = _renamed_key(overrides, old, new, overrides[old])
+        self.replace(raw, description=f"Rename stream <{old}> to <{new}>", origin="form")
+        return new
+
+    def _check_new_iri(self, iri: str) -> str:
+        iri = iri.strip().strip("<>").strip()
+        if not iri:
+            raise UserError("a stream IRI must not be empty", field="streams")
+        if iri in self.stream_iris():
+            raise UserError(f"<{iri}> is already declared", field="streams")
+        return iri
+
+    @staticmethod
+    def _named_sizes(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        sizes = raw.get("sizes")
+        if not isinstance(sizes, dict):
+            return []
+        return [(str(name), size) for name, size in sizes.items() if isinstance(size, dict)]
+
+    # ------------------------------------------------------------------ files
+    def _file_label(self) -> str:
+        return str(self.file) if self.file else "<designer>"
+
+    def load_text(self, text: str, file: Path | None = None) -> UserError | None:
+        """Load a document; a file whose YAML does not parse loads empty with ``yaml_error`` set."""
+        from rsp_workbench.experiment.source import load_yaml
+
+        self.file = Path(file) if file else None
+        self.base_dir = self.file.parent if self.file else None
+        self._undo.clear()
+        self._redo.clear()
+        try:
+            raw, _ = load_yaml(text, self._file_label())
+            self.yaml_error = None
+        except UserError as error:
+            raw, self.yaml_error = {}, error
+        self.raw = raw if isinstance(raw, dict) else {}
+        self.source_text = text
+        self._saved_raw = copy.deepcopy(self.raw)
+        self.validation = self.validate() if self.yaml_error is None else Validation(error=self.yaml_error, yaml_error=True)
+        for callback in list(self._listeners):
+            callback(Change((), "load"))
+        return self.yaml_error
+
+    def load(self, path: str | Path) -> UserError | None:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UserError(f"cannot read the file: {error}", file=str(path)) from None
+        return self.load_text(text, path)
+
+    def new(self) -> None:
+        self.load_text(dump_yaml(NEW_EXPERIMENT))
+
+    def save(self, path: str | Path | None = None) -> Path:
+        target = Path(path) if path else self.file
+        if target is None:
+            raise UserError("choose a file name to save to")
+        from rsp_workbench.gui.designer_paths import moved_paths
+
+        # paths are relative to the file: saved into another folder, they must follow it (a new
+        # document's paths are taken as written, relative to the file it is first saved as)
+        raw, self.moved_paths = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
+        text = self._edited_text(raw) if self.moved_paths else self.yaml_text()
+        target.write_text(text, encoding="utf-8")
+        if self.moved_paths:
+            self._push(Command(f"Rewrite {len(self.moved_paths)} path(s) for {target.parent}", (),
+                               copy.deepcopy(self.raw), copy.deepcopy(raw), False, self.yaml_text(), text))
+            self.raw, self.source_text = raw, text
+        self.file = target
+        self.base_dir = target.parent
+        self._saved_raw = copy.deepcopy(self.raw)
+        self.validation = self.validate()
+        for callback in list(self._listeners):
+            callback(Change((), "save"))
+        return target
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> Validation:
+        """Validate with the loader on the dumped text (so lines match the YAML pane)."""
+        from rsp_workbench.experiment import loads_experiment
+
+        text = self.shown_text()
+        try:
+            experiment = loads_experiment(text, file=self._file_label(), base_dir=self.base_dir or Path.cwd())
+        except UserError as error:
+            return Validation(error=error)
+        query_error = self._check_queries(experiment)
+        if query_error is not None:
+            return Validation(experiment=experiment, error=query_error)
+        return Validation(experiment=experiment)
+
+    def _check_queries(self, experiment: Any) -> UserError | None:
+        """Parse each query filled with the first variable combination (the loader does not parse SPARQL)."""
+        from rsp_workbench.experiment.runs import fill_template, variable_combinations
+        from rsp_workbench.query.parser import parse_query
+
+        combinations = variable_combinations(experiment) or [{}]
+        for index, query in enumerate(experiment.queries):
+            try:
+                text = fill_template(query.template, combinations[0])
+                parse_query(text, query.syntax, source=f"queries[{index}]")
+            except UserError as error:
+                where = f"line {error.line}: " if error.line else ""
+                return UserError(f"{where}{error.message}", file=self._file_label(),
+                                 field=f"queries[{index}].{'file' if query.file else 'text'}")
+            except (KeyError, ValueError) as error:
+                return UserError(str(error), field=f"queries[{index}].text")
+        return None
+
+
+def _assign(root: dict[str, Any], path: FieldPath, value: Any) -> None:
+    node: Any = root
+    for depth, key in enumerate(path[:-1]):
+        following = path[depth + 1]
+        if isinstance(node, dict):
+            if not isinstance(node.get(key), (dict, list)):  # type: ignore[arg-type]
+                node[key] = [] if isinstance(following, int) else {}  # type: ignore[index]
+            node = node[key]  # type: ignore[index]
+        elif isinstance(node, list) and isinstance(key, int):
+            while len(node) <= key:
+                node.append({})
+            if not isinstance(node[key], (dict, list)):
+                node[key] = {}
+            node = node[key]
+    last = path[-1]
+    if value is MISSING:
+        if isinstance(node, dict):
+            node.pop(last, None)  # type: ignore[arg-type]
+        elif isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
+            del node[last]
+        _prune(root, path[:-1])
+        return
+    if isinstance(node, dict):
+        node[last] = value  # type: ignore[index]
+    elif isinstance(node, list) and isinstance(last, int):
+        while len(node) <= last:
+            node.append(None)
+        node[last] = value
+
+
+def _prune(root: dict[str, Any], path: FieldPath) -> None:
+    """Remove mappings left empty by a removal (``semantics: {}`` → gone), deepest first."""
+    for depth in range(len(path), 0, -1):
+        parent: Any = root
+        for key in path[: depth - 1]:
+            parent = parent[key]
+        key = path[depth - 1]
+        child = parent[key] if isinstance(parent, dict) and key in parent else None
+        if isinstance(child, dict) and not child and isinstance(parent, dict):
+            del parent[key]
+        else:
+            break

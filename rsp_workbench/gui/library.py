@@ -1,0 +1,225 @@
+"""The experiment library: sample experiments and recent files, with a validated summary.
+
+Selecting an entry validates it with the CLI's loader; a corrupt file shows what is wrong
+and where (``FILE:LINE: field: message``). Opening sends it to the designer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSettings, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rsp_workbench import APP_NAME, __version__
+from rsp_workbench.errors import UserError
+
+if TYPE_CHECKING:
+    from rsp_workbench.experiment.model import StreamSpec
+
+RECENT_KEY = "library/recent_files"
+MAX_RECENT = 12
+PATH_ROLE = Qt.ItemDataRole.UserRole
+
+
+def default_samples_dir() -> Path:
+    """``sample_experiments/`` next to the package (a source checkout)."""
+    return Path(__file__).resolve().parents[2] / "sample_experiments"
+
+
+def recent_files(settings: QSettings) -> list[str]:
+    value = settings.value(RECENT_KEY, [])
+    if isinstance(value, str):
+        value = [value]
+    return [str(v) for v in (value or [])]
+
+
+def add_recent_file(settings: QSettings, path: str | Path) -> list[str]:
+    text = str(Path(path).resolve())
+    files = [text] + [f for f in recent_files(settings) if f != text]
+    settings.setValue(RECENT_KEY, files[:MAX_RECENT])
+    settings.sync()
+    return files[:MAX_RECENT]
+
+
+def describe_experiment(path: Path) -> tuple[bool, str]:
+    """(valid, HTML summary or the located error) for the details pane."""
+    from rsp_workbench.experiment import expand_runs, load_experiment
+    from rsp_workbench.experiment.runs import variable_combinations
+
+    try:
+        experiment = load_experiment(path)
+    except UserError as error:
+        return False, f"<span style='color:#c62828'><b>Cannot use this file</b><br>{_esc(str(error))}</span>"
+    except Exception as error:  # noqa: BLE001 - a library must never crash on a bad file
+        return False, f"<span style='color:#c62828'><b>Cannot read this file</b><br>{_esc(path.name)}: {_esc(str(error))}</span>"
+    engines = ", ".join(f"{e.id} ({e.preset or e.type})" for e in experiment.engines)
+    queries = ", ".join(q.id for q in experiment.queries)
+    if experiment.named_streams:
+        items = "".join(f"<li>&lt;{_esc(str(s.iri))}&gt;: {_esc(_stream_source(s, experiment.base_dir))}</li>"
+                        for s in experiment.streams)
+        streams = f"<b>Streams</b> ({len(experiment.streams)}, each window reads the one it names):<ul style='margin:0'>{items}</ul>"
+    else:
+        streams = f"<b>Stream</b>: {_esc(_stream_source(experiment.stream, experiment.base_dir))}<br>"
+    lines = [
+        f"<h3>{_esc(experiment.name)}</h3>",
+        f"<p>{_esc(experiment.description)}</p>" if experiment.description else "",
+        streams,
+        f"<b>Queries</b>: {_esc(queries)}<br>",
+        f"<b>Engines</b>: {_esc(engines)}<br>",
+        f"<b>Runs</b>: {len(expand_runs(experiment))} (repetitions {experiment.repetitions}, "
+        f"{len(variable_combinations(experiment))} variable combination(s))<br>",
+        f"<b>Sizes</b>: {_esc(', '.join(experiment.sizes) or 'none')}<br>",
+        f"<span style='color:#666'>{_esc(str(path))}</span>",
+    ]
+    return True, "".join(lines)
+
+
+def _stream_source(stream: "StreamSpec", base_dir: Path) -> str:
+    """``generator sg1`` or ``file s.nq (nquads)`` (the path as relative to the experiment as it can be)."""
+    if stream.generator is not None:
+        return f"generator {stream.generator}"
+    file = Path(stream.file)
+    try:
+        file = file.resolve().relative_to(Path(base_dir).resolve())
+    except ValueError:
+        pass
+    return f"file {file} ({stream.format})"
+
+
+class LibraryView(QWidget):
+    """Samples + recent files on the left, the selected file's summary on the right."""
+
+    openRequested = Signal(str)
+
+    def __init__(self, settings: QSettings, samples_dir: Path | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("library")
+        self.settings = settings
+        self.samples_dir = samples_dir or default_samples_dir()
+        title = QLabel(f"<h1>{APP_NAME}</h1><p>version {__version__} — design, run and judge RDF Stream Processing experiments</p>")
+        title.setObjectName("appTitle")
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("libraryTree")
+        self.tree.setHeaderLabels(["Experiment", "Folder"])
+        self.tree.setColumnWidth(0, 280)
+        self.tree.currentItemChanged.connect(self._on_current)
+        self.tree.itemActivated.connect(self._on_activated)
+        self.details = QLabel("Select an experiment to see what it contains.")
+        self.details.setObjectName("libraryDetails")
+        self.details.setWordWrap(True)
+        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_button = QPushButton("Open in designer")
+        self.open_button.clicked.connect(self._open_current)
+        self.refresh_button = QPushButton("Rescan")
+        self.refresh_button.clicked.connect(self.refresh)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.details, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.open_button)
+        buttons.addWidget(self.refresh_button)
+        buttons.addStretch(1)
+        right_layout.addLayout(buttons)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.tree)
+        splitter.addWidget(right)
+        splitter.setSizes([520, 480])
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(splitter, 1)
+        self.refresh()
+
+    def set_samples_dir(self, folder: Path) -> None:
+        self.samples_dir = folder
+        self.refresh()
+
+    @Slot()
+    def refresh(self) -> None:
+        self.tree.clear()
+        samples = QTreeWidgetItem([f"Sample experiments ({self.samples_dir.name}/)", ""])
+        recent = QTreeWidgetItem(["Recent files", ""])
+        files = sorted(self.samples_dir.glob("**/*.yaml")) if self.samples_dir.is_dir() else []
+        for path in files:
+            item = QTreeWidgetItem([path.stem, str(path.parent.relative_to(self.samples_dir)) if path.parent != self.samples_dir else ""])
+            item.setData(0, PATH_ROLE, str(path))
+            item.setToolTip(0, str(path))
+            samples.addChild(item)
+        if not files:
+            samples.addChild(QTreeWidgetItem(["(no sample experiments found)", str(self.samples_dir)]))
+        for text in recent_files(self.settings):
+            path = Path(text)
+            item = QTreeWidgetItem([path.name, str(path.parent)])
+            item.setData(0, PATH_ROLE, text)
+            if not path.exists():
+                item.setForeground(0, Qt.GlobalColor.gray)
+                item.setToolTip(0, "file no longer exists")
+            recent.addChild(item)
+        if not recent.childCount():
+            recent.addChild(QTreeWidgetItem(["(none yet)", ""]))
+        self.tree.addTopLevelItems([samples, recent])
+        samples.setExpanded(True)
+        recent.setExpanded(True)
+
+    def entries(self) -> list[str]:
+        """Paths listed (samples then recent)."""
+        paths = []
+        for top in range(self.tree.topLevelItemCount()):
+            parent = self.tree.topLevelItem(top)
+            for index in range(parent.childCount()):
+                value = parent.child(index).data(0, PATH_ROLE)
+                if value:
+                    paths.append(str(value))
+        return paths
+
+    def select_path(self, path: str | Path) -> bool:
+        for top in range(self.tree.topLevelItemCount()):
+            parent = self.tree.topLevelItem(top)
+            for index in range(parent.childCount()):
+                if parent.child(index).data(0, PATH_ROLE) == str(path):
+                    self.tree.setCurrentItem(parent.child(index))
+                    return True
+        return False
+
+    def show_file(self, path: str | Path) -> bool:
+        """Validate and summarise a file in the details pane; returns whether it is valid."""
+        path = Path(path)
+        if not path.exists():
+            self.details.setText(f"<span style='color:#c62828'>{_esc(str(path))}: file not found</span>")
+            return False
+        valid, text = describe_experiment(path)
+        self.details.setText(text)
+        return valid
+
+    @Slot(object, object)
+    def _on_current(self, current: QTreeWidgetItem | None, _: Any) -> None:
+        path = current.data(0, PATH_ROLE) if current is not None else None
+        if path:
+            self.show_file(path)
+
+    @Slot(object, int)
+    def _on_activated(self, item: QTreeWidgetItem, _: int) -> None:
+        path = item.data(0, PATH_ROLE)
+        if path:
+            self.openRequested.emit(str(path))
+
+    @Slot()
+    def _open_current(self) -> None:
+        item = self.tree.currentItem()
+        if item is not None and item.data(0, PATH_ROLE):
+            self.openRequested.emit(str(item.data(0, PATH_ROLE)))
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

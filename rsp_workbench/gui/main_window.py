@@ -1,0 +1,304 @@
+"""The main window: Library, Designer, Runs, Results, Teaching; shortcuts; Spark status.
+
+Interactive at once: the SparkSession warms up on a background thread (``get_spark`` is
+imported inside the worker, so neither PySpark nor the JVM delays the window) and its
+state shows in the status bar; a missing Java becomes an actionable message there and a
+dialog on click, never a crash. Closing while user work runs asks, then cancels it and
+waits for the threads to end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QSettings, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QToolButton,
+    QWidget,
+)
+
+from rsp_workbench import APP_NAME, __version__
+from rsp_workbench.gui.tasks import TaskRegistry, TaskState
+
+NO_WARMUP_ENV = "RSPWB_NO_SPARK_WARMUP"
+TAB_NAMES = ("Library", "Designer", "Runs", "Results", "Teaching")
+
+
+def warm_up_spark(state: TaskState) -> str:
+    """Worker: start (or reuse) the SparkSession; returns a one-line description."""
+    started = time.monotonic()
+    from rsp_workbench.pipeline.spark import get_spark  # lazy: PySpark/JVM only in the worker
+
+    spark = get_spark()
+    master = spark.sparkContext.master
+    return f"{master}, Spark {spark.version}, started in {time.monotonic() - started:.1f} s"
+
+
+class SparkStatus(QToolButton):
+    """Status-bar widget: starting… / ready / unavailable (click for details)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sparkStatus")
+        self.setAutoRaise(True)
+        self.state = "idle"
+        self.detail = ""
+        self.clicked.connect(self.show_details)
+        self.show_dialog: Callable[[str, str], None] = self._dialog
+        self.set_state("idle", "Spark warm-up skipped; it starts with the first run")
+
+    def set_state(self, state: str, detail: str) -> None:
+        self.state, self.detail = state, detail
+        text = {
+            "idle": "Spark: not started",
+            "starting": "Spark: starting…",
+            "ready": "Spark: ready",
+            "unavailable": "Spark: unavailable — click for help",
+        }[state]
+        colour = {"idle": "#666", "starting": "#ef6c00", "ready": "#2e7d32", "unavailable": "#c62828"}[state]
+        self.setText(text)
+        self.setStyleSheet(f"color: {colour}")
+        self.setToolTip(detail)
+
+    @Slot()
+    def show_details(self) -> None:
+        title = "Spark" if self.state != "unavailable" else "Spark is unavailable"
+        self.show_dialog(title, self.detail)
+
+    def _dialog(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information if self.state != "unavailable" else QMessageBox.Icon.Warning,
+                          title, text, QMessageBox.StandardButton.Ok, self)
+        box.exec()
+
+
+class MainWindow(QMainWindow):
+    """The workbench shell."""
+
+    def __init__(self, *, settings: QSettings | None = None, samples_dir: Path | None = None,
+                 spark_warmup: bool | None = None) -> None:
+        super().__init__()
+        from rsp_workbench.gui.designer import DesignerView
+        from rsp_workbench.gui.library import LibraryView, add_recent_file
+        from rsp_workbench.gui.runs import RunManagerView
+        from rsp_workbench.gui.teaching import TeachingView
+        from rsp_workbench.gui.results import ResultsBrowser
+
+        self._add_recent_file = add_recent_file
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(f"{APP_NAME} {__version__}")
+        self.settings = settings or QSettings("rsp-workbench", "RSP Workbench")
+        self.tasks = TaskRegistry(self)
+        self.probe_dialog: Any = None
+        self.ask_close: Callable[[str], bool] = self._ask_close
+        self.error_box: QMessageBox | None = None
+
+        self.library = LibraryView(self.settings, samples_dir)
+        self.designer = DesignerView()
+        self.runs = RunManagerView(self.tasks, self.designer)
+        self.results = ResultsBrowser(self.tasks, self.settings)  # .timeline_view: the window timeline
+        self.teaching = TeachingView()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("mainTabs")
+        for widget, name in zip((self.library, self.designer, self.runs, self.results, self.teaching), TAB_NAMES):
+            self.tabs.addTab(widget, name)
+        self.setCentralWidget(self.tabs)
+        self.library.openRequested.connect(self.open_experiment)
+        self.designer.fileChanged.connect(self._remember_file)
+        self.designer.statusMessage.connect(self._show_status)
+        self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
+        self.runs.resultsRequested.connect(self.show_bundle)  # "Open results": load it and show it
+
+        self.spark_status = SparkStatus()
+        self.statusBar().addPermanentWidget(self.spark_status)
+        self._build_menus()
+        self.resize(1280, 820)
+        if spark_warmup is None:
+            spark_warmup = os.environ.get(NO_WARMUP_ENV, "") not in ("1", "true", "yes")
+        self.spark_task = self.start_spark_warmup() if spark_warmup else None
+
+    # ------------------------------------------------------------------ menus & shortcuts
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.open_action = self._action("&Open experiment…", "Ctrl+O", self.open_dialog)
+        self.save_action = self._action("&Save", "Ctrl+S", self.designer.save)
+        self.save_as_action = self._action("Save &as…", "Ctrl+Shift+S", self.designer.save_as)
+        self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
+        for action in (self.open_action, self.save_action, self.save_as_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        run_menu = self.menuBar().addMenu("&Run")
+        self.run_action = self._action("&Run the designer's experiment", "Ctrl+R", self.run_designer_experiment)
+        run_menu.addAction(self.run_action)
+        self.probe_action = self._action("&Probe engine…", "Ctrl+Shift+P", self.open_probe_dialog)
+        run_menu.addAction(self.probe_action)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = self._action("&Undo", "Ctrl+Z", self.undo)
+        self.redo_action = self._action("&Redo", "Ctrl+Shift+Z", self.redo)
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        view_menu = self.menuBar().addMenu("&View")
+        self.tab_actions = []
+        for index, name in enumerate(TAB_NAMES):
+            action = self._action(name, f"Ctrl+{index + 1}", lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+            view_menu.addAction(action)
+            self.tab_actions.append(action)
+        # the designer's own Ctrl+Z/Ctrl+Shift+Z (WidgetWithChildrenShortcut) would clash with
+        # the window's; the window's actions delegate to the designer instead
+        self.designer.undo_action.setShortcut(QKeySequence())
+        self.designer.redo_action.setShortcuts([])
+
+    def _action(self, text: str, shortcut: str, slot: Callable[..., Any]) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    @Slot()
+    def run_designer_experiment(self) -> None:
+        """Queue what the designer shows (unsaved edits included) and show the Runs tab."""
+        if self.runs.enqueue_designer() is not None:
+            self.tabs.setCurrentWidget(self.runs)
+
+    @Slot()
+    def open_probe_dialog(self) -> Any:
+        """Run > Probe engine…: infer an engine's semantics (built-in, or one of the designer's experiment)."""
+        from rsp_workbench.gui.probe import ProbeDialog
+        from rsp_workbench.gui.runs_model import experiment_from_designer
+
+        if self.probe_dialog is None:
+            def designer_experiment() -> Any:
+                self.designer.flush_pending_edits()
+                return experiment_from_designer(self.designer.model)
+
+            self.probe_dialog = ProbeDialog(self.tasks, designer_experiment, self)
+        else:
+            self.probe_dialog.refresh_engines()
+        self.probe_dialog.show()
+        self.probe_dialog.raise_()
+        return self.probe_dialog
+
+    @Slot()
+    def undo(self) -> None:
+        if self.tabs.currentWidget() is self.designer:
+            self.designer.undo()
+
+    @Slot()
+    def redo(self) -> None:
+        if self.tabs.currentWidget() is self.designer:
+            self.designer.redo()
+
+    # ------------------------------------------------------------------ files
+    @Slot()
+    def open_dialog(self) -> None:
+        self.tabs.setCurrentWidget(self.designer)
+        self.designer.open_dialog()
+
+    @Slot(str)
+    def open_experiment(self, path: str) -> None:
+        """Open a file in the designer (a corrupt one too: the designer shows where it breaks)."""
+        if not self.designer.confirm_discard():
+            return
+        self.designer.open_file(path)
+        self.tabs.setCurrentWidget(self.designer)
+
+    @Slot(str)
+    def show_bundle(self, path: str) -> None:
+        """Runs → "Open results": the bundle in the Results tab, which comes to the front."""
+        self.results.open_bundle(path)
+        self.tabs.setCurrentWidget(self.results)
+
+    def open_path(self, path: str | Path) -> None:
+        """``rsp-workbench FILE|DIR``: a result bundle (or published YABench folder) opens in Results,
+        another folder becomes the library, a file opens in the designer; a path that does not
+        exist is said in a message that stays (not a blank template)."""
+        from rsp_workbench.results.view_data import not_a_bundle
+
+        path = Path(path).expanduser()
+        if not path.exists():
+            self.tabs.setCurrentWidget(self.library)
+            self.show_error("Cannot open", f"{path}: no such file or directory")
+        elif path.is_dir() and not_a_bundle(path) is None:
+            self.results.open_bundle(path)
+            self.tabs.setCurrentWidget(self.results)
+        elif path.is_dir():
+            self.library.set_samples_dir(path)
+            self.tabs.setCurrentWidget(self.library)
+        else:
+            self.open_experiment(str(path))
+
+    def show_error(self, title: str, text: str) -> None:
+        """An error the user must see: a message box (not modal: the window stays usable) and the
+        same text in the status bar until the next message."""
+        self.statusBar().showMessage(text)
+        if self.error_box is not None:
+            self.error_box.close()
+        self.error_box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
+        self.error_box.setObjectName("errorMessage")
+        self.error_box.open()
+
+    @Slot(str)
+    def _remember_file(self, path: str) -> None:
+        if Path(path).exists():
+            self._add_recent_file(self.settings, path)
+            self.library.refresh()
+
+    @Slot(str)
+    def _show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 5000)
+
+    # ------------------------------------------------------------------ Spark
+    def start_spark_warmup(self, function: Callable[[TaskState], str] = warm_up_spark) -> Any:
+        self.spark_status.set_state("starting", "The SparkSession is starting in the background (a JVM start takes ~10 s).")
+        task = self.tasks.start("spark warm-up", function, user_work=False)
+        task.finished.connect(self._on_spark_ready)
+        task.failed.connect(self._on_spark_failed)
+        return task
+
+    @Slot(object)
+    def _on_spark_ready(self, description: object) -> None:
+        self.spark_status.set_state("ready", f"SparkSession ready: {description}")
+
+    @Slot(object, str)
+    def _on_spark_failed(self, error: object, trace: str) -> None:
+        from rsp_workbench.errors import UserError
+
+        if isinstance(error, UserError):
+            detail = str(error)  # SparkUnavailable says what to install
+        else:
+            detail = f"Spark did not start: {type(error).__name__}: {error}\n\n{trace}"
+        self.spark_status.set_state("unavailable", detail)
+        self.statusBar().showMessage("Spark is unavailable: runs cannot start (click the status for help)", 10000)
+
+    # ------------------------------------------------------------------ closing
+    def _ask_close(self, question: str) -> bool:
+        answer = QMessageBox.question(self, "Quit", question,
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        """Ask about unsaved edits and running work; then cancel tasks and wait for their threads."""
+        if not self.designer.confirm_discard():
+            event.ignore()
+            return
+        running = self.tasks.running(user_work_only=True)
+        if running:
+            names = ", ".join(task.name for task in running)
+            if not self.ask_close(f"{len(running)} task(s) still running ({names}). Stop them and quit?"):
+                event.ignore()
+                return
+        self.runs.stop_queue()  # queued runs must not start while the window closes
+        self.tasks.cancel_all(timeout_ms=15_000)
+        for view in (self.designer, self.teaching, self.results.timeline):
+            view.close()
+        if self.probe_dialog is not None:
+            self.probe_dialog.close()
+        event.accept()

@@ -1,0 +1,352 @@
+"""The "Probe engine" dialog: `rspwb probe` in the GUI, off the GUI thread, with progress and Cancel.
+
+A thin view over :mod:`rsp_workbench.probe`: the engine is chosen from the presets, the
+built-in engine types and the engines of the designer's experiment (an external one is
+shown and must be confirmed first); the battery runs as one TaskRegistry task whose
+plain worker calls :func:`rsp_workbench.probe.runner.probe_engine`, polling the task's cancel
+flag. The answer — preset + overrides, every parameter with what the probes could not
+tell, faults, and each unexplained probe with its first divergence — is shown when the
+task ends.
+"""
+
+from __future__ import annotations
+
+from html import escape as _esc
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.tasks import Task, TaskRegistry, TaskState
+from rsp_workbench.probe.infer import FAULT_TEXT, ProbeInference, format_value, headline_verdict
+from rsp_workbench.probe.runner import ProbeRunOptions, ProbeTarget, builtin_target, engine_of, probe_engine
+
+NO_FAULT = "none"
+PROBE_COLUMNS = ("probe", "status", "responses", "explained", "what it tells apart")
+STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "timeout": "#c62828", "cancelled": "#ef6c00"}
+
+
+def builtin_engines() -> list[tuple[str, str]]:
+    """(label, key) of the presets (the ``secret`` engine under each) and the engine types."""
+    import rsp_workbench.engine as registry
+    from rsp_workbench.core.semantics import PRESETS
+
+    types = sorted({*registry.ENGINE_REGISTRY, *getattr(registry, "PROGRAM_ENGINES", {})})
+    return [*((f"{name} (preset)", f"preset:{name}") for name in PRESETS),
+            *((f"{name} (engine)", f"builtin:{name}") for name in types)]
+
+
+class ProbeDialog(QDialog):
+    """Choose an engine, probe it, read what its answers say about its semantics."""
+
+    finishedProbe = Signal(object)  # the ProbeInference (tests, the main window)
+
+    def __init__(self, tasks: TaskRegistry, experiment_source: Callable[[], Any] | None = None,
+                 parent: QWidget | None = None, options: ProbeRunOptions | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("probeDialog")
+        self.setWindowTitle("Probe engine")
+        self.tasks = tasks
+        self.experiment_source = experiment_source  # the designer's experiment (UserError if invalid)
+        self.options = options or ProbeRunOptions()
+        self.task: Task | None = None
+        self.inference: ProbeInference | None = None
+        self.ask_confirm: Callable[[str], bool] = self._ask_confirm
+        self.show_error: Callable[[str, str], None] = self._show_error
+
+        self.engine_combo = QComboBox()
+        self.engine_combo.setObjectName("probeEngine")
+        self.fault_combo = QComboBox()
+        self.fault_combo.setObjectName("probeFault")
+        self.fault_combo.addItem(NO_FAULT, None)
+        from rsp_workbench.engines.secret import FAULTS
+
+        for fault in FAULTS:
+            self.fault_combo.addItem(fault, fault)
+        self.fault_combo.setToolTip("switch on a fault knob of the secret engine (the probe is not told)")
+        self.engine_combo.currentIndexChanged.connect(self._engine_changed)
+        form = QFormLayout()
+        form.addRow("Engine", self.engine_combo)
+        form.addRow("Fault knob", self.fault_combo)
+
+        self.start_button = QPushButton("Probe")
+        self.start_button.setObjectName("probeStart")
+        self.start_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("probeCancel")
+        self.cancel_button.setEnabled(False)
+        self.close_button = QPushButton("Close")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button.clicked.connect(self.close)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.close_button)
+
+        self.progress = QProgressBar()
+        self.progress.setObjectName("probeProgress")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.status = QLabel("Runs a battery of small designed streams against the engine on the test stand and "
+                             "infers its SECRET parameters (docs/probe.md).")
+        self.status.setWordWrap(True)
+        self.headline = QLabel()
+        self.headline.setObjectName("probeHeadline")
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.parameters_table = QTableWidget(0, 3)
+        self.parameters_table.setObjectName("probeParameters")
+        self.parameters_table.setHorizontalHeaderLabels(("parameter", "inferred", "the probes cannot tell from"))
+        self.probes_table = QTableWidget(0, len(PROBE_COLUMNS))
+        self.probes_table.setObjectName("probeProbes")
+        self.probes_table.setHorizontalHeaderLabels(PROBE_COLUMNS)
+        for table in (self.parameters_table, self.probes_table):
+            table.verticalHeader().setVisible(False)
+            table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            table.horizontalHeader().setStretchLastSection(True)
+            table.setWordWrap(True)
+        self.details = QPlainTextEdit()
+        self.details.setObjectName("probeDetails")
+        self.details.setReadOnly(True)
+        self.details.setPlaceholderText("faults and unexplained probes (first divergence) appear here")
+
+        tables = QHBoxLayout()
+        tables.addWidget(self.parameters_table, 1)
+        tables.addWidget(self.probes_table, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.headline)
+        layout.addLayout(tables, 3)
+        layout.addWidget(self.details, 2)
+        self.resize(1100, 700)
+        self.refresh_engines()
+
+    # ------------------------------------------------------------------ engines
+    def refresh_engines(self) -> None:
+        """Built-in names, then the engines of the designer's experiment (if it is valid)."""
+        current = self.engine_combo.currentData()
+        self.engine_combo.blockSignals(True)
+        self.engine_combo.clear()
+        for label, key in builtin_engines():
+            self.engine_combo.addItem(label, key)
+        experiment = self._experiment()
+        if experiment is not None:
+            for spec in experiment.engines:
+                self.engine_combo.addItem(f"{experiment.name}: {spec.id} ({spec.type})", f"experiment:{spec.id}")
+        index = self.engine_combo.findData(current) if current is not None else -1
+        self.engine_combo.setCurrentIndex(max(0, index))
+        self.engine_combo.blockSignals(False)
+        self._engine_changed()
+
+    def select_engine(self, kind: str, name: str) -> None:
+        """``kind``: preset, builtin (an engine type) or experiment (an engine id of the designer's)."""
+        index = self.engine_combo.findData(f"{kind}:{name}")
+        if index < 0:
+            raise ValueError(f"no {kind} engine {name!r} in the list")
+        self.engine_combo.setCurrentIndex(index)
+
+    def _experiment(self) -> Any:
+        if self.experiment_source is None:
+            return None
+        try:
+            return self.experiment_source()
+        except UserError:
+            return None  # an invalid designer document offers the built-in engines only
+
+    @Slot()
+    def _engine_changed(self) -> None:
+        kind, _, name = str(self.engine_combo.currentData() or "").partition(":")
+        self.fault_combo.setEnabled(kind == "preset" or (kind == "builtin" and name == "secret"))
+        if not self.fault_combo.isEnabled():
+            self.fault_combo.setCurrentIndex(0)
+
+    def target(self) -> ProbeTarget:
+        kind, _, name = str(self.engine_combo.currentData() or "").partition(":")
+        fault = self.fault_combo.currentData() if self.fault_combo.isEnabled() else None
+        faults = {fault: True} if fault else None
+        if kind == "preset":
+            return builtin_target("secret", preset=name, faults=faults)
+        if kind == "builtin":
+            return builtin_target(name, faults=faults)
+        experiment = self._experiment()
+        if experiment is None:
+            raise UserError("the designer's experiment is not valid any more; fix it or choose a built-in engine")
+        return engine_of(experiment, name)
+
+    # ------------------------------------------------------------------ running
+    @Slot()
+    def start(self) -> Task | None:
+        if self.task is not None:
+            return None
+        try:
+            target = self.target()
+        except UserError as error:
+            self.show_error("Cannot probe this engine", str(error))
+            return None
+        if target.external:
+            from rsp_workbench.stand.confirm import describe_command
+
+            if not self.ask_confirm(describe_command(target) + "\n\nRun this command for each probe?"):
+                self.status.setText("Not probed: the external command was not confirmed.")
+                return None
+        options = self.options
+
+        def work(state: TaskState) -> ProbeInference:
+            def progress(done: int, total: int, message: str) -> None:
+                state.report_progress(done / max(1, total), f"[{done}/{total}] {message}")
+
+            return probe_engine(target, options, cancel=state.cancel_event, progress=progress)
+
+        self.inference = None
+        self._clear()
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        self.status.setText(f"Probing {target.label} ({target.description})…")
+        self.start_button.setEnabled(False)
+        self.engine_combo.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.task = self.tasks.start(f"probe {target.label}", work)
+        self.task.progress.connect(self._on_progress)
+        self.task.finished.connect(self._on_finished)
+        self.task.failed.connect(self._on_failed)
+        self.task.done.connect(self._on_done)
+        return self.task
+
+    @Slot()
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.status.setText("Cancelling: stopping the engine processes…")
+
+    @Slot(float, str)
+    def _on_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(round(fraction * 100)))
+        self.status.setText(message)
+
+    @Slot(object)
+    def _on_finished(self, inference: ProbeInference) -> None:
+        self.inference = inference
+        cancelled = self.task is not None and self.task.state.cancelled
+        self.status.setText("Cancelled: the answer below uses the probes that finished." if cancelled
+                            else f"Done: {sum(o.ok for o in inference.observations)} of "
+                                 f"{len(inference.observations)} probes ran.")
+        self.show_inference(inference)
+        self.finishedProbe.emit(inference)
+
+    @Slot(object, str)
+    def _on_failed(self, error: BaseException, trace: str) -> None:
+        self.status.setText(f"The probe failed: {error}")
+        self.details.setPlainText(str(error) if isinstance(error, UserError) else trace)
+
+    @Slot()
+    def _on_done(self) -> None:
+        self.task = None
+        self.start_button.setEnabled(True)
+        self.engine_combo.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setValue(self.progress.maximum())
+
+    # ------------------------------------------------------------------ the answer
+    def _clear(self) -> None:
+        self.headline.clear()
+        self.parameters_table.setRowCount(0)
+        self.probes_table.setRowCount(0)
+        self.details.clear()
+
+    def show_inference(self, inference: ProbeInference) -> None:
+        self._clear()
+        if inference.preset is None:
+            self.headline.setText("<b>No probe ran</b>: nothing to infer (see the probes below).")
+        else:
+            overrides = ", ".join(f"{key}: {format_value(value)}" for key, value in inference.overrides.items())
+            colour = "#2e7d32" if inference.explained else "#c62828"
+            verdict = headline_verdict(inference).replace("below", "in the details")
+            self.headline.setText(
+                f"<span style='font-size:14pt'><b>{_esc(inference.preset)}</b>"
+                + (f" + {{{_esc(overrides)}}}" if overrides else " (no overrides)") + "</span> — "
+                f"<span style='color:{colour}'>{verdict}</span>"
+                + "".join(f"<br/><span style='color:#c62828'>fault: <b>{_esc(f.fault)}</b></span> — "
+                          f"{_esc(FAULT_TEXT[f.fault])}" for f in inference.faults))
+        self.parameters_table.setRowCount(len(inference.parameters))
+        for row, (key, value) in enumerate(inference.parameters.items()):
+            others = inference.undetermined.get(key, [])
+            cells = (key, format_value(value), ", ".join(map(format_value, others)))
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if key in inference.overrides and column == 1:
+                    item.setForeground(Qt.GlobalColor.darkRed)
+                    item.setToolTip("an override of the preset")
+                self.parameters_table.setItem(row, column, item)
+        purposes = {p.name: p.purpose for p in inference.probes}
+        self.probes_table.setRowCount(len(inference.observations))
+        for row, observation in enumerate(inference.observations):
+            explained = inference.explaining.get(observation.probe)
+            cells = (observation.probe, observation.status,
+                     str(observation.responses) if observation.ok else "",
+                     "" if explained is None else ("yes" if explained else "no"),
+                     purposes.get(observation.probe, ""))
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 1:
+                    item.setForeground(_colour(STATUS_COLOURS.get(observation.status, "#000")))
+                    if observation.error:
+                        item.setToolTip(observation.error)
+                if column == 3 and explained is False:
+                    item.setForeground(_colour("#c62828"))
+                self.probes_table.setItem(row, column, item)
+        for table in (self.parameters_table, self.probes_table):
+            table.resizeRowsToContents()
+        lines = []
+        for finding in inference.faults:
+            lines.append(f"fault {finding.fault}: {FAULT_TEXT[finding.fault]}\n  evidence: {finding.evidence}")
+        for item in inference.unexplained:
+            lines.append(f"unexplained probe {item.probe} ({item.purpose})\n  first divergence: {item.description}")
+        for observation in inference.observations:
+            if not observation.ok:
+                lines.append(f"probe {observation.probe} {observation.status}: {observation.error}")
+        self.details.setPlainText("\n\n".join(lines))
+
+    # ------------------------------------------------------------------ dialogs
+    def _ask_confirm(self, question: str) -> bool:
+        answer = QMessageBox.question(self, "Run an external engine?", question,
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _show_error(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        """Closing the dialog cancels a probe still running (the window's registry waits for it)."""
+        self.cancel()
+        super().closeEvent(event)
+
+
+def _colour(text: str) -> Any:
+    from PySide6.QtGui import QColor
+
+    return QColor(text)

@@ -1,0 +1,341 @@
+"""The Results tab: open a result bundle and browse it (issue #6, item 4).
+
+Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
+when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
+Latency × memory, Eviction, Overlay (runs of several bundles, own and published, in one
+chart) and the window timeline. A bundle with more than
+``inline_runs`` runs is read on a background task (rsp_workbench/gui/tasks.py), and so are the
+per-run files its views ask for; small bundles are read at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QSettings, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rsp_workbench.results.bundle import ORACLE_FILE, RUNS_DIR, YABENCH_DIR
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.results.common import ResultsView, escape, shown_path
+from rsp_workbench.gui.results.eviction import EvictionView
+from rsp_workbench.gui.results.heaven import HeavenDashboardView
+from rsp_workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
+from rsp_workbench.gui.results.overlay import OverlayView
+from rsp_workbench.gui.results.quality import QualityView
+from rsp_workbench.gui.results.resources import ResourcesView
+from rsp_workbench.gui.results.summary import SummaryView
+from rsp_workbench.results.view_data import BundleData, not_a_bundle, read_bundle_data
+
+RECENT_KEY = "results/recentBundles"
+RECENT_LIMIT = 10
+INLINE_RUNS = 40  # bundles with more run folders are read off the GUI thread
+INLINE_BYTES = 8_000_000  # and bundles whose per-window files are bigger (one long run: millions of windows)
+STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "running": "#ef6c00", "cancelled": "#616161",
+                  "unreadable": "#c62828", "published": "#1565c0"}
+RECENT_PROMPT = "Recent bundles…"
+SHOWN_PROBLEMS = 3  # lines of problems/notes shown under the title; the rest in its tooltip
+
+
+def _bytes_to_read(folder: Path) -> int:
+    """The size of the files the views read per window (``oracle.json``, the YABench files), of a
+    bundle with few runs: whether one of its runs is long enough to freeze the GUI thread."""
+    files = [*folder.glob(f"{RUNS_DIR}/*/{ORACLE_FILE}"), *folder.glob(f"{YABENCH_DIR}/*/*")]
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+class ResultsBrowser(QWidget):
+    """Open a bundle folder and show it in the results views and the window timeline."""
+
+    bundleLoaded = Signal(str)
+
+    def __init__(self, tasks: Any = None, settings: QSettings | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from rsp_workbench.gui.timeline import TimelineView
+
+        self.setObjectName("resultsBrowser")
+        self.tasks = tasks
+        self.settings = settings
+        self._recent_memory: list[str] = []
+        self.data: BundleData | None = None
+        self.folder: Path | None = None
+        self.inline_runs = INLINE_RUNS
+        self.inline_bytes = INLINE_BYTES
+        self.background = False
+        self.load_task: Any = None
+
+        self.open_button = QPushButton("Open bundle…")
+        self.open_button.setObjectName("openBundle")
+        self.open_button.setToolTip("Open a result bundle folder (rspwb run EXPERIMENT --out DIR)")
+        self.open_button.clicked.connect(self.open_dialog)
+        self.recent_combo = QComboBox()
+        self.recent_combo.setObjectName("recentBundles")
+        self.recent_combo.setMinimumContentsLength(30)
+        self.recent_combo.activated.connect(self._on_recent_activated)
+        self.reload_button = QPushButton("Reload")
+        self.reload_button.clicked.connect(self.reload)
+        self.reload_button.setEnabled(False)
+        self.title = QLabel("<b>No bundle open.</b> Open the folder <code>rspwb run EXPERIMENT --out DIR</code> wrote.")
+        self.title.setObjectName("bundleTitle")
+        self.title.setWordWrap(True)
+        self.problems = QLabel()
+        self.problems.setObjectName("bundleProblems")
+        self.problems.setWordWrap(True)
+        self.problems.setVisible(False)
+        self.open_error = QLabel()  # a folder that could not be opened: the bundle shown stays
+        self.open_error.setObjectName("openError")
+        self.open_error.setWordWrap(True)
+        self.open_error.setStyleSheet("color: #c62828")
+        self.open_error.setVisible(False)
+        top = QHBoxLayout()
+        top.addWidget(self.open_button)
+        top.addWidget(self.recent_combo, 1)
+        top.addWidget(self.reload_button)
+
+        self.summary_view = SummaryView()
+        self.quality_view = QualityView()
+        self.resources_view = ResourcesView()
+        self.matrix_view = CorrectnessMatrixView()
+        self.heaven_view = HeavenDashboardView()
+        self.eviction_view = EvictionView()
+        self.overlay_view = OverlayView()
+        self.timeline_view = TimelineView(tasks)
+        self.views: tuple[ResultsView, ...] = (self.summary_view, self.quality_view, self.resources_view,
+                                               self.matrix_view, self.heaven_view, self.eviction_view,
+                                               self.overlay_view)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("resultsTabs")
+        for view, name in zip(self.views, ("Summary", "Quality", "Resources", "Correctness", "Latency × memory",
+                                            "Eviction", "Overlay")):
+            self.tabs.addTab(view, name)
+            view.submit = self._submit
+        # the timeline's own minimum width (its field rows) must not widen the window past 1024 px
+        # (issue 13 §2.4): its width is what the tab gives it
+        policy = self.timeline_view.sizePolicy()
+        policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+        self.timeline_view.setSizePolicy(policy)
+        self.tabs.addTab(self.timeline_view, "Timeline")
+        self.matrix_view.divergenceRequested.connect(self.show_divergence)
+        self.summary_view.runRequested.connect(self.show_run)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.title)
+        layout.addWidget(self.open_error)
+        layout.addWidget(self.problems)
+        layout.addWidget(self.tabs, 1)
+        self._refresh_recent()
+
+    @property
+    def timeline(self) -> Any:
+        """The inner WindowTimeline (the main window closes it on quit)."""
+        return self.timeline_view.timeline
+
+    # ------------------------------------------------------------------ opening
+    @Slot()
+    def open_dialog(self) -> None:
+        start = str(self.folder.parent) if self.folder else str(Path.cwd())
+        path = QFileDialog.getExistingDirectory(self, "Open result bundle", start)
+        if path:
+            self.open_bundle(path)
+
+    @Slot()
+    def reload(self) -> None:
+        if self.folder is not None:
+            self.open_bundle(self.folder)
+
+    def open_bundle(self, path: str | os.PathLike[str]) -> Any:
+        """Read the bundle (on a task when it is big and a TaskRegistry was given); returns the task or None.
+
+        A folder that is no bundle at all is refused with a message; the bundle shown stays."""
+        folder = Path(path).expanduser()
+        refused = not_a_bundle(folder)
+        if refused is not None:
+            self._show_failure(refused, folder)
+            return None
+        self.folder = folder
+        self.reload_button.setEnabled(True)
+        if self.load_task is not None and self.load_task.is_running():
+            self.load_task.cancel()
+        runs = folder / RUNS_DIR
+        count = sum(1 for _ in runs.iterdir()) if runs.is_dir() else 0
+        self.background = self.tasks is not None and (count > self.inline_runs
+                                                      or _bytes_to_read(folder) > self.inline_bytes)
+        if not self.background:
+            try:
+                data = read_bundle_data(folder)
+            except Exception as error:  # noqa: BLE001 - shown, never a crash
+                self._show_failure(error)
+                return None
+            self.show_data(data)
+            return None
+        self.title.setText(f"reading <code>{shown_path(self.title, folder)}</code> ({count} runs) …")
+        self.title.setToolTip(str(folder))
+
+        def read(state: Any) -> BundleData:
+            return read_bundle_data(folder, lambda: state.cancelled, state.report_progress)
+
+        task = self.tasks.start(f"read bundle {folder.name}", read, user_work=False)
+        task.finished.connect(self.show_data)
+        task.failed.connect(self._on_load_failed)
+        task.progress.connect(self._on_load_progress)
+        self.load_task = task
+        return task
+
+    @Slot(object)
+    def show_data(self, data: BundleData) -> None:
+        if self.folder is not None and data.bundle.folder != self.folder:
+            return  # a superseded read
+        self.data = data
+        self.open_error.setVisible(False)
+        bundle = data.bundle
+        colour = STATUS_COLOURS.get(bundle.status, "#333")
+        counts: dict[str, int] = {}
+        for row in bundle.rows:
+            key = str(row.get("verdict") or row.get("status"))
+            counts[key] = counts.get(key, 0) + 1
+        counted = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
+        started = bundle.manifest.get("started") or "?"
+        self.title.setText(
+            f"<b>{escape(bundle.name)}</b> — <span style='color:{colour}'><b>{escape(bundle.status)}</b></span>; "
+            f"{len(bundle.rows)} runs ({escape(counted)}); started {escape(str(started))}; "
+            f"<code>{shown_path(self.title, bundle.folder)}</code>")
+        self.title.setToolTip(str(bundle.folder))
+        lines = [f"<span style='color:#c62828'>{escape(str(p))}</span>" for p in data.problems]
+        lines += [f"<span style='color:#ef6c00'>{escape(n)}</span>" for n in bundle.notes]
+        shown = lines if len(lines) <= SHOWN_PROBLEMS else lines[:SHOWN_PROBLEMS - 1] + [
+            f"<span style='color:#555'>… and {len(lines) - SHOWN_PROBLEMS + 1} more (hover to see all)</span>"]
+        self.problems.setText("<br>".join(shown))
+        self.problems.setToolTip("<br>".join(lines) if len(shown) < len(lines) else "")
+        self.problems.setVisible(bool(lines))
+        for view in self.views:
+            try:
+                view.set_data(data)  # type: ignore[attr-defined]
+            except Exception as error:  # noqa: BLE001 - one broken view must not hide the others
+                view.show_message(f"Cannot show this view: {escape(type(error).__name__)}: {escape(str(error))}")
+        if bundle.rows or bundle.manifest:
+            self._remember(str(bundle.folder))
+        self.bundleLoaded.emit(str(bundle.folder))
+
+    def problem_texts(self) -> list[str]:
+        """What is wrong with the open bundle, as ``file:line: message`` lines (and notes)."""
+        if self.data is None:
+            return [self.problems.text()] if self.problems.text() else []
+        return [str(p) for p in self.data.problems] + list(self.data.bundle.notes)
+
+    @Slot(object, str)
+    def _on_load_failed(self, error: object, trace: str) -> None:
+        if self.sender() is not None and self.sender() is not self.load_task:
+            return  # a superseded (cancelled) read
+        self._show_failure(error)
+
+    @Slot(object, str)
+    def _on_read_failed(self, error: object, trace: str) -> None:
+        """A view's per-run read failed (a bug, not bad content: that is reported by the view)."""
+        text = self.problems.text()
+        line = f"<span style='color:#c62828'>{escape(type(error).__name__)}: {escape(str(error))}</span>"
+        self.problems.setText(f"{text}<br>{line}" if text else line)
+        self.problems.setVisible(True)
+
+    @Slot(float, str)
+    def _on_load_progress(self, fraction: float, message: str) -> None:
+        self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape(message)} …")
+
+    def _show_failure(self, error: object, folder: Path | None = None) -> None:
+        """Say why a folder could not be read; a bundle already shown stays (and stays current)."""
+        kind = "" if isinstance(error, UserError) else f"{type(error).__name__}: "
+        if self.data is not None:
+            self.folder = self.data.bundle.folder
+            where = shown_path(self.open_error, folder or self.folder)
+            self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape(kind + str(error))} "
+                                    f"— still showing <code>{shown_path(self.open_error, self.folder)}</code>")
+            self.open_error.setToolTip(f"not opened: {folder or self.folder}\nstill showing: {self.folder}")
+            self.open_error.setVisible(True)
+            return
+        if folder is not None:
+            self.folder = folder
+        self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
+        self.title.setToolTip(str(self.folder))
+        self.problems.setText(f"<span style='color:#c62828'>{escape(kind + str(error))}</span>")
+        self.problems.setVisible(True)
+
+    def _submit(self, name: str, read: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
+        """How views read per-run files: on a task for big bundles, else at once."""
+        if not self.background or self.tasks is None:
+            deliver(read())
+            return
+        task = self.tasks.start(name, lambda state: read(), user_work=False)
+        task.finished.connect(deliver)
+        task.failed.connect(self._on_read_failed)
+
+    # ------------------------------------------------------------------ recent bundles
+    def recent_bundles(self) -> list[str]:
+        if self.settings is None:
+            return list(self._recent_memory)
+        value = self.settings.value(RECENT_KEY, [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def _remember(self, path: str) -> None:
+        recent = [path] + [p for p in self.recent_bundles() if p != path]
+        recent = recent[:RECENT_LIMIT]
+        if self.settings is None:
+            self._recent_memory = recent
+        else:
+            self.settings.setValue(RECENT_KEY, recent)
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_combo.blockSignals(True)
+        self.recent_combo.clear()
+        self.recent_combo.addItem(RECENT_PROMPT)
+        for path in self.recent_bundles():
+            self.recent_combo.addItem(path)
+        self.recent_combo.setCurrentIndex(0)
+        self.recent_combo.blockSignals(False)
+
+    @Slot(int)
+    def _on_recent_activated(self, index: int) -> None:
+        if index > 0:
+            self.open_bundle(self.recent_combo.itemText(index))
+
+    # ------------------------------------------------------------------ the window timeline
+    @Slot(str, int)
+    def show_divergence(self, run_id: str, t_ms: int) -> None:
+        self.show_run(run_id, t_ms)
+
+    @Slot(str)
+    def show_run(self, run_id: str, t_ms: int = UNKNOWN_TIME) -> bool:
+        """Open a run of the bundle on the window timeline (at ``t_ms`` if known); False if no bundle is open."""
+        self.tabs.setCurrentWidget(self.timeline_view)
+        view = self.timeline_view
+        if self.folder is None:
+            return False
+        if self.data is not None and self.data.bundle.published:
+            view.status.setText("A published YABench folder holds per-window measurements only (no stream, "
+                                "no engine answers): its runs cannot be shown on the window timeline.")
+            return False
+        view.load_bundle_run(str(self.folder), run_id)
+        if t_ms != UNKNOWN_TIME:
+            view.jump_to(t_ms)
+        return True

@@ -1,0 +1,94 @@
+"""Summary: one row per engine run (the rows of summary.json / ``rspwb report``)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from rsp_workbench.results.bundle import TABLE_COLUMNS
+from rsp_workbench.gui.results.common import ResultsView
+from rsp_workbench.gui.results.matrix import STATE_COLOURS
+from rsp_workbench.results.view_data import BundleData
+
+# The report's columns (rsp_workbench.results.bundle.TABLE_COLUMNS) plus where the run sits and what it cost.
+SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
+    TABLE_COLUMNS[0][:2], ("case", "case"), ("rep", "repetition"), *(c[:2] for c in TABLE_COLUMNS[1:3]),
+    ("status", "status"), *(c[:2] for c in TABLE_COLUMNS[3:]), ("windows", "windows"),
+    ("latency ms", "latency_ms_mean"), ("wall s", "wall_s"), ("error", "error"),
+)
+RATIO_KEYS = {"precision", "recall"}
+
+
+def cell_text(key: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}" if key in RATIO_KEYS else f"{value:.4g}"
+    if key == "error":
+        return str(value).splitlines()[0] if str(value) else ""
+    return str(value)
+
+
+class SummaryView(ResultsView):
+    """The run table; double-click a run to open it on the window timeline."""
+
+    title = "Summary"
+    runRequested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("resultsSummary")
+        self.rows: Sequence[Mapping[str, Any]] = ()
+        self.add_export_buttons()
+        self.table = QTableWidget(0, len(SUMMARY_COLUMNS))
+        self.table.setObjectName("summaryTable")
+        self.table.setHorizontalHeaderLabels([header for header, _ in SUMMARY_COLUMNS])
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.cellDoubleClicked.connect(self._on_double_click)
+        layout = QVBoxLayout(self.body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.table)
+
+    def set_data(self, data: BundleData) -> None:
+        self.rows = data.bundle.rows
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
+            for c, (_, key) in enumerate(SUMMARY_COLUMNS):
+                value = row.get(key)
+                item = QTableWidgetItem(cell_text(key, value))
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if key == "verdict" and value in STATE_COLOURS:
+                    item.setBackground(QBrush(QColor(STATE_COLOURS[str(value)])))
+                if key == "error" and value:
+                    item.setToolTip(str(value))
+                self.table.setItem(r, c, item)
+        if not self.rows:
+            self.show_message("This bundle lists no runs (yet).")
+            return
+        self.show_content()
+        self.status.setText(f"{len(self.rows)} run(s); double-click a run to open it on the window timeline")
+
+    def cell(self, row: int, header: str) -> str:
+        column = [h for h, _ in SUMMARY_COLUMNS].index(header)
+        return self.table.item(row, column).text()
+
+    @Slot(int, int)
+    def _on_double_click(self, row: int, column: int) -> None:
+        if 0 <= row < len(self.rows):
+            self.runRequested.emit(str(self.rows[row].get("run_id")))
+
+    def chart_widget(self) -> QWidget:
+        return self.table
+
+    def csv_table(self) -> tuple[list[str], list[list[Any]]]:
+        keys = [key for _, key in SUMMARY_COLUMNS]
+        return keys, [[row.get(key) for key in keys] for row in self.rows]

@@ -1,0 +1,831 @@
+"""The scalable oracle's core: solution mappings computed once, annotated with positions.
+
+The reference path (`rsp_workbench.oracle.reference`) evaluates SPARQL from scratch for every
+evaluation. Here the *monotone* part of the query (BGP, FILTER, BIND, UNION, Join,
+Project, DISTINCT, GRAPH <const>, VALUES) is evaluated once over the whole stream and every
+solution row carries a presence condition: a disjunction of *requirements*, each a
+position interval ``[pmin, pmax]`` per window. A requirement holds for an evaluation whose
+window contents are ``[lo_w, hi_w)`` iff ``lo_w ≤ pmin_w`` and ``pmax_w < hi_w`` for every
+window (window contents are contiguous position ranges, `rsp_workbench.core.report`).
+Requirements whose elements lie further apart in time than the window size can never hold
+and are dropped while joining (the band condition of ARCHITECTURE.md).
+
+Exactness with respect to rdflib over a window snapshot (what the reference computes):
+
+* a snapshot is an RDF *graph*, a set: the same triple at several times (or also in a
+  static graph) is one triple. A BGP's rows are therefore *distinct* mappings whose
+  condition is the OR over all element combinations that build them;
+* rdflib's non-lazy Join turns its right operand into a set (``set(evalPart(p2))``) and
+  DISTINCT is a set: both OR the conditions of equal rows; UNION and Project keep bags;
+* FILTER and BIND use rdflib's own expression evaluation (errors: filter false, BIND
+  leaves the variable unbound), cached per distinct value tuple.
+
+Operators above the monotone part (GROUP BY/aggregates, HAVING, OPTIONAL, MINUS,
+subqueries) are evaluated by rdflib itself, per distinct window content, over the
+monotone rows present in that content (substituted as a VALUES table). Order-dependent
+constructs (LIMIT/OFFSET, REDUCED, SAMPLE, GROUP_CONCAT), non-deterministic functions
+(NOW, RAND, BNODE, UUID), EXISTS, ``GRAPH ?var`` and time-varying graphs are outside the
+fast path: `compile_plan` names the construct and the caller uses the reference path.
+SUM/AVG over floating-point values may differ in the last bits when the row order
+differs from rdflib's (integers and decimals are exact).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from rsp_workbench.core.r2s import apply_r2s
+from rsp_workbench.core.report import Evaluation, content_at
+from rsp_workbench.core.semantics import ActiveWindowChoice, EngineSemantics
+from rsp_workbench.core.windows import WindowSpec
+from rsp_workbench.oracle.deltas import Timeline, evaluations_for  # noqa: F401 - this module's API too
+from rsp_workbench.errors import UserError
+from rsp_workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
+from rsp_workbench.streams.model import StreamElement
+from rsp_workbench.streams.terms import canonical_term, canonical_triple, from_rdflib, to_rdflib
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData
+
+BIG = 1 << 62  # "no requirement" pmin; the matching pmax is -1
+Requirement = tuple[int, ...]  # (pmin_0, pmax_0, pmin_1, pmax_1, ...), one pair per window
+Row = tuple[tuple[str | None, ...], tuple[Requirement, ...]]  # (values, OR of requirements)
+ContentKey = tuple[tuple[int, int], ...]  # per window (lo, hi), empty contents as (0, 0)
+
+_NONDETERMINISTIC = {"Builtin_NOW", "Builtin_RAND", "Builtin_BNODE", "Builtin_UUID", "Builtin_STRUUID"}
+_GRAPH_READING = {"Builtin_EXISTS", "Builtin_NOTEXISTS"}
+_MONOTONE = {"BGP", "Filter", "Extend", "Union", "Join", "Project", "Distinct", "Graph", "ToMultiSet", "OrderBy"}
+_UPPER = {"Group", "AggregateJoin", "Filter", "Extend", "LeftJoin", "Minus", "Join", "Union", "Project",
+          "Distinct", "OrderBy", "ToMultiSet"}
+
+
+class FastPathUnsupported(UserError):
+    """The query (or dataset) is outside the fast path; use the reference path."""
+
+
+# --- plan ------------------------------------------------------------------------------
+
+
+@dataclass
+class FastPlan:
+    """A compiled query: monotone subtrees to annotate, and rdflib's part above them.
+
+    ``leaves`` are the monotone subtrees (rdflib CompValues). ``upper`` is None when the
+    whole pattern is monotone (the relation is then read off the annotated rows);
+    otherwise it is a copy of the query algebra whose leaves are VALUES placeholders
+    (``placeholders[i]`` stands for ``leaves[i]``), evaluated by rdflib per content.
+    """
+
+    query: ContinuousQuery
+    leaves: list[Any]
+    upper: Any | None
+    placeholders: list[Any] = field(default_factory=list)
+
+
+def _walk_expr(expr: Any, names: set[str], variables: set[Any]) -> None:
+    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.term import Variable
+
+    if isinstance(expr, Variable):
+        variables.add(expr)
+    elif isinstance(expr, CompValue):
+        names.add(expr.name)
+        for key, value in expr.items():
+            if key != "_vars":
+                _walk_expr(value, names, variables)
+    elif isinstance(expr, (list, tuple)):
+        for item in expr:
+            _walk_expr(item, names, variables)
+
+
+def _expr_problem(expr: Any) -> str | None:
+    names: set[str] = set()
+    _walk_expr(expr, names, set())
+    if names & _GRAPH_READING:
+        return "EXISTS / NOT EXISTS"
+    bad = names & _NONDETERMINISTIC
+    if bad:
+        return sorted(bad)[0].replace("Builtin_", "") + "()"
+    return None
+
+
+def _monotone_problem(node: Any) -> str | None:
+    """None if ``node`` can be annotated, else the name of the first construct that cannot."""
+    from rdflib.term import URIRef
+
+    name = node.name
+    if name not in _MONOTONE:
+        return name
+    if name == "BGP":
+        return None
+    if name == "ToMultiSet":
+        return None if node.p.name == "values" else "subquery"
+    if name in ("Filter", "Extend"):
+        problem = _expr_problem(node.expr)
+        if problem:
+            return problem
+    if name == "Graph" and not isinstance(node.term, URIRef):
+        return "GRAPH ?variable"
+    if name in ("Union", "Join"):
+        return _monotone_problem(node.p1) or _monotone_problem(node.p2)
+    return _monotone_problem(node.p)
+
+
+def compile_plan(query: ContinuousQuery) -> FastPlan:
+    """Split the query algebra into annotatable leaves and rdflib's upper part.
+
+    Raises `FastPathUnsupported` naming the construct when the fast path cannot
+    reproduce rdflib exactly.
+    """
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if query.form is not QueryForm.SELECT:
+        raise FastPathUnsupported(f"the fast oracle path evaluates SELECT queries, not {query.form.value}")
+    root = query.algebra.algebra
+    if _monotone_problem(root.p) is None:
+        return FastPlan(query, [root.p], None)
+    leaves: list[Any] = []
+    placeholders: list[Any] = []
+
+    def rebuild(node: Any) -> Any:
+        if not isinstance(node, CompValue):
+            return node
+        if node.name not in ("SelectQuery", "ToMultiSet") and _monotone_problem(node) is None:
+            placeholder = CompValue("ToMultiSet", p=CompValue("values", res=[]))
+            placeholder["_vars"] = node.get("_vars")
+            leaves.append(node)
+            placeholders.append(placeholder)
+            return placeholder
+        if node.name not in _UPPER and node.name != "SelectQuery":
+            if node.name in ("Slice", "Reduced"):
+                raise FastPathUnsupported(f"{'LIMIT/OFFSET' if node.name == 'Slice' else 'REDUCED'} is order-dependent")
+            raise FastPathUnsupported(f"{node.name} is not supported by the fast oracle path")
+        if node.name in ("Filter", "Extend", "LeftJoin"):
+            problem = _expr_problem(node.expr)
+            if problem:
+                raise FastPathUnsupported(f"{problem} is not supported by the fast oracle path")
+        if node.name == "AggregateJoin":
+            group_vars = set(node.p.expr or [])
+            for aggregate in node.A:
+                if aggregate.name == "Aggregate_GroupConcat":
+                    raise FastPathUnsupported("GROUP_CONCAT is order-dependent")
+                if aggregate.name == "Aggregate_Sample" and aggregate.vars not in group_vars:
+                    raise FastPathUnsupported("SAMPLE is order-dependent")
+        if node.name == "ToMultiSet" and node.p.name == "values":
+            return node
+        copy = CompValue(node.name)
+        for key, value in node.items():
+            if key in ("p", "p1", "p2") and isinstance(value, CompValue):
+                copy[key] = rebuild(value)
+            else:
+                copy[key] = value
+        return copy
+
+    from rsp_workbench.oracle.reference import with_sparql11_aggregates
+
+    upper = with_sparql11_aggregates(rebuild(root))
+    if not leaves:
+        raise FastPathUnsupported("the query has no pattern the fast oracle path can annotate")
+    return FastPlan(query, leaves, upper, placeholders)
+
+
+# --- filter bounds a BGP may apply early -------------------------------------------------
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC_DATATYPES = frozenset(_XSD + name for name in (
+    "integer", "decimal", "float", "double", "int", "long", "short", "byte", "nonNegativeInteger",
+    "positiveInteger", "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt",
+    "unsignedShort", "unsignedByte",
+))
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+
+
+@dataclass(frozen=True)
+class NumericBound:
+    """A FILTER conjunct ``?variable op number`` (op in <, <=, >, >=, =).
+
+    Only a hint for early row pruning: the FILTER itself still runs (rdflib) on what is
+    left, so a pruner may drop a row only when the bound *certainly* rejects it.
+    """
+
+    variable: str
+    op: str
+    value: float
+
+
+def numeric_bounds(expr: Any) -> list[NumericBound]:
+    """The ``?var op number`` conjuncts of a FILTER expression (others are ignored)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.term import Literal, Variable
+
+    if not isinstance(expr, CompValue):
+        return []
+    if expr.name == "ConditionalAndExpression":
+        parts = [expr.expr] + list(expr.other or [])
+        return [bound for part in parts for bound in numeric_bounds(part)]
+    if expr.name != "RelationalExpression" or expr.op not in _MIRRORED:
+        return []
+    left, right, op = expr.expr, expr.other, str(expr.op)
+    if isinstance(left, Literal) and isinstance(right, Variable):
+        left, right, op = right, left, _MIRRORED[op]
+    if not (isinstance(left, Variable) and isinstance(right, Literal)) or str(right.datatype) not in NUMERIC_DATATYPES:
+        return []
+    try:
+        value = float(right.toPython())
+    except (TypeError, ValueError, OverflowError):
+        return []
+    return [NumericBound(str(left), op, value)] if np.isfinite(value) else []
+
+
+# --- dataset -----------------------------------------------------------------------------
+
+
+@dataclass
+class WindowData:
+    """One window's stream as the fast path sees it: canonical triples and times."""
+
+    name: str
+    size: int
+    triples: list[tuple[str, str, str]]
+    times: list[int]
+
+
+@dataclass
+class AnnotationContext:
+    """What BGP evaluation reads: windows (with their streams) and static graphs."""
+
+    windows: list[WindowData]
+    mode: DatasetMode
+    static_default: frozenset[tuple[str, str, str]]
+    static_named: Mapping[str, frozenset[tuple[str, str, str]]]
+
+    @property
+    def width(self) -> int:
+        return len(self.windows)
+
+    def true_requirement(self) -> Requirement:
+        return (BIG, -1) * self.width
+
+
+def build_context(
+    query: ContinuousQuery, streams: Mapping[str, Sequence[StreamElement]], static: "StaticData"
+) -> AnnotationContext:
+    """Canonicalise the streams and static graphs once (rdflib graphs are sets of terms)."""
+    if static.time_varying_default is not None:
+        raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
+    canonical = canonical_term
+    windows = []
+    cache: dict[str, tuple[list[tuple[str, str, str]], list[int]]] = {}
+    for window in query.windows:
+        if window.stream not in streams:
+            raise UserError(f"no stream given for <{window.stream}>", field="stream")
+        if window.stream not in cache:
+            elements = streams[window.stream]
+            cache[window.stream] = (
+                [(canonical(e.subject), canonical(e.predicate), canonical(e.object)) for e in elements],
+                [e.t for e in elements],
+            )
+        triples, times = cache[window.stream]
+        windows.append(WindowData(window.name, window.size_ms, triples, times))
+
+    def canon(triples: Iterable[tuple[str, str, str]]) -> frozenset[tuple[str, str, str]]:
+        return frozenset(map(canonical_triple, triples))
+
+    return AnnotationContext(
+        windows, query.dataset_mode, canon(static.default), {name: canon(t) for name, t in static.named.items()}
+    )
+
+
+# --- annotated relations -------------------------------------------------------------------
+
+
+@dataclass
+class Relation:
+    """A bag of annotated rows over ``variables`` (names; blank-node keys as ``_:label``)."""
+
+    variables: tuple[str, ...]
+    rows: list[Row]
+
+
+def _key(term: Any) -> str:
+    from rdflib.term import BNode
+
+    return f"_:{term}" if isinstance(term, BNode) else str(term)
+
+
+def _is_var(term: Any) -> bool:
+    from rdflib.term import BNode, Variable
+
+    return isinstance(term, (Variable, BNode))
+
+
+def minimal_requirements(requirements: Iterable[Requirement]) -> tuple[Requirement, ...]:
+    """Drop requirements implied by others (r is redundant if some s ⊆ r per window)."""
+    unique = sorted(set(requirements))
+    if len(unique) <= 1:
+        return tuple(unique)
+    keep: list[Requirement] = []
+    for r in unique:
+        if any(_weaker(s, r) for s in unique if s != r):
+            continue
+        keep.append(r)
+    return tuple(keep)
+
+
+def _weaker(s: Requirement, r: Requirement) -> bool:
+    """True if s holds whenever r holds (s's intervals lie inside r's)."""
+    return all(s[i] >= r[i] and s[i + 1] <= r[i + 1] for i in range(0, len(r), 2))
+
+
+class Annotator:
+    """Evaluates the monotone fragment once over the whole stream (pure Python)."""
+
+    def __init__(self, context: AnnotationContext, prologue: Any = None) -> None:
+        from rdflib import Dataset
+        from rdflib.plugins.sparql.sparql import QueryContext
+
+        self.context = context
+        self.rdflib_context = QueryContext(graph=Dataset())
+        self.rdflib_context.prologue = prologue
+        self._expr_cache: dict[tuple[int, tuple[str | None, ...]], Any] = {}
+
+    # band condition ---------------------------------------------------------------------
+    def conjoin(self, a: Requirement, b: Requirement) -> Requirement | None:
+        out = []
+        for w, window in enumerate(self.context.windows):
+            lo = min(a[2 * w], b[2 * w])
+            hi = max(a[2 * w + 1], b[2 * w + 1])
+            if hi >= 0 and lo < BIG and window.times[hi] - window.times[lo] > window.size:
+                return None
+            out += (lo, hi)
+        return tuple(out)
+
+    def conjoin_all(self, a: tuple[Requirement, ...], b: tuple[Requirement, ...]) -> tuple[Requirement, ...]:
+        result = [r for x in a for y in b if (r := self.conjoin(x, y)) is not None]
+        return minimal_requirements(result)
+
+    # operators ----------------------------------------------------------------------------
+    def evaluate(self, node: Any, graph: str | None = None) -> Relation:
+        name = node.name
+        if name == "BGP":
+            return self.bgp(node.triples, graph)
+        if name == "Graph":
+            return self.evaluate(node.p, str(node.term))
+        if name == "Filter":
+            if node.p.name == "BGP":  # let the BGP drop rows the filter certainly rejects
+                return self.filter(node, self.bgp(node.p.triples, graph, numeric_bounds(node.expr)))
+            return self.filter(node, self.evaluate(node.p, graph))
+        if name == "Extend":
+            return self.extend(node, self.evaluate(node.p, graph))
+        if name == "Union":
+            left, right = self.evaluate(node.p1, graph), self.evaluate(node.p2, graph)
+            variables = tuple(dict.fromkeys(left.variables + right.variables))
+            return Relation(variables, _align(left, variables) + _align(right, variables))
+        if name == "Join":
+            left, right = self.evaluate(node.p1, graph), self.evaluate(node.p2, graph)
+            if not node.get("lazy"):
+                right = distinct(right)  # rdflib: b = set(evalPart(ctx, join.p2))
+            return self.join(left, right)
+        if name == "Project":
+            keep = tuple(str(v) for v in node.PV)
+            child = self.evaluate(node.p, graph)
+            return Relation(keep, _align(child, keep))
+        if name == "Distinct":
+            return distinct(self.evaluate(node.p, graph))
+        if name == "OrderBy":
+            return self.evaluate(node.p, graph)  # relations are bags: order is irrelevant
+        if name == "ToMultiSet":  # VALUES
+            return self.values(node.p.res)
+        raise FastPathUnsupported(f"{name} is not supported by the fast oracle path")
+
+    def values(self, res: list[Mapping[Any, Any]]) -> Relation:
+        variables = tuple(dict.fromkeys(_key(k) for r in res for k in r))
+        true = (self.context.true_requirement(),)
+        rows = []
+        for r in res:
+            bound = {_key(k): from_rdflib(v) for k, v in r.items() if v != "UNDEF"}
+            rows.append((tuple(bound.get(v) for v in variables), true))
+        return Relation(variables, rows)
+
+    def sources(self, graph: str | None) -> tuple[list[frozenset[tuple[str, str, str]]], list[int]]:
+        """Static triple sets and window indices a pattern in ``graph`` reads."""
+        context = self.context
+        if graph is None:
+            windows = list(range(context.width)) if context.mode is DatasetMode.MERGED else []
+            return [context.static_default], windows
+        windows = [i for i, w in enumerate(context.windows) if w.name == graph and context.mode is DatasetMode.NAMED]
+        statics = [context.static_named[graph]] if graph in context.static_named else []
+        return statics, windows
+
+    def candidates(self, pattern: tuple[Any, Any, Any], graph: str | None) -> list[tuple[tuple[str, ...], Requirement]]:
+        """Matches of one triple pattern: (values of its variable positions, requirement)."""
+        constants = [None if _is_var(t) else from_rdflib(t) for t in pattern]
+        var_positions = [i for i, t in enumerate(pattern) if _is_var(t)]
+        # a variable repeated inside the pattern must match the same term
+        repeats = [(i, j) for i in var_positions for j in var_positions if i < j and pattern[i] == pattern[j]]
+
+        def matches(triple: tuple[str, str, str]) -> bool:
+            return all(c is None or c == triple[i] for i, c in enumerate(constants)) and all(
+                triple[i] == triple[j] for i, j in repeats
+            )
+
+        out: list[tuple[tuple[str, ...], Requirement]] = []
+        true = self.context.true_requirement()
+        statics, windows = self.sources(graph)
+        for triples in statics:
+            for triple in triples:
+                if matches(triple):
+                    out.append((tuple(triple[i] for i in var_positions), true))
+        for w in windows:
+            window = self.context.windows[w]
+            for position, triple in enumerate(window.triples):
+                if matches(triple):
+                    requirement = list(true)
+                    requirement[2 * w] = requirement[2 * w + 1] = position
+                    out.append((tuple(triple[i] for i in var_positions), tuple(requirement)))
+        return out
+
+    def bgp(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
+            bounds: Sequence["NumericBound"] = ()) -> Relation:
+        """The BGP's distinct mappings, each with the OR of its requirements.
+
+        ``bounds`` (from a FILTER right above) are a hint for evaluators that read large
+        streams (`rsp_workbench.pipeline.oracle_job.SparkBGP`); here they are not needed.
+        """
+        variables: list[str] = []
+        for pattern in patterns:
+            for term in pattern:
+                if _is_var(term) and _key(term) not in variables:
+                    variables.append(_key(term))
+        index_of = {v: i for i, v in enumerate(variables)}
+        partial: list[tuple[tuple[str | None, ...], Requirement]] = [
+            ((None,) * len(variables), self.context.true_requirement())
+        ]
+        bound: set[str] = set()
+        for pattern in _connected_order(patterns):
+            names = [_key(t) for t in pattern if _is_var(t)]
+            unique_names = list(dict.fromkeys(names))
+            join_names = [n for n in unique_names if n in bound]
+            index: dict[tuple[str, ...], list[tuple[tuple[str, ...], Requirement]]] = defaultdict(list)
+            for values, requirement in self.candidates(pattern, graph):
+                binding = dict(zip(names, values))
+                index[tuple(binding[n] for n in join_names)].append(
+                    (tuple(binding[n] for n in unique_names), requirement)
+                )
+            step = []
+            for values, requirement in partial:
+                key = tuple(values[index_of[n]] for n in join_names)
+                for new_values, new_requirement in index.get(key, ()):
+                    combined = self.conjoin(requirement, new_requirement)
+                    if combined is None:
+                        continue
+                    row = list(values)
+                    for n, v in zip(unique_names, new_values):
+                        row[index_of[n]] = v
+                    step.append((tuple(row), combined))
+            partial = step
+            bound.update(unique_names)
+            if not partial:
+                break
+        grouped: dict[tuple[str | None, ...], list[Requirement]] = defaultdict(list)
+        for values, requirement in partial:
+            grouped[values].append(requirement)
+        return Relation(tuple(variables), [(v, minimal_requirements(r)) for v, r in grouped.items()])
+
+    def _bindings(self, relation: Relation, values: tuple[str | None, ...]) -> Any:
+        from rdflib.plugins.sparql.sparql import FrozenBindings
+        from rdflib.term import BNode, Variable
+
+        return FrozenBindings(
+            self.rdflib_context,
+            {
+                (BNode(name[2:]) if name.startswith("_:") else Variable(name)): to_rdflib(value)
+                for name, value in zip(relation.variables, values)
+                if value is not None
+            },
+        )
+
+    def _expression(self, node: Any, relation: Relation, evaluate: Callable[[Any], Any]) -> Callable[[tuple], Any]:
+        used: set[Any] = set()
+        _walk_expr(node.expr, set(), used)
+        positions = [relation.variables.index(str(v)) for v in used if str(v) in relation.variables]
+        cache: dict[tuple[str | None, ...], Any] = {}
+
+        def value_of(values: tuple[str | None, ...]) -> Any:
+            key = tuple(values[i] for i in positions)
+            try:
+                return cache[key]
+            except KeyError:
+                result = cache[key] = evaluate(self._bindings(relation, values))
+                return result
+
+        return value_of
+
+    def filter(self, node: Any, relation: Relation) -> Relation:
+        from rdflib.plugins.sparql.evaluate import _ebv
+
+        test = self._expression(node, relation, lambda bindings: _ebv(node.expr, bindings))
+        return Relation(relation.variables, [row for row in relation.rows if test(row[0])])
+
+    def extend(self, node: Any, relation: Relation) -> Relation:
+        from rdflib.plugins.sparql.evaluate import _eval
+        from rdflib.plugins.sparql.sparql import SPARQLError
+
+        def compute(bindings: Any) -> str | None:
+            try:
+                value = _eval(node.expr, bindings)
+            except SPARQLError:
+                return None
+            if isinstance(value, SPARQLError):
+                return None
+            return from_rdflib(value)
+
+        value_of = self._expression(node, relation, compute)
+        name = str(node.var)
+        if name in relation.variables:  # rdflib merges (the new value wins)
+            at = relation.variables.index(name)
+            rows = []
+            for values, requirements in relation.rows:
+                new = value_of(values)
+                rows.append(((values[:at] + (new,) + values[at + 1 :]) if new is not None else values, requirements))
+            return Relation(relation.variables, rows)
+        return Relation(relation.variables + (name,), [(v + (value_of(v),), r) for v, r in relation.rows])
+
+    def join(self, left: Relation, right: Relation) -> Relation:
+        variables = tuple(dict.fromkeys(left.variables + right.variables))
+        shared = [v for v in left.variables if v in right.variables]
+        li = [left.variables.index(v) for v in shared]
+        ri = [right.variables.index(v) for v in shared]
+        out_left = [left.variables.index(v) if v in left.variables else None for v in variables]
+        out_right = [right.variables.index(v) if v in right.variables else None for v in variables]
+        fully_bound: dict[tuple, list[Row]] = defaultdict(list)
+        partly: list[Row] = []
+        for row in right.rows:
+            key = tuple(row[0][i] for i in ri)
+            if None in key:
+                partly.append(row)
+            else:
+                fully_bound[key].append(row)
+        rows: list[Row] = []
+        for lvalues, lreq in left.rows:
+            key = tuple(lvalues[i] for i in li)
+            if None in key:
+                candidates: Iterable[Row] = right.rows
+            else:
+                candidates = fully_bound.get(key, []) + partly
+            for rvalues, rreq in candidates:
+                if any(lvalues[a] is not None and rvalues[b] is not None and lvalues[a] != rvalues[b] for a, b in zip(li, ri)):
+                    continue
+                requirements = self.conjoin_all(lreq, rreq)
+                if not requirements:
+                    continue
+                merged = tuple(
+                    (lvalues[a] if a is not None and lvalues[a] is not None else (rvalues[b] if b is not None else None))
+                    for a, b in zip(out_left, out_right)
+                )
+                rows.append((merged, requirements))
+        return Relation(variables, rows)
+
+
+def _connected_order(patterns: Sequence[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
+    """Most selective pattern first, then patterns sharing a variable with what is bound."""
+    remaining = list(patterns)
+    order: list[tuple[Any, Any, Any]] = []
+    bound: set[Any] = set()
+    while remaining:
+        def score(p: tuple[Any, Any, Any]) -> tuple[int, int]:
+            shares = any(_is_var(t) and t in bound for t in p)
+            return (0 if shares or not bound else 1, sum(1 for t in p if _is_var(t) and t not in bound))
+
+        best = min(remaining, key=score)
+        remaining.remove(best)
+        order.append(best)
+        bound.update(t for t in best if _is_var(t))
+    return order
+
+
+def _align(relation: Relation, variables: tuple[str, ...]) -> list[Row]:
+    positions = [relation.variables.index(v) if v in relation.variables else None for v in variables]
+    return [(tuple(values[i] if i is not None else None for i in positions), req) for values, req in relation.rows]
+
+
+def distinct(relation: Relation) -> Relation:
+    """A set: equal rows merge, their conditions are OR-ed."""
+    grouped: dict[tuple[str | None, ...], list[Requirement]] = defaultdict(list)
+    for values, requirements in relation.rows:
+        grouped[values].extend(requirements)
+    return Relation(relation.variables, [(v, minimal_requirements(r)) for v, r in grouped.items()])
+
+
+# --- rows as arrays, presence per content -----------------------------------------------------
+
+
+@dataclass
+class RowTable:
+    """Annotated rows flattened for numpy: one entry per requirement.
+
+    ``row_of[q]`` is the row of requirement q; ``pmin``/``pmax`` have shape (windows, Q).
+    ``mapping_of[row]`` numbers the distinct mappings (bag elements) of the rows.
+    """
+
+    relation: Relation
+    row_of: np.ndarray
+    pmin: np.ndarray
+    pmax: np.ndarray
+    mapping_of: np.ndarray
+    mappings: list[tuple[str | None, ...]]
+
+    @classmethod
+    def of(cls, relation: Relation, width: int) -> "RowTable":
+        row_of, reqs = [], []
+        ids: dict[tuple[str | None, ...], int] = {}
+        mapping_of = np.empty(len(relation.rows), dtype=np.int64)
+        for r, (values, requirements) in enumerate(relation.rows):
+            mapping_of[r] = ids.setdefault(values, len(ids))
+            for requirement in requirements:
+                row_of.append(r)
+                reqs.append(requirement)
+        array = np.array(reqs, dtype=np.int64).reshape(len(reqs), 2 * width) if reqs else np.empty((0, 2 * width), np.int64)
+        return cls(relation, np.array(row_of, dtype=np.int64), array[:, 0::2].T.copy(), array[:, 1::2].T.copy(),
+                   mapping_of, list(ids))
+
+    def present_rows(self, key: ContentKey) -> np.ndarray:
+        """Indices of the rows present for window contents ``key`` (each row counts once)."""
+        mask = np.ones(len(self.row_of), dtype=bool)
+        for w, (lo, hi) in enumerate(key):
+            mask &= (self.pmin[w] >= lo) & (self.pmax[w] < hi)
+        return np.unique(self.row_of[mask])
+
+    def counts(self, key: ContentKey) -> np.ndarray:
+        """Multiplicity of every distinct mapping for contents ``key``."""
+        return np.bincount(self.mapping_of[self.present_rows(key)], minlength=len(self.mappings))
+
+    def bag(self, key: ContentKey, cache: dict[int, frozenset] | None = None) -> Counter[Hashable]:
+        counts = self.counts(key)
+        out: Counter[Hashable] = Counter()
+        for m in np.flatnonzero(counts):
+            out[self.solution(int(m), cache)] = int(counts[m])
+        return out
+
+    def solution(self, m: int, cache: dict[int, frozenset] | None = None) -> frozenset:
+        if cache is not None and m in cache:
+            return cache[m]
+        values = self.mappings[m]
+        mapping = frozenset((v, t) for v, t in zip(self.relation.variables, values) if t is not None and not v.startswith("_:"))
+        if cache is not None:
+            cache[m] = mapping
+        return mapping
+
+
+class RelationEvaluator:
+    """The instantaneous relation (a bag, as the reference returns it) per content key."""
+
+    CACHE_SIZE = 4096  # relations kept for t0 values that share window contents
+
+    def __init__(self, plan: FastPlan, tables: list[RowTable]) -> None:
+        self.plan = plan
+        self.tables = tables
+        self._cache: dict[ContentKey, Counter[Hashable]] = {}
+        self._solutions: dict[int, frozenset] = {}
+
+    def relation(self, key: ContentKey) -> Counter[Hashable]:
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if self.plan.upper is None:
+            result = self.tables[0].bag(key, self._solutions)
+        else:
+            result = self._upper(key)
+        if len(self._cache) >= self.CACHE_SIZE:  # bounded: contents of one t0 at a time, roughly
+            self._cache.clear()
+        self._cache[key] = result
+        return result
+
+    def _upper(self, key: ContentKey) -> Counter[Hashable]:
+        from rdflib import BNode, Dataset, Variable
+        from rdflib.plugins.sparql.sparql import Query
+
+        for table, placeholder in zip(self.tables, self.plan.placeholders):
+            names = [BNode(v[2:]) if v.startswith("_:") else Variable(v) for v in table.relation.variables]
+            res = []
+            for r in table.present_rows(key):
+                values = table.relation.rows[r][0]
+                res.append({n: to_rdflib(t) for n, t in zip(names, values) if t is not None})
+            placeholder.p["res"] = res
+        query = Query(self.plan.query.algebra.prologue, self.plan.upper)
+        bag: Counter[Hashable] = Counter()
+        for row in Dataset(default_union=False).query(query):
+            values = row.asdict()  # type: ignore[union-attr]
+            bag[frozenset((str(var), from_rdflib(value)) for var, value in values.items() if value is not None)] += 1
+        return bag
+
+
+def annotate(plan: FastPlan, context: AnnotationContext,
+             bgp: Callable[[Any, str | None], Relation] | None = None) -> list[RowTable]:
+    """Annotated row tables of the plan's leaves (``bgp`` overrides BGP evaluation, e.g. Spark)."""
+    annotator = Annotator(context, plan.query.algebra.prologue)
+    if bgp is not None:
+        annotator.bgp = bgp  # type: ignore[method-assign]
+    return [RowTable.of(annotator.evaluate(leaf), context.width) for leaf in plan.leaves]
+
+
+# --- evaluation instants on distinct timestamps -----------------------------------------------
+
+
+def content_keys(
+    evaluations: Sequence[Evaluation], timelines: Sequence[Timeline], specs: Sequence[WindowSpec],
+    choice: ActiveWindowChoice, report_window: int,
+) -> list[ContentKey]:
+    """Per evaluation, the content (lo, hi) of every window (RSP-QL Def. 18)."""
+    keys = []
+    for e in evaluations:
+        key = []
+        for w, (timeline, spec) in enumerate(zip(timelines, specs)):
+            if w == report_window:
+                lo, hi = e.lo, e.hi
+            else:
+                _, lo_c, hi_c = content_at(timeline.distinct, spec, e.time, choice)
+                lo, hi = timeline.starts[lo_c], timeline.starts[hi_c]
+            key.append((lo, hi) if hi > lo else (0, 0))
+        keys.append(tuple(key))
+    return keys
+
+
+# --- the fast expected answer for one t0 ---------------------------------------------------------
+
+
+def fast_expected_answer(
+    query: ContinuousQuery,
+    streams: Mapping[str, Sequence[StreamElement]],
+    semantics: EngineSemantics,
+    t0: Sequence[int],
+    *,
+    static: "StaticData | None" = None,
+    end: int | None = None,
+    report_window: int = 0,
+    plan: FastPlan | None = None,
+) -> "ExpectedAnswer":
+    """Same result as `reference.expected_answer`, from mappings annotated once."""
+    answers = fast_expected_answers(
+        query, streams, semantics, [tuple(t0)], static=static, end=end, report_window=report_window, plan=plan
+    )
+    return answers[tuple(t0)]
+
+
+def fast_expected_answers(
+    query: ContinuousQuery,
+    streams: Mapping[str, Sequence[StreamElement]],
+    semantics: EngineSemantics,
+    t0_vectors: Sequence[tuple[int, ...]],
+    *,
+    static: "StaticData | None" = None,
+    end: int | None = None,
+    report_window: int = 0,
+    plan: FastPlan | None = None,
+) -> Mapping[tuple[int, ...], Any]:
+    """The expected answer for every t0 vector; the mappings are annotated once for all.
+
+    A lazy mapping (`rsp_workbench.oracle.deltas.LazyAnswers`): each t0's answer is computed
+    when asked for, one at a time. Single-window monotone plans give `DeltaAnswer`s
+    (presence runs, `rsp_workbench.oracle.deltas`); the others an `ExpectedAnswer` from the
+    relation of each distinct window content.
+    """
+    from rsp_workbench.oracle.deltas import DeltaOracle, LazyAnswers
+    from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData, window_specs
+
+    static = static if static is not None else StaticData()
+    if not query.windows:
+        raise UserError("the query has no window over a stream", field="query")
+    plan = plan or compile_plan(query)
+    context = build_context(query, streams, static)
+    tables = annotate(plan, context)
+    evaluator = RelationEvaluator(plan, tables)
+    timelines = [Timeline.of(w.times) for w in context.windows]
+    r2s = query.r2s or semantics.r2s
+    deltas = (DeltaOracle(query, semantics, tables[0], timelines[report_window], end)
+              if DeltaOracle.applies(plan, query) else None)
+
+    def compute(t0: tuple[int, ...]) -> Any:
+        if deltas is not None:
+            answer = deltas.answer(t0)
+            if answer is not None:
+                return answer
+        specs = window_specs(query, semantics, t0)
+        evaluations = evaluations_for(timelines[report_window], specs[report_window], semantics, end=end)
+        keys = content_keys(evaluations, timelines, specs, semantics.active_window, report_window)
+        relations = [evaluator.relation(k) for k in keys]
+        emissions = list(apply_r2s(r2s, ((e.time, e.sequence, rel) for e, rel in zip(evaluations, relations)),
+                                   empty_notification=semantics.empty_notification))
+        return ExpectedAnswer(tuple(t0), tuple(evaluations), tuple(relations), tuple(emissions))
+
+    def times(t0: tuple[int, ...]) -> Any:
+        from rsp_workbench.oracle.deltas import evaluation_grid
+
+        spec = window_specs(query, semantics, t0)[report_window]
+        return evaluation_grid(timelines[report_window], spec, semantics, end).time
+
+    return LazyAnswers([tuple(v) for v in t0_vectors], compute, times)  # type: ignore[return-value]

@@ -1,0 +1,15 @@
+"""Result bundles: the folder format, its readers and what the Results views show.
+
+- :mod:`rsp_workbench.results.bundle` — the bundle format (docs/result-bundle.md): atomic
+  writing, ``manifest.json``/``summary.json``, one summary row per run, the report table.
+- :mod:`rsp_workbench.results.yabench_files` — YABench's result files (``ORACLE_*``,
+  ``BOXPLOTS_*``, ``P_*``), as the workbench writes them and as YABench published them.
+- :mod:`rsp_workbench.results.published` — a published YABench test folder (or a folder of
+  several engines' test folders) read as a read-only bundle; ``read_results`` opens either.
+- :mod:`rsp_workbench.results.view_data` — what the Results browser and ``rspwb report`` show,
+  read tolerantly from a bundle: per-window quality, boxplots, resources, correctness
+  matrix, Heaven dashboard, eviction recall.
+
+Pure Python (no Qt, no Spark): shared by ``rspwb run``/``rspwb report``, the pipeline and
+the GUI. Nothing is imported here so that ``rsp_workbench.results.bundle`` stays cheap.
+"""

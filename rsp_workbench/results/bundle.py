@@ -1,0 +1,407 @@
+"""The result bundle: one folder per experiment run (layout: docs/result-bundle.md).
+
+Pure reading and writing (no Spark, no Qt, no engine processes), shared by
+``rspwb run``, ``rspwb report`` and the GUI. Every file is written as ``NAME.partial`` and
+renamed when complete, and ``manifest.json``'s ``status`` is updated last, so a bundle
+whose writer crashed or was cancelled never holds a file that looks complete but is not.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from rsp_workbench.errors import UserError
+from rsp_workbench.results.json_files import read_json
+from rsp_workbench.results.oracle_file import read_oracle
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+EXPERIMENT_COPY = "experiment.yaml"
+STREAMS_DIR = "streams"
+RUNS_DIR = "runs"
+YABENCH_DIR = "yabench"
+ORACLE_FILE = "oracle.json"
+RUN_FILE = "run.json"
+PARTIAL = ".partial"
+BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
+BUNDLE_FORMAT = "rspwb-result-bundle/1"
+
+# Columns of the summary table (header, row key, width).
+TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("run", "run_id", 0),
+    ("engine", "engine", 0),
+    ("query", "query", 0),
+    ("verdict", "verdict", 9),
+    ("precision", "precision", 9),
+    ("recall", "recall", 6),
+    ("responses", "responses", 9),
+    ("peak RSS MB", "peak_rss_mb", 11),
+)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` via ``path.partial`` + rename (never a half-written ``path``)."""
+    write_lines_atomic(path, (text,))
+
+
+def write_lines_atomic(path: str | os.PathLike[str], pieces: Iterable[str]) -> None:
+    """Write the concatenated ``pieces`` to ``path`` via ``path.partial`` + rename, holding a
+    few MB of them at a time (a run's per-window files grow with the stream)."""
+    target = Path(path)
+    partial = target.with_name(target.name + PARTIAL)
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            batch: list[str] = []
+            for piece in pieces:
+                batch.append(piece)
+                if len(batch) >= _WRITE_BATCH:
+                    handle.write("".join(batch))
+                    batch.clear()
+            handle.write("".join(batch))
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
+
+
+_WRITE_BATCH = 65_536  # pieces joined per write: few syscalls, bounded memory
+
+
+@dataclass(frozen=True)
+class JsonRows:
+    """A JSON array that is written row by row from ``rows()`` and never built (a top-level
+    value of :func:`write_json_atomic`'s object): ``oracle.json``'s windows of a long run."""
+
+    rows: Callable[[], Iterable[Any]]
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
+    """``json.dumps(payload, indent=2)`` + newline, atomically, encoded piece by piece: the
+    text of a long-stream ``oracle.json`` (one entry per window) is never held whole, nor,
+    for a `JsonRows` value, the entries themselves."""
+    write_lines_atomic(path, itertools.chain(_json_pieces(_clean(payload)), ("\n",)))
+
+
+def _json_pieces(value: Any, level: int = 0) -> Iterator[str]:
+    """The text of ``json.dumps(value, indent=2)`` nested at ``level``, in pieces."""
+    if isinstance(value, dict) and any(isinstance(item, JsonRows) for item in value.values()):
+        if not value:
+            yield "{}"
+            return
+        inner = "\n" + "  " * (level + 1)
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield ("," if index else "") + inner + json.dumps(key) + ": "
+            yield from _json_pieces(item, level + 1)
+        yield "\n" + "  " * level + "}"
+    elif isinstance(value, JsonRows):
+        inner = "\n" + "  " * (level + 1)
+        written = 0
+        flat = json.JSONEncoder(separators=("," + inner + "  ", ": "))
+        for row in value.rows():
+            yield ("," if written else "[") + inner
+            row = _clean(row)
+            if type(row) is dict and row and _SCALARS.issuperset(map(type, row.values())):
+                # a flat row (a window's numbers) through the C encoder: the same text, 3x faster
+                yield "{" + inner + "  " + flat.encode(row)[1:-1] + inner + "}"
+            else:
+                yield from _json_pieces(row, level + 1)
+            written += 1
+        yield "\n" + "  " * level + "]" if written else "[]"
+    else:
+        pieces = _ENCODER.iterencode(value)
+        if level == 0:
+            yield from pieces
+        else:
+            indent = "\n" + "  " * level
+            for piece in pieces:
+                yield piece.replace("\n", indent) if "\n" in piece else piece
+
+
+_ENCODER = json.JSONEncoder(indent=2)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN/inf become null, paths become strings, mappings dicts with string keys.
+
+    Copies only what changes (the payload of a long run holds millions of window entries)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # the common case, before the ABC checks
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if kind is dict or isinstance(value, Mapping):
+        copy: dict[str, Any] | None = None
+        for index, (key, item) in enumerate(value.items()):
+            cleaned = _clean(item)
+            if copy is None and (cleaned is not item or type(key) is not str):
+                copy = dict(itertools.islice(value.items(), index))
+            if copy is not None:
+                copy[str(key)] = cleaned
+        if copy is not None:
+            return copy
+        return value if isinstance(value, dict) else dict(value)
+    if isinstance(value, (list, tuple)):
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            cleaned = _clean(item)
+            if items is None and cleaned is not item:
+                items = list(value[:index])
+            if items is not None:
+                items.append(cleaned)
+        return value if items is None else items
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+@dataclass(frozen=True)
+class BundleSummary:
+    """What an experiment run produced: the bundle folder, its status and one row per engine run."""
+
+    folder: Path
+    status: str
+    name: str
+    runs: tuple[Mapping[str, Any], ...]
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what is missing (a published YABench folder: rsp_workbench.results.published)
+    problems: tuple[str, ...] = ()  # files that could not be read, as FILE:LINE: message
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rspwb report --json`` object (CLI.md)."""
+        payload: dict[str, Any] = {
+            "bundle": str(self.folder),
+            "name": self.name,
+            "status": self.status,
+            "started": self.manifest.get("started"),
+            "finished": self.manifest.get("finished"),
+            "runs": [dict(row) for row in self.runs],
+        }
+        if self.manifest.get("format") and self.manifest.get("format") != BUNDLE_FORMAT:
+            payload["format"] = self.manifest["format"]
+            payload["test_folders"] = self.manifest.get("test_folders")
+        if self.notes or self.problems:
+            payload["notes"] = list(self.notes)
+            payload["problems"] = list(self.problems)
+        return _clean(payload)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self.runs:
+            key = str(row.get("verdict") or row.get("status"))
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+def run_row(folder: Path, spec: Mapping[str, Any], *, oracle: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One summary row from a run folder's ``run.json`` and ``oracle.json`` (missing files: not run).
+
+    ``oracle``: ``oracle.json``'s payload when the caller has just written it (not read back)."""
+    row: dict[str, Any] = {
+        "run_id": spec.get("run_id"),
+        "index": spec.get("index"),
+        "case": spec.get("case"),
+        "repetition": spec.get("repetition"),
+        "variables": spec.get("variables", {}),
+        "engine": spec.get("engine"),
+        "engine_type": spec.get("engine_type"),
+        "query": spec.get("query"),
+        "stream": spec.get("stream"),
+        "status": spec.get("status", "not-run"),
+        "verdict": spec.get("verdict"),
+        "precision": None,
+        "recall": None,
+        "windows": None,
+        "responses": None,
+        "bindings": None,
+        "kpi_samples": None,
+        "peak_rss_mb": None,
+        "latency_ms_mean": None,
+        "latency_ms_p95": None,
+        "throughput_triples_per_s": None,
+        "wall_s": None,
+        "error": spec.get("error"),
+        "first_divergence": None,
+        "folder": None,
+    }
+    if not folder.is_dir() and row["status"] not in ("not-run", "cancelled"):
+        row["status"] = row["verdict"] = "missing"  # the bundle lists it, someone deleted it
+        row["error"] = f"the run folder {RUNS_DIR}/{folder.name} is missing"
+        return row
+    run_file = folder / RUN_FILE
+    if run_file.is_file():
+        run = read_json(run_file)
+        row.update({
+            "status": run.get("status"),
+            "responses": run.get("responses"),
+            "bindings": run.get("bindings"),
+            "kpi_samples": run.get("samples"),
+            "peak_rss_mb": run.get("peak_rss_mb"),
+            "latency_ms_mean": (run.get("latency_ms") or {}).get("mean"),
+            "latency_ms_p95": (run.get("latency_ms") or {}).get("p95"),
+            "throughput_triples_per_s": run.get("throughput_triples_per_s"),
+            "wall_s": (run.get("timings") or {}).get("wall_s"),
+            "error": run.get("error") or row["error"],
+            "folder": f"{RUNS_DIR}/{folder.name}",
+        })
+        if row["status"] != "ok":
+            row["verdict"] = row["status"]
+    oracle_file = folder / ORACLE_FILE
+    windows = 0
+    if oracle is None and oracle_file.is_file():
+        found = read_oracle(oracle_file)  # the verdict fields and the number of windows, not the windows
+        oracle, windows = found.fields, found.window_count or 0
+    elif oracle is not None:
+        oracle = _clean(oracle)  # as the file has it
+        windows = len(oracle.get("windows") or ())
+    if oracle is not None:
+        row.update({
+            "verdict": oracle.get("verdict"),
+            "precision": oracle.get("precision"),
+            "recall": oracle.get("recall"),
+            "windows": windows,
+            "first_divergence": first_divergence_summary(oracle),
+        })
+        if oracle.get("error"):
+            row["error"] = oracle["error"]
+        if oracle.get("warning"):
+            row["warning"] = oracle["warning"]
+    return row
+
+
+def tolerant_run_row(root: Path, spec: Mapping[str, Any], problems: list[UserError] | None = None) -> Mapping[str, Any]:
+    """`run_row`, but a damaged ``run.json``/``oracle.json`` gives an ``unreadable`` row (and a problem)
+    instead of an error: the other runs of the bundle still show."""
+    try:
+        return run_row(root / RUNS_DIR / str(spec.get("run_id")), spec)
+    except UserError as error:
+        if problems is not None:
+            problems.append(error)
+        return {**{k: spec.get(k) for k in ("run_id", "index", "case", "repetition", "variables", "engine",
+                                             "engine_type", "query", "stream")},
+                "status": "unreadable", "verdict": "unreadable", "error": str(error)}
+
+
+def first_divergence_summary(oracle: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where an incorrect run first departs from the oracle, for summaries (``rspwb report --json``).
+
+    ``t`` is the expected evaluation time in ms (the engine's time when the engine answered
+    an evaluation the oracle does not expect); null for a correct run or one without a verdict.
+    """
+    divergence = oracle.get("first_divergence")
+    if oracle.get("verdict") != "incorrect" or not isinstance(divergence, Mapping):
+        return None
+    expected, actual = divergence.get("expected_time"), divergence.get("actual_time")
+    return {
+        "t": expected if expected is not None else actual,
+        "t0": divergence.get("t0"),
+        "index": divergence.get("index"),
+        "expected_time": expected,
+        "actual_time": actual,
+        "reason": divergence.get("reason"),
+        "missing": sum(int(row.get("count", 1)) for row in divergence.get("missing") or ()),
+        "extra": sum(int(row.get("count", 1)) for row in divergence.get("extra") or ()),
+    }
+
+
+def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None = None) -> BundleSummary:
+    """Read a bundle: ``summary.json`` if the run finished (and its run folders are there), else rebuilt
+    from the run folders; a damaged run file gives an ``unreadable`` row and an entry in ``problems``."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise UserError("not a result bundle folder (no such directory)", file=str(root))
+    if not (root / MANIFEST).is_file():
+        raise UserError(f"not a result bundle (no {MANIFEST})", file=str(root))
+    manifest = read_json(root / MANIFEST)
+    specs = _objects(manifest.get("runs"), root / MANIFEST, "runs")
+    summary_file = root / SUMMARY
+    rows: tuple[Mapping[str, Any], ...] | None = None
+    if summary_file.is_file():
+        rows = tuple(_with_divergence(root, row)
+                     for row in _objects(read_json(summary_file).get("runs"), summary_file, "runs"))
+        if any(row.get("folder") and not (root / str(row["folder"])).is_dir() for row in rows):
+            rows = None  # stale: run folders were deleted after the summary was written
+    if rows is None:  # the writer stopped before the end (or the summary is stale): rebuild from what is there
+        rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
+    return BundleSummary(root, str(manifest.get("status", "running")), str(manifest.get("name", "")), rows, manifest)
+
+
+def _objects(value: Any, file: Path, field: str) -> tuple[Mapping[str, Any], ...]:
+    """A list of JSON objects (``runs`` of the manifest or the summary), else a `UserError` naming it."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise UserError("expected a list of run objects", file=str(file), field=field)
+    return tuple(value)
+
+
+def _with_divergence(root: Path, row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A summary row written before rows carried ``first_divergence``: read it from the run's oracle.json."""
+    if "first_divergence" in row:
+        return row
+    oracle_file = root / RUNS_DIR / str(row.get("run_id")) / ORACLE_FILE
+    oracle = read_oracle(oracle_file).fields if oracle_file.is_file() else {}
+    return {**row, "first_divergence": first_divergence_summary(oracle)}
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}" if key_is_ratio(value) else f"{value:.1f}"
+    return str(value)
+
+
+def key_is_ratio(value: float) -> bool:
+    return 0.0 <= value <= 1.0
+
+
+def format_table(summary: BundleSummary) -> str:
+    """The summary table printed by ``rspwb run`` and ``rspwb report``."""
+    rows = [[_cell(row.get(key)) for _, key, _ in TABLE_COLUMNS] for row in summary.runs]
+    headers = [header for header, _, _ in TABLE_COLUMNS]
+    widths = [max([len(h), minimum, *(len(r[i]) for r in rows)]) for i, (h, _, minimum) in enumerate(TABLE_COLUMNS)]
+    numeric = {"precision", "recall", "responses", "peak_rss_mb"}
+    lines = []
+
+    def line(cells: Sequence[str]) -> str:
+        parts = []
+        for i, cell in enumerate(cells):
+            key = TABLE_COLUMNS[i][1]
+            parts.append(cell.rjust(widths[i]) if key in numeric else cell.ljust(widths[i]))
+        return "  ".join(parts).rstrip()
+
+    lines.append(line(headers))
+    lines.append(line(["-" * w for w in widths]))
+    lines.extend(line(r) for r in rows)
+    counts = ", ".join(f"{count} {name}" for name, count in sorted(summary.counts().items()))
+    lines.append(f"{summary.name}: {summary.status}; {len(summary.runs)} runs ({counts or 'none'}) in {summary.folder}")
+    lines.extend(f"  {note}" for note in summary.notes)
+    lines.extend(f"  {problem}" for problem in summary.problems)
+    errors = [row for row in summary.runs if row.get("error") and row.get("status") not in ("ok", None)]
+    for row in errors:
+        first = str(row["error"]).splitlines()[0] if row["error"] else ""
+        lines.append(f"  {row.get('run_id')}: {row.get('status')}: {first}")
+    for row in summary.runs:
+        divergence = row.get("first_divergence")
+        if divergence:
+            lines.append(f"  {row.get('run_id')}: first divergence at t = {divergence.get('t')} ms "
+                         f"(t0 {divergence.get('t0')}): {divergence.get('reason')}")
+        if row.get("warning"):
+            lines.append(f"  {row.get('run_id')}: warning: {row['warning']}")
+    return "\n".join(lines)

@@ -1,0 +1,33 @@
+"""The stream element: one timestamped RDF statement.
+
+Terms are kept as N-Triples term text (``<iri>``, ``_:b0``, ``"lex"^^<dt>``, ``"lex"@en``)
+so that reading, writing and hashing stay cheap; convert to rdflib terms only where
+SPARQL evaluation needs them (``rsp_workbench.streams.terms``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+# Application time is int64 milliseconds (the Parquet ``t`` column, the oracle's numpy arrays);
+# readers refuse a time outside this range with file:line instead of overflowing later.
+MIN_TIME_MS = -(1 << 63)
+MAX_TIME_MS = (1 << 63) - 1
+
+
+class StreamElement(NamedTuple):
+    """``(s, p, o, t)`` with optional graph name; ``t`` is application time in ms (int).
+
+    RSP-QL Def. 9: a timestamped RDF statement. A NamedTuple (not a dataclass) because
+    readers create millions of them and tuple construction is the fastest option.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    t: int
+    graph: str | None = None
+
+    def triple(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)

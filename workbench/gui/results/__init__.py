@@ -1,6 +1,0 @@
-"""The Results browser: a result bundle's summary, quality, resources, correctness matrix,
-Heaven dashboard, eviction curves and window timeline (workbench.results.view_data does the reading)."""
-
-from workbench.gui.results.browser import ResultsBrowser
-
-__all__ = ["ResultsBrowser"]
