@@ -135,6 +135,11 @@ def arrow_message(error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
+#: One batch of a Parquet stream as Python lists: subjects, predicates, objects, graphs (None
+#: without a graph column), times, and the in-batch indices where time goes backwards.
+ParquetBatch = tuple[list[Any], list[Any], list[Any], list[Any], list[int], list[int]]
+
+
 def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 << 16) -> Iterator[ParquetBatch]:
     """Yield batches ``(subjects, predicates, objects, graphs, times, backwards)`` as Python lists.
 
@@ -183,7 +188,8 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
 def _strings(values: pa.Array) -> list[Any]:
     """Python strings of a (dictionary) column; each distinct value is decoded once per batch."""
     if not pa.types.is_dictionary(values.type):
-        return values.to_pylist()
+        plain: list[Any] = values.to_pylist()
+        return plain
     dictionary = values.dictionary.to_pylist()
     if values.null_count:
         dictionary.append(None)

@@ -143,7 +143,7 @@ def diagnose_line(line: str, steps: list[tuple[str, re.Pattern[str], bool]], fil
     ``steps`` are ``(description, pattern, needs_space_before)``; the column is 1-based.
     """
     text = line.rstrip("\r\n")
-    position = _WS.match(text).end()  # type: ignore[union-attr]
+    position = _WS.match(text).end()  # type: ignore[union-attr]  # `[ \t]*` matches everywhere (maybe empty)
     for description, pattern, needs_space in steps:
         if needs_space:
             space = _WS1.match(text, position)
@@ -156,7 +156,7 @@ def diagnose_line(line: str, steps: list[tuple[str, re.Pattern[str], bool]], fil
                 f"expected {description}, got {_snippet(text, position)}", file=file, line=number, column=position + 1
             )
         position = match.end()
-    rest = _WS.match(text, position).end()  # type: ignore[union-attr]
+    rest = _WS.match(text, position).end()  # type: ignore[union-attr]  # `[ \t]*` matches everywhere (maybe empty)
     if rest == len(text) or text[rest] == "#":
         return UserError("malformed statement", file=file, line=number)
     return UserError(
@@ -344,7 +344,7 @@ def _quad_batches(name: str) -> Iterator[list[QuadRow]]:
                         parsed = _general_quad(other, name, number)
                         if parsed is None:
                             continue
-                        s, p, o, g = parsed  # type: ignore[assignment]
+                        s, p, o, g = parsed
                     else:
                         first = o[0]
                         if first != "<" and (first != '"' or o[-1] != '"' or "\\" in o):
@@ -431,7 +431,7 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
                         parsed = _general_quad(other, name, number)
                         if parsed is None:
                             continue
-                        s, p, o, g = parsed  # type: ignore[assignment]
+                        s, p, o, g = parsed
                     else:
                         first = o[0]
                         if first != "<" and (first != '"' or o[-1] != '"' or "\\" in o):
@@ -598,7 +598,7 @@ def _parse_turtle(path: Path) -> object:
         column = None
         if isinstance(text, (bytes, str)) and line is not None:
             newline = b"\n" if isinstance(text, bytes) else "\n"
-            column = offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]
+            column = offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]  # newline has text's type (bytes or str)
         why = getattr(error, "_why", None) or str(error)
         raise UserError(
             f"Turtle syntax error: {why}", file=str(path), line=line + 1 if line is not None else None, column=column
@@ -641,9 +641,9 @@ def read_csrbench_dir(
                     if label is None:
                         label = labels[node] = f"{prefix}{len(labels)}"
                     return label
-                return from_rdflib(node)  # type: ignore[arg-type]
+                return from_rdflib(node)
 
-            triples = sorted((text(s), text(p), text(o)) for s, p, o in graph)  # type: ignore[attr-defined]
+            triples = sorted((text(s), text(p), text(o)) for s, p, o in graph)  # type: ignore[attr-defined]  # rdflib types Graph iteration loosely
             del graph
             for s, p, o in triples:
                 count += 1
