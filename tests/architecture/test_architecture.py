@@ -1,4 +1,4 @@
-"""The architecture README's layout table claims, enforced on the source (ARCHITECTURE.md layers; STYLE.md).
+"""The architecture README's layout table claims, enforced on the source (docs/design/ARCHITECTURE.md layers; docs/design/STYLE.md).
 
 Each rule also runs on a planted tree with one violation of its kind, so a rule that silently
 stopped seeing anything would fail here too.

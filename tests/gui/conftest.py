@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 @pytest.fixture
 def no_leaks(qapp: Any) -> Iterator[None]:
-    """Fail if a test leaves threads running or top-level windows open (STYLE.md)."""
+    """Fail if a test leaves threads running or top-level windows open (docs/design/STYLE.md)."""
     from PySide6.QtWidgets import QApplication
 
     threads_before = {t.ident for t in threading.enumerate()}

@@ -626,7 +626,7 @@ def test_library_describes_every_stream() -> None:
     assert valid and "<b>Stream</b>: generator sg1" in text
 
 
-# ------------------------------------------------------------------ issue 13 §2: defects a new user hit
+# ------------------------------------------------------------------ defects a new user hit
 
 def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
     """(old line, new line) pairs that differ, for two texts with the same number of lines."""
@@ -639,7 +639,7 @@ def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
 @pytest.mark.gui
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_a_form_edit_changes_only_its_own_line(designer, sample: Path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.2: comments, blank lines, flow style and folded text survive a form edit."""
+    """Comments, blank lines, flow style and folded text survive a form edit."""
     text = sample.read_text(encoding="utf-8")
     assert designer.open_file(sample) is None
     name = designer.model.get(("name",))
@@ -725,7 +725,7 @@ CSRBENCH = ROOT / "sample_experiments" / "csrbench" / "csrbench.yaml"
 @pytest.mark.slow
 @pytest.mark.gui
 def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.1: the saved experiment stays valid; the Windows table still finds the windows."""
+    """The saved experiment stays valid; the Windows table still finds the windows."""
     import os
 
     from rsp_workbench.experiment import load_experiment
@@ -754,7 +754,7 @@ def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path)
 
 @pytest.mark.gui
 def test_a_yaml_syntax_error_clears_the_previous_run_count(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.10: the counts belong to the previous file, not to the broken one."""
+    """The counts belong to the previous file, not to the broken one."""
     assert designer.open_file(DATA / "full.yaml") is None
     assert designer.general.runs_label.text() and designer.variables.combinations_label.text()
     broken = tmp_path / "broken.yaml"
@@ -771,7 +771,7 @@ HEAVEN = ROOT / "sample_experiments" / "heaven" / "heaven.yaml"
 @pytest.mark.gui
 @pytest.mark.parametrize("sample", [DATA / "full.yaml", COUPON, HEAVEN], ids=["full", "coupon", "heaven"])
 def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.4 for the designer: at 1024×700 no form scrolls sideways and a long path
+    """For the designer: at 1024×700 no form scrolls sideways and a long path
     does not widen the window (the window's menu, tabs and status bar take ~60 px of the 700)."""
     from PySide6.QtWidgets import QApplication
 
@@ -827,7 +827,7 @@ def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -
 
 @pytest.mark.gui
 def test_an_unreadable_query_file_is_named_not_blamed_on_the_query(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.1: a query file that is not where the experiment says is reported as such
+    """A query file that is not where the experiment says is reported as such
     in the Windows table, not as "no window clause found"."""
     path = tmp_path / "exp.yaml"
     path.write_text(CSRBENCH.read_text(encoding="utf-8"), encoding="utf-8")  # without its queries/ folder

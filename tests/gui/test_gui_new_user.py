@@ -1,4 +1,4 @@
-"""Defects a new user hit in the desktop app (issue: the app as researchers use it), one test each."""
+"""Defects a new user hit in the desktop app, one test each."""
 
 from __future__ import annotations
 

@@ -378,7 +378,7 @@ def test_corrupt_bundle_shows_file_and_line(browser, real_bundle: Path, tmp_path
     assert browser.problems.isVisible()
     assert f"{broken / SUMMARY}:3:" in browser.problems.text()
     assert browser.summary_view.table.rowCount() == 4  # what could be read
-    browser.open_bundle(tmp_path / "no-such-bundle")  # refused: the broken bundle stays shown (issue 13 §2.11)
+    browser.open_bundle(tmp_path / "no-such-bundle")  # refused: the broken bundle stays shown
     assert "no such directory" in browser.open_error.text() and browser.data.bundle.folder == broken
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -1,5 +1,5 @@
-"""Results browser on a published YABench folder (issue 13 §1) and the Results defects of
-issue 13 §2 (items 7, 8, 11, 12), each test failing before its fix."""
+"""Results browser on a published YABench folder and the Results defects of
+a new user's session, each test failing before its fix."""
 
 from __future__ import annotations
 

@@ -313,7 +313,7 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     first = run.first_divergence_ms
     window = view.jump_to(first)  # the window evaluated at the first divergence, a few windows wide:
     assert window is not None and window.close == first and timeline.selected == window
-    lo, hi = timeline.time_range()  # centred on it, but never starting before the data (issue 13 §2.13)
+    lo, hi = timeline.time_range()  # centred on it, but never starting before the data
     start, _, pad = timeline.data_span()
     assert lo == pytest.approx(max(first - 12_000, start - pad)) and hi - lo == 4 * (4000 + 2000)
     assert lo <= window.open and window.close <= hi

@@ -1,4 +1,4 @@
-"""SUM/AVG over non-numeric values follow SPARQL 1.1 on both oracle paths (issue 4).
+"""SUM/AVG over non-numeric values follow SPARQL 1.1 on both oracle paths.
 
 rdflib 7 raises AttributeError for SUM over an IRI, raises SPARQLTypeError for SUM over a
 string and silently skips such values in AVG. SPARQL 1.1 (18.5.1.3-4): op:numeric-add

@@ -1,4 +1,4 @@
-"""The scalable oracle path agrees with the rdflib reference path (issue 4 item 4).
+"""The scalable oracle path agrees with the rdflib reference path.
 
 Property tests over small random streams (tiny vocabulary, so duplicates, joins across
 timestamps and empty windows happen often), every preset and random SECRET parameter

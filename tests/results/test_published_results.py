@@ -1,4 +1,4 @@
-"""Published YABench test folders read as read-only bundles (issue 13 §1): `rspwb report`,
+"""Published YABench test folders read as read-only bundles: `rspwb report`,
 the view data and the Results browser, on a folder built by hand (tests/results/yabench_folder.py)
 with a missing repetition and a missing ``P_<test>_agg``."""
 
@@ -134,7 +134,7 @@ def rspwb(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_import_yabench_config_validates_and_runs(two_engines: Path, tmp_path: Path) -> None:
-    """rspwb import yabench-config → rspwb validate → rspwb run --size smoke (CLI.md)."""
+    """rspwb import yabench-config → rspwb validate → rspwb run --size smoke (docs/design/CLI.md)."""
     out = tmp_path / "imported" / "exp.yaml"
     result = rspwb("import", "yabench-config", str(two_engines / "csparql"), "--out", str(out))
     assert result.returncode == 0, result.stderr
