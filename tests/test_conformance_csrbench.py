@@ -50,15 +50,28 @@ def conformance_dir() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def data() -> Path:
-    folder = conformance_dir()
+def required(folder: Path | None) -> Path:
+    """The conformance folder; missing, the test is skipped — on CI (``CI`` set) it fails."""
     if folder is None:
         message = "the CSRBench conformance data (../shared/conformance/csrbench) is missing"
         if os.environ.get("CI"):
             pytest.fail(message + " — on CI it must be there")
         pytest.skip(message)
     return folder
+
+
+@pytest.fixture(scope="module")
+def data() -> Path:
+    return required(conformance_dir())
+
+
+def test_missing_data_fails_on_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="on CI it must be there"):
+        required(None)
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        required(None)
 
 
 def readme_argv(engine: str, query: int, mode: str) -> list[str]:
