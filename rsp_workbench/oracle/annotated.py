@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -792,35 +792,44 @@ class UpperOracle:
         if not grid.monotone():
             return None
         n = len(grid)
-        starts, stops = [], []  # (evaluation, table, row) where a requirement's run starts / has ended
-        for t, table in enumerate(self.evaluator.tables):
+        runs = []  # per table: (first, last, row) of every requirement's run of evaluations
+        for table in self.evaluator.tables:
             enter = np.searchsorted(grid.hi, table.pmax[0], "right")  # first j with hi_j > pmax
             exit_ = np.searchsorted(grid.lo, table.pmin[0], "right") - 1  # last j with lo_j <= pmin
             ok = enter <= exit_
-            rows = table.row_of[ok]
-            starts.append((enter[ok], np.full(len(rows), t), rows))
-            stops.append((exit_[ok] + 1, np.full(len(rows), t), rows))
-        cuts = np.unique(np.concatenate([[0], *(e for e, _, _ in starts), *(e for e, _, _ in stops)]))
-        cuts = cuts[cuts < n] if n else cuts[:0]
-        # sweep the cuts: a row is present while one of its requirements' runs is open
-        present: list[Counter[int]] = [Counter() for _ in self.evaluator.tables]
-        changes: dict[int, list[tuple[int, int, int]]] = {}
-        for (positions, tables, rows), sign in [(part, +1) for part in starts] + [(part, -1) for part in stops]:
-            for j, t, r in zip(positions.tolist(), tables.tolist(), rows.tolist()):
-                changes.setdefault(j, []).append((t, r, sign))
-        segment_relations = []
-        for j in cuts.tolist():
-            for t, r, sign in changes.get(j, ()):
-                present[t][r] += sign
-                if present[t][r] == 0:
-                    del present[t][r]
-            rows_now = [np.array(sorted(p), dtype=np.int64) for p in present]
-            segment_relations.append(self.evaluator.relation_of_rows(rows_now))
+            runs.append((enter[ok], exit_[ok], table.row_of[ok]))
+        cuts = np.unique(np.concatenate([[0], *(first for first, _, _ in runs), *(last + 1 for _, last, _ in runs)]))
+        cuts = cuts[cuts < n]
+        segment_relations = [self.evaluator.relation_of_rows(rows) for rows in _present_rows_at(cuts, runs)]
         segment = np.searchsorted(cuts, np.arange(n), "right") - 1
         relations = tuple(segment_relations[k] for k in segment.tolist())
         emissions = tuple(apply_r2s(self.r2s, zip(grid.time.tolist(), grid.sequence.tolist(), relations),
                                     empty_notification=self.semantics.empty_notification))
         return GridAnswer(tuple(t0), grid, relations, emissions)
+
+
+def _present_rows_at(cuts: np.ndarray, runs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                     budget: int = 50_000_000) -> Iterator[list[np.ndarray]]:
+    """Per cut j (ascending), each table's rows present at evaluation j (sorted): those with a
+    run ``first ≤ j ≤ last``. Few cuts: a vectorised test of every run per cut; many (a tuple
+    tick, one per element), a sweep over the runs' borders."""
+    total = sum(len(rows) for _, _, rows in runs)
+    if len(cuts) * max(total, 1) <= budget:
+        for j in cuts.tolist():
+            yield [np.unique(rows[(first <= j) & (last >= j)]) for first, last, rows in runs]
+        return
+    changes: dict[int, list[tuple[int, int, int]]] = {}
+    for t, (first, last, rows) in enumerate(runs):
+        for at, sign in ((first, 1), (last + 1, -1)):
+            for j, r in zip(at.tolist(), rows.tolist()):
+                changes.setdefault(j, []).append((t, r, sign))
+    present: list[Counter[int]] = [Counter() for _ in runs]
+    for j in cuts.tolist():
+        for t, r, sign in changes.get(j, ()):
+            present[t][r] += sign
+            if present[t][r] == 0:
+                del present[t][r]
+        yield [np.array(sorted(p), dtype=np.int64) for p in present]
 
 
 def annotate(plan: FastPlan, context: AnnotationContext,

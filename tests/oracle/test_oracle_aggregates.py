@@ -87,3 +87,21 @@ def test_an_aggregate_is_evaluated_once_per_distinct_set_of_present_mappings(mon
     assert tuple(fast.relations) == reference.relations and fast.emissions == reference.emissions
     # present: {} (0 ms), {a} (1–3 ms), {} (4 ms, a has left), {b} (5–7 ms), {} (8 ms on)
     assert len(calls) == 3
+
+
+def test_present_rows_are_the_same_by_sweep_and_by_test_per_cut() -> None:
+    """The two ways `UpperOracle` finds the rows present at each cut agree (runs of two tables,
+    a row with two runs)."""
+    import numpy as np
+
+    from rsp_workbench.oracle.annotated import _present_rows_at
+
+    rng = np.random.default_rng(7)
+    runs = []
+    for rows in (30, 12):
+        first = rng.integers(0, 40, rows)
+        runs.append((first, first + rng.integers(0, 10, rows), rng.integers(0, rows // 2, rows)))
+    cuts = np.unique(np.concatenate([[0], *(f for f, _, _ in runs), *(l + 1 for _, l, _ in runs)]))
+    by_test = [[r.tolist() for r in rows] for rows in _present_rows_at(cuts, runs)]
+    by_sweep = [[r.tolist() for r in rows] for rows in _present_rows_at(cuts, runs, budget=0)]
+    assert by_test == by_sweep and any(any(rows) for rows in by_test)
