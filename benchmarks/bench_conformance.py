@@ -73,7 +73,9 @@ def worker(package: str, data: Path, limit: float) -> None:
                 signal.setitimer(signal.ITIMER_PROF, limit)  # CPU seconds of this process
                 try:
                     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
-                        main(check_argv(data, engine, query, mode))
+                        code = main(check_argv(data, engine, query, mode))
+                    if code == 130:  # stopped (SIGTERM, Ctrl-C): rspwb returns 130 instead of raising
+                        return
                     verdict = json.loads(buffer.getvalue()).get("verdict")
                 except _Stopped:
                     verdict = "stopped"

@@ -253,7 +253,8 @@ def test_strict_sparqlstream_q4_emits_nothing_for_windows_without_matches(data: 
 def test_the_readme_command_in_a_subprocess(data: Path) -> None:
     """``rspwb check …`` exactly as the README gives it, run as a program: exit 1 and the same JSON."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", *readme_argv("sparqlstream", 4, "csrbench")],
+    program = [str(ROOT / "rspwb")] if (ROOT / ".rspwb-python").is_file() else [sys.executable, "-m", "rsp_workbench.cli.main"]
+    done = subprocess.run([*program, *readme_argv("sparqlstream", 4, "csrbench")],
                           cwd=data, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout) == checked(data, "sparqlstream", 4, "csrbench")[1]
