@@ -556,7 +556,7 @@ def run_check(args: argparse.Namespace) -> int:
         return expected(args, replace(prepared, vectors=list(vectors), end=end))
 
     run = RecordedRun(query=prepared.query, streams=_LazyStreams(prepared.inputs), log=log,
-                      semantics=prepared.semantics, end=prepared.end)
+                      semantics=prepared.semantics, end=prepared.end, end_fixed=args.end is not None)
     options = JudgeOptions(t0=prepared.t0_option, registration=prepared.registration, match=args.match,
                            regroup=args.regroup, rel_tol=args.tolerance, quality=False)
     judgement = judge(run, options, expected_here)
@@ -570,6 +570,8 @@ def run_check(args: argparse.Namespace) -> int:
         print_json(payload)
     else:
         print(f"{payload['verdict']} ({args.match} match)")
+        if payload.get("relations_not_judged"):
+            print(f"  {payload['relations_not_judged']} relations after --end {prepared.end} ms not judged")
         if payload["verdict"] == "correct":
             print(f"  matching t0: {', '.join(map(str, payload['t0']))}")
         elif payload.get("first_divergence") is not None:

@@ -28,6 +28,7 @@ from rsp_workbench.streams.model import StreamElement
 if TYPE_CHECKING:  # pragma: no cover
     from rsp_workbench.oracle.quality import WindowQuality
     from rsp_workbench.oracle.run import OracleMethod
+    from rsp_workbench.oracle.verdict import Relation
 
 #: Engine types whose runs are judged by recall against the unbounded join (eviction paper).
 EVICTION_ENGINE_TYPES = ("eviction",)
@@ -113,7 +114,10 @@ class RecordedRun:
     the stand (:func:`report_due_at`), for YABench's delay; ``streams_key``: a hashable
     identity of the streams' content, which lets runs of one case share the expected answers;
     ``semantics_declared``: False when nobody said what the engine's semantics are (an
-    external program without ``preset``/``semantics``), so ``semantics`` are assumed defaults.
+    external program without ``preset``/``semantics``), so ``semantics`` are assumed defaults;
+    ``end_fixed``: ``end`` is a time the user fixed (``oracle.end: 30s``, ``--end``), where the
+    comparison stops (later relations are counted as not judged); otherwise ``end`` follows
+    the stream and the oracle goes on to the engine's last relation (`judged_until`).
     """
 
     query: ContinuousQuery
@@ -128,6 +132,7 @@ class RecordedRun:
     due_at: Callable[[int], float] | None = None
     streams_key: Hashable | None = None
     semantics_declared: bool = True
+    end_fixed: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,16 +199,20 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     except UserError as error:
         return Judgement({"verdict": "incorrect", "error": error.message, "precision": None, "recall": None,
                           "windows": []})
-    vectors, answers, t_s, used = _expected(run, options, streams, static, expected)
+    emitted = engine_relations(log)
+    if run.end_fixed:  # the user cut the comparison there: later relations are counted, not judged
+        judged, horizon = [r for r in emitted if r.time is None or r.time <= run.end], run.end
+    else:
+        judged, horizon = emitted, judged_until(emitted, run.end)
+    vectors, answers, t_s, used = _expected(run, options, streams, static, expected, horizon)
     label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
-    judged = [r for r in engine_relations(log) if r.time is None or r.time <= run.end]  # end: the last instant judged
     strict = options.match == "strict"
     # strict: t0 whose instants miss an engine time are never computed, and the first match ends the search
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
     candidates = _Candidates(order, label, answers, regroup=options.regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
                          tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict,
-                         content_class=candidates.content_class)
+                         content_class=candidates.content_class, variables=frozenset(run.query.variables) or None)
     if verdict.correct:
         # several t0 can match (CSRBench matching ignores times): measure quality against the
         # one whose evaluation times the engine actually reported, so windows pair up by time
@@ -226,7 +235,9 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         "semantics_declared": run.semantics_declared,
         "admissible_t0": len(vectors),
         "quality_t0": list(vector) if len(vector) > 1 else vector[0],
-        "end": run.end,
+        "end": horizon,  # the last instant judged: the run's end, or the engine's last relation after it
+        "relations_after_end": sum(1 for r in emitted if r.time is not None and r.time > run.end),
+        "relations_not_judged": len(emitted) - len(judged),  # only after a fixed end
         # which oracle path computed the expected answers, and why a slower one ran
         "method": used.path,
         "method_engine": used.engine,
@@ -245,22 +256,34 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     return judgement
 
 
+def judged_until(relations: Sequence["Relation"], end: int) -> int:
+    """The last instant judged: ``end``, or the engine's last relation when it answered after it.
+
+    Every relation an engine emitted is judged: after ``end`` the oracle's evaluation simply
+    continues (windows after the last element are empty, and the engine's report policy,
+    tick and empty-relation rule say whether anything is expected there), so a relation
+    there is compared with that, or reported as extra — never left out.
+    """
+    latest = max((r.time for r in relations if r.time is not None), default=end)
+    return max(end, latest)
+
+
 def _expected(run: RecordedRun, options: JudgeOptions, streams: Mapping[str, Sequence[StreamElement]],
-              static: Mapping[str, Any], expected: ExpectedFunction) -> tuple[Any, Any, int, Any]:
-    """The t0 vectors, their expected answers, t_s and the oracle path (shared by runs of one case)."""
+              static: Mapping[str, Any], expected: ExpectedFunction, end: int) -> tuple[Any, Any, int, Any]:
+    """The t0 vectors, their expected answers up to ``end``, t_s and the oracle path (shared by runs of one case)."""
     from rsp_workbench.oracle.run import t0_vectors
 
     key = None
     if run.streams_key is not None:
         key = (run.streams_key, run.engine_type, str(run.engine_parameters.get("tbox")), repr(run.query),
-               repr(run.semantics), repr(options.t0), options.registration, options.report_window, run.end)
+               repr(run.semantics), repr(options.t0), options.registration, options.report_window, end)
         if key in _ANSWER_CACHE:
             return _ANSWER_CACHE[key]
     if isinstance(options.t0, (tuple, list)):  # one t0 per window, fixed (e.g. the engine's own)
         vectors, t_s = [tuple(int(t) for t in options.t0)], max(int(t) for t in options.t0)
     else:
         vectors, t_s = t0_vectors(run.query, run.semantics, options.t0, options.registration)
-    answers, used = expected(run.query, streams, run.semantics, vectors, static_data(static), run.end,
+    answers, used = expected(run.query, streams, run.semantics, vectors, static_data(static), end,
                              options.report_window)
     result = (vectors, answers, t_s, used)
     if key is not None:

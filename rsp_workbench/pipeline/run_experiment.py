@@ -684,6 +684,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start),
         streams_key=(_streams_identity(task), spec.query_text, spec.query.syntax),
         semantics_declared=spec.engine.declares_semantics or (settings.get("system") or "engine") != "engine",
+        end_fixed=isinstance(settings.get("end"), int),
     )
     options = JudgeOptions(
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
