@@ -36,7 +36,7 @@ def test_open_results_shows_the_results_tab(window, qtbot, tmp_path: Path, monke
 def test_teaching_coupon_defaults_show_rspql_example_10() -> None:
     """The coupon example opens with the rspql preset first: evaluations at 8 s and 16 s (paper's rows)."""
     from rsp_workbench.core.semantics import PRESETS
-    from rsp_workbench.gui.teaching_model import TeachingModel
+    from rsp_workbench.gui.teaching.model import TeachingModel
 
     assert "rspql" in PRESETS
     model = TeachingModel("coupon")
@@ -55,7 +55,7 @@ def test_teaching_coupon_defaults_show_rspql_example_10() -> None:
 def test_runs_cancel_keeps_oracle_total_and_drops_the_eta(tmp_path: Path) -> None:
     """After Cancel the bars say "cancelled" (no stale ETA) and the oracle still counts /N, not /N−1."""
     from tests.test_gui_runs import entry_for, event
-    from rsp_workbench.gui.runs_model import CANCELLED
+    from rsp_workbench.gui.runs.model import CANCELLED
 
     entry = entry_for(tmp_path)
     entry.start(0.0)
@@ -79,7 +79,7 @@ def test_runs_cancel_keeps_oracle_total_and_drops_the_eta(tmp_path: Path) -> Non
 def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """The run count above the queue follows the Size combo (not always the full experiment)."""
     from tests.test_gui_runs import rooms_experiment
-    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.tasks import TaskRegistry
 
     path = rooms_experiment(tmp_path)
@@ -101,8 +101,8 @@ def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: 
 
     from tests.test_gui_runs import event, rooms_experiment
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs import ID_ROLE, RunManagerView
-    from rsp_workbench.gui.runs_model import RunRequest
+    from rsp_workbench.gui.runs.view import ID_ROLE, RunManagerView
+    from rsp_workbench.gui.runs.model import RunRequest
     from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
@@ -121,7 +121,7 @@ def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: 
 def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """A long stream message is elided to the bar's width on one line; the tooltip has all of it."""
     from tests.test_gui_runs import entry_for, event
-    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
@@ -146,7 +146,7 @@ def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_le
 
 def _graph_stream() -> object:
     """Two lanes, one event every second, each event a graph of three triples (same lane, same instant)."""
-    from rsp_workbench.gui.timeline_data import StreamLanes
+    from rsp_workbench.results.stream_lanes import StreamLanes
     from rsp_workbench.streams.model import StreamElement
 
     return StreamLanes.from_elements([
@@ -155,7 +155,7 @@ def _graph_stream() -> object:
 
 
 def test_timeline_fields_are_whole_at_1024_and_the_view_fits(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
@@ -173,7 +173,7 @@ def test_timeline_fields_are_whole_at_1024_and_the_view_fits(qtbot, no_leaks) ->
 
 def test_timeline_jump_starts_at_the_data_not_before_it(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """A jump to an early divergence (5 s, windows of 5 s) shows from the stream's start, not from −15 s."""
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
@@ -190,7 +190,7 @@ def test_timeline_jump_starts_at_the_data_not_before_it(qtbot, no_leaks) -> None
 def test_timeline_csv_counts_a_graphs_triples_in_one_row(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     import csv
 
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
@@ -216,8 +216,8 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
 
     from tests.test_gui_runs import rooms_experiment
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs import ID_ROLE
-    from rsp_workbench.gui.runs_model import RunRequest
+    from rsp_workbench.gui.runs.view import ID_ROLE
+    from rsp_workbench.gui.runs.model import RunRequest
     from rsp_workbench.results.bundle import read_bundle
 
     deep = tmp_path / ("a_very_long_folder_name_for_the_results_of_experiments_" * 3) / "and_another_long_level_2026"
@@ -243,7 +243,7 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
     qtbot.wait(20)
     table = window.runs.run_table
     assert table.rowCount() == 3 and table.isVisible()
-    from rsp_workbench.gui.runs import VERDICT_COLUMN
+    from rsp_workbench.gui.runs.view import VERDICT_COLUMN
 
     verdict_right = table.columnViewportPosition(VERDICT_COLUMN) + table.columnWidth(VERDICT_COLUMN)
     assert 0 <= table.columnViewportPosition(VERDICT_COLUMN) and verdict_right <= table.viewport().width()
@@ -271,7 +271,7 @@ def coupon_window(window, qtbot):  # type: ignore[no-untyped-def]
 
 
 def test_teaching_point_labels_are_whole_and_never_overlap(coupon_window) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.teaching import label_levels
+    from rsp_workbench.gui.teaching.view import label_levels
 
     assert label_levels([2.0, 2.0, 5.0, 7.0], [1.0, 1.0, 1.0, 1.0], 0.1) == [0, 1, 0, 0]
     labels = coupon_window.teaching.timeline._labels
@@ -313,8 +313,8 @@ def test_teaching_panels_fit_1280x820_break_between_names_and_speak_seconds(coup
 
 
 def test_teaching_yabench_preset_says_the_t0_fields_override_its_t0(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.teaching import TeachingView
-    from rsp_workbench.gui.teaching_model import TeachingModel
+    from rsp_workbench.gui.teaching.view import TeachingView
+    from rsp_workbench.gui.teaching.model import TeachingModel
 
     model = TeachingModel("rooms", ["yabench-window-close", "csparql"])
     assert model.t0_note(0) is None  # t0 fields at 0: what the preset fixes

@@ -183,8 +183,8 @@ def test_results_fit_a_1024_by_700_window(qtbot, settings, published: Path, tmp_
 def test_runs_live_chart_with_one_sample(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """Item 8 in the Runs tab: the first live sample drew on −10…10 s with RSS below 0 MB, "1 samples"."""
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs import RunManagerView
-    from rsp_workbench.gui.runs_model import EngineRunTrace, ExperimentRun, RunRequest
+    from rsp_workbench.gui.runs.view import RunManagerView
+    from rsp_workbench.gui.runs.model import EngineRunTrace, ExperimentRun, RunRequest
     from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")

@@ -18,7 +18,7 @@ import pytest
 
 from rsp_workbench.results.bundle import read_bundle
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.runs_model import (
+from rsp_workbench.gui.runs.model import (
     CANCELLED,
     FAILED,
     OK,
@@ -156,12 +156,12 @@ def test_bundle_folders_and_default_size(tmp_path: Path) -> None:
 
 pytest.importorskip("PySide6")
 from tests.test_gui_support import no_leaks, settings  # noqa: E402,F401
-from rsp_workbench.gui.runs import VERDICT_COLUMN  # noqa: E402
+from rsp_workbench.gui.runs.view import VERDICT_COLUMN  # noqa: E402
 
 
 @pytest.fixture
 def view(qtbot, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.tasks import TaskRegistry
 
     tasks = TaskRegistry()
@@ -332,8 +332,8 @@ def test_ctrl_r_runs_the_designers_edits_and_closing_asks_then_stops(qtbot, sett
 
 
 def test_designer_experiment_must_be_valid(tmp_path: Path) -> None:
-    from rsp_workbench.gui.designer_model import DesignerModel
-    from rsp_workbench.gui.runs_model import experiment_from_designer
+    from rsp_workbench.gui.designer.model import DesignerModel
+    from rsp_workbench.gui.runs.model import experiment_from_designer
 
     model = DesignerModel()
     model.load(rooms_experiment(tmp_path))

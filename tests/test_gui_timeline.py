@@ -17,7 +17,7 @@ import pytest
 from rsp_workbench.core.semantics import BorderConvention
 from rsp_workbench.core.windows import WindowSpec
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.timeline_data import StreamLanes, lane_key, windows_in_range
+from rsp_workbench.results.stream_lanes import StreamLanes, lane_key, windows_in_range
 from rsp_workbench.streams.model import StreamElement
 
 
@@ -113,7 +113,7 @@ def whole_stream_expected(run: Any) -> dict[tuple[int, int], Counter[Any]]:
 
 
 def test_read_bundle_run(bundle: Path) -> None:
-    from rsp_workbench.gui.timeline_bundle import StreamCache, read_bundle_run
+    from rsp_workbench.results.run_timeline import StreamCache, read_bundle_run
     from rsp_workbench.responses.readers import read_response_log
 
     cache = StreamCache()
@@ -133,7 +133,7 @@ def test_read_bundle_run(bundle: Path) -> None:
 @pytest.mark.parametrize("engine", ["ok", "cc", "drift", "misaligned"])
 def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: str) -> None:
     """The per-window oracle (a slice of the stream) gives what the whole-stream oracle gives."""
-    from rsp_workbench.gui.timeline_bundle import read_bundle_run, window_bindings
+    from rsp_workbench.results.run_timeline import read_bundle_run, window_bindings
 
     run = read_bundle_run(bundle, RUN.format(engine))
     reference = whole_stream_expected(run)
@@ -150,7 +150,7 @@ def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: s
 
 
 def test_corrupt_bundle_runs_name_the_file(bundle: Path, tmp_path: Path) -> None:
-    from rsp_workbench.gui.timeline_bundle import read_bundle_run
+    from rsp_workbench.results.run_timeline import read_bundle_run
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)
@@ -187,7 +187,7 @@ from tests.test_gui_support import no_leaks  # noqa: E402,F401
 
 @pytest.mark.gui
 def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     elements = sg1_like(200_000)
     view = TimelineView()
@@ -229,7 +229,7 @@ def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_
 @pytest.mark.gui
 def test_timeline_reads_a_stream_file_in_the_background(qtbot, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
     from rsp_workbench.streams.writers import write_stream
 
     path = tmp_path / "s.stream"
@@ -245,7 +245,7 @@ def test_timeline_reads_a_stream_file_in_the_background(qtbot, tmp_path, no_leak
 
 
 def _loaded_view(qtbot: Any, registry: Any, bundle: Path, engine: str) -> Any:
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView(registry)
     qtbot.addWidget(view)
@@ -301,8 +301,8 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     from PySide6.QtCore import QPoint, QPointF, Qt
 
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import EXTRA_BRUSH, MISSING_BRUSH
-    from rsp_workbench.gui.timeline_bundle import window_bindings
+    from rsp_workbench.gui.results.timeline.view import EXTRA_BRUSH, MISSING_BRUSH
+    from rsp_workbench.results.run_timeline import window_bindings
 
     registry = TaskRegistry()
     view = _loaded_view(qtbot, registry, bundle, "drift")
@@ -345,7 +345,7 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
 @pytest.mark.gui
 def test_corrupt_bundle_shows_a_message(qtbot, bundle, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)

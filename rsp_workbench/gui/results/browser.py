@@ -69,7 +69,7 @@ class ResultsBrowser(QWidget):
 
     def __init__(self, tasks: Any = None, settings: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from rsp_workbench.gui.timeline import TimelineView
+        from rsp_workbench.gui.results.timeline.view import TimelineView
 
         self.setObjectName("resultsBrowser")
         self.tasks = tasks

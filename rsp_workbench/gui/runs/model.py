@@ -24,7 +24,7 @@ from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment
 
 if TYPE_CHECKING:
-    from rsp_workbench.gui.designer_model import DesignerModel
+    from rsp_workbench.gui.designer.model import DesignerModel
     from rsp_workbench.pipeline.run_experiment import ExperimentProgress
 
 STAGES = ("generate", "engines", "oracle")

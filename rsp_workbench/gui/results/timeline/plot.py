@@ -1,8 +1,8 @@
 """The window timeline plot: stream lanes, expected window borders, evaluations and emissions.
 
-The core results view (issue 6). Stream elements run along application time, one lane per
+The core results view. Stream elements run along application time, one lane per
 station/stream, drawn as per-pixel-bucket counts (peak-preserving: every non-empty bucket
-shows) computed with one ``searchsorted`` per view change (`timeline_data`), so millions of
+shows) computed with one ``searchsorted`` per view change (`rsp_workbench.results.stream_lanes`), so millions of
 elements pan and zoom smoothly; when few elements are in view they are drawn one by one.
 Below the lanes, the expected windows for the chosen t0 and border convention (filled end
 = inclusive border, hollow = exclusive), windows the oracle measured as diverging in red;
@@ -10,8 +10,8 @@ above, expected evaluation instants and, through :meth:`add_engine_emissions` an
 :meth:`set_reconstructed_borders`, what engines did and the borders gracious mode
 reconstructed (dashed, contrasting colour, shift labelled). Clicking a window lists its
 content and expected vs actual bindings with missing/extra highlighted.
-:meth:`rsp_workbench.gui.timeline.TimelineView.load_bundle_run` shows a run of a result bundle on it
-(`timeline_bundle`).
+:meth:`rsp_workbench.gui.results.timeline.view.TimelineView.load_bundle_run` shows a run of a result bundle on it
+(`rsp_workbench.results.run_timeline`).
 
 Frame budget (benchmarks/bench_gui.py): every item is created once and updated with
 ``setData``; all lanes are ONE ``connect='pairs'`` curve; pens are opaque (alpha-blended
@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.timeline_data import StreamLanes, windows_in_range
+from rsp_workbench.results.stream_lanes import StreamLanes, windows_in_range
 
 POINT_LIMIT = 5_000  # draw single elements below this many in view
 WINDOW_LIMIT = 300  # draw window bars below this many in view

@@ -1,6 +1,6 @@
 """The Runs tab: a queue of experiment runs with per-stage progress, live RSS/CPU, log and Cancel.
 
-A thin view over :mod:`rsp_workbench.gui.runs_model`. Each run is one TaskRegistry task (user
+A thin view over :mod:`rsp_workbench.gui.runs.model`. Each run is one TaskRegistry task (user
 work, so closing the window asks and cancels it) whose plain worker calls
 ``run_experiment``; its progress events go into a thread-safe buffer that a 10 Hz timer
 drains into the model and draws (never one redraw per sample, so the GUI thread stays
@@ -49,7 +49,7 @@ from rsp_workbench.experiment.model import Experiment
 from rsp_workbench.experiment.runs import expand_runs
 from rsp_workbench.gui.qt import pg  # PySide6 first, then pyqtgraph
 from rsp_workbench.gui.results.common import fit_samples, plural, shown_path
-from rsp_workbench.gui.runs_model import (
+from rsp_workbench.gui.runs.model import (
     CANCELLING,
     FINISHED,
     QUEUED,

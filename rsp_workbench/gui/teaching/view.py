@@ -5,7 +5,7 @@ view shows at the chosen instant the scope (active window), its content, whether
 window reports, what the query returns and what the R2S operator emits; below, a
 timeline draws the elements, the windows of one column as bands, the current instant
 and every column's evaluation instants. All values come from
-:class:`rsp_workbench.gui.teaching_model.TeachingModel` (core + oracle reference path).
+:class:`rsp_workbench.gui.teaching.model.TeachingModel` (core + oracle reference path).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from rsp_workbench.gui.qt import pg  # PySide6 first, then pyqtgraph; bool refco
 from rsp_workbench.core.semantics import PRESETS
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.highlight import CodeEditor
-from rsp_workbench.gui.teaching_model import (
+from rsp_workbench.gui.teaching.model import (
     EXAMPLES,
     TeachingModel,
     format_bag,

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.designer_windows import query_windows, window_stream_iri
+from rsp_workbench.gui.designer.window_clauses import query_windows, window_stream_iri
 
 PathKey = str | int
 FieldPath = tuple[PathKey, ...]
@@ -247,10 +247,10 @@ class DesignerModel:
     _saved_raw: Any = None
     yaml_error: UserError | None = None  # the YAML pane's text does not parse (doc unchanged)
     # the document's text as the user sees it: the file or the YAML pane, with form edits
-    # carried into it in place (designer_text); validation runs on it so that error lines match
+    # carried into it in place (yaml_edits); validation runs on it so that error lines match
     source_text: str | None = None
     validation: Validation = field(default_factory=Validation)
-    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (designer_paths.MovedPath)
+    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (save_as_paths.MovedPath)
 
     def __post_init__(self) -> None:
         if self.source_text is None:
@@ -311,7 +311,7 @@ class DesignerModel:
 
     def _edited_text(self, raw: dict[str, Any]) -> str:
         """The text changed to read as ``raw``, every line not edited kept byte for byte."""
-        from rsp_workbench.gui.designer_text import edit_text
+        from rsp_workbench.gui.designer.yaml_edits import edit_text
 
         return edit_text(self.yaml_text(), raw, dump_yaml)
 
@@ -627,7 +627,7 @@ class DesignerModel:
         target = Path(path) if path else self.file
         if target is None:
             raise UserError("choose a file name to save to")
-        from rsp_workbench.gui.designer_paths import moved_paths
+        from rsp_workbench.gui.designer.save_as_paths import moved_paths
 
         # paths are relative to the file: saved into another folder, they must follow it (a new
         # document's paths are taken as written, relative to the file it is first saved as)

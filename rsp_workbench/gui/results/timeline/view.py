@@ -1,11 +1,11 @@
 """The Results browser's Timeline tab: window controls, loading a stream or a bundle run, overlays.
 
-The core results view (issue 6). :class:`TimelineView` is the controls and the work around
+The core results view. :class:`TimelineView` is the controls and the work around
 the plot: the window spec and report policy fields, reading a stream file or a result
-bundle's run off the GUI thread (`timeline_bundle`), overlaying other runs on the same
+bundle's run off the GUI thread (`rsp_workbench.results.run_timeline`), overlaying other runs on the same
 stream, the selected window's expected vs actual bindings, and export. The plot itself —
 lanes, windows, markers, the side panel and the frame budget — is
-:class:`rsp_workbench.gui.timeline_plot.WindowTimeline`.
+:class:`rsp_workbench.gui.results.timeline.plot.WindowTimeline`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.timeline_data import StreamLanes
-from rsp_workbench.gui.timeline_plot import EXTRA_BRUSH, MISSING_BRUSH, WindowTimeline
+from rsp_workbench.results.stream_lanes import StreamLanes
+from rsp_workbench.gui.results.timeline.plot import EXTRA_BRUSH, MISSING_BRUSH, WindowTimeline
 
 
 def _load_stream(path: str, fmt: str | None) -> Any:
@@ -58,20 +58,20 @@ class LoadedRun:
 
     generation: int
     overlay: bool
-    run: Any  # timeline_bundle.BundleRun
+    run: Any  # run_timeline.BundleRun
     same_stream_runs: tuple[str, ...]  # other runs of the bundle on this stream (overlay candidates)
 
 
 @dataclass(frozen=True)
 class BindingsResult:
     run_key: tuple[str, str]
-    bindings: Any  # timeline_bundle.WindowBindings
+    bindings: Any  # run_timeline.WindowBindings
 
 
 def _bundle_loader(bundle: str, run_id: str, overlay: bool, generation: int, cache: Any) -> Any:
     """Worker: read a bundle run (and which other runs share its stream)."""
     from rsp_workbench.results.bundle import read_bundle
-    from rsp_workbench.gui.timeline_bundle import read_bundle_run
+    from rsp_workbench.results.run_timeline import read_bundle_run
 
     def run(state: Any) -> LoadedRun:
         loaded = read_bundle_run(bundle, run_id, cache=cache, progress=state.report_progress,
@@ -86,7 +86,7 @@ def _bundle_loader(bundle: str, run_id: str, overlay: bool, generation: int, cac
 
 
 def _bindings_worker(run: Any, window: WindowInstance) -> Any:
-    from rsp_workbench.gui.timeline_bundle import window_bindings
+    from rsp_workbench.results.run_timeline import window_bindings
 
     def compute(state: Any) -> BindingsResult:
         return BindingsResult(run.key, window_bindings(run, window))
@@ -105,7 +105,7 @@ class TimelineView(QWidget):
 
     def __init__(self, tasks: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from rsp_workbench.gui.timeline_bundle import StreamCache
+        from rsp_workbench.results.run_timeline import StreamCache
 
         self.setObjectName("timelineView")
         self.tasks = tasks
@@ -318,7 +318,7 @@ class TimelineView(QWidget):
 
     @Slot(object, str)
     def _on_bundle_failed(self, error: BaseException, trace: str) -> None:
-        from rsp_workbench.gui.timeline_bundle import LoadCancelled
+        from rsp_workbench.results.run_timeline import LoadCancelled
 
         if self.sender() is not self.load_task or isinstance(error, LoadCancelled):
             return  # a load that was replaced by a newer one
