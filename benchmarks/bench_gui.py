@@ -48,7 +48,8 @@ def measure_frames(app: Any, elements: int, frames: int) -> dict[str, Any]:
     """Pan/zoom frames on a synthetic SG1-shaped stream (20 lanes)."""
     from rsp_workbench.core.semantics import BorderConvention
     from rsp_workbench.core.windows import WindowSpec
-    from rsp_workbench.gui.results.timeline.view import WindowTimeline, synthetic_lanes
+    from rsp_workbench.gui.results.timeline.model import synthetic_lanes
+    from rsp_workbench.gui.results.timeline.plot import WindowTimeline
 
     started = time.perf_counter()
     lanes = synthetic_lanes(elements, stations=20, interval_ms=100)

@@ -165,3 +165,42 @@ def test_no_import_cycles_between_modules() -> None:
 
 def test_cycle_detection_finds_a_loop() -> None:
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# --- the GUI in rooms: one package per tab, each with a Qt-free model ---
+
+GUI = ROOT / "gui"
+#: The GUI's shell (not a tab): may stay at the top of rsp_workbench/gui.
+GUI_SHELL = {"__init__", "app", "main_window", "qt", "tasks", "highlight", "platform_check", "text"}
+#: One package per tab (the Results tab's model is rsp_workbench.results; its timeline has its own).
+GUI_ROOMS = ("library", "designer", "runs", "results", "results.timeline", "teaching", "probe")
+#: Qt-free helpers a room's model may import besides other models.
+QT_FREE_HELPERS = {"rsp_workbench.gui.text", "rsp_workbench.gui.designer.yaml_edits",
+                   "rsp_workbench.gui.designer.save_as_paths", "rsp_workbench.gui.designer.window_clauses"}
+
+
+def test_every_gui_room_is_a_package() -> None:
+    loose = sorted(path.stem for path in GUI.glob("*.py") if path.stem not in GUI_SHELL)
+    assert not loose, f"modules of a tab outside its package: {loose}"
+    rooms = sorted(path.parent.relative_to(GUI).as_posix().replace("/", ".") for path in GUI.rglob("__init__.py"))
+    assert rooms[1:] == sorted(GUI_ROOMS), rooms  # rooms[0] is the gui package itself
+    for room in GUI_ROOMS:
+        if room != "results":
+            assert (GUI / room.replace(".", "/") / "model.py").is_file(), f"{room} has no model module"
+
+
+def test_gui_room_models_import_neither_qt_nor_views() -> None:
+    models = [f"rsp_workbench.gui.{room}.model" for room in GUI_ROOMS if room != "results"]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {models!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph'))))\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('rsp_workbench.gui'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    qt, gui = result.stdout.split("\n")[:2]
+    assert qt == "", f"a room's model imports {qt}"
+    packages = {"rsp_workbench.gui", *(f"rsp_workbench.gui.{room}" for room in GUI_ROOMS)}
+    others = set(gui.split(",")) - packages - set(models) - QT_FREE_HELPERS
+    assert not others, f"a room's model imports GUI modules: {sorted(others)}"

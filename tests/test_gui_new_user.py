@@ -27,8 +27,8 @@ def test_open_results_shows_the_results_tab(window, qtbot, tmp_path: Path, monke
                                                       "variables": {}}])
     monkeypatch.setattr(window.runs, "selected_entry", lambda: SimpleNamespace(bundle=bundle))
     window.tabs.setCurrentWidget(window.runs)
-    window.runs.open_button.setEnabled(True)
-    window.runs.open_button.click()
+    window.runs.queue.open_button.setEnabled(True)
+    window.runs.queue.open_button.click()
     assert window.tabs.currentWidget() is window.results
     assert window.results.folder == bundle
 
@@ -88,12 +88,12 @@ def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_le
                     encoding="utf-8")
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
     qtbot.addWidget(view)
-    view.file_edit.setText(str(path))
-    view.refresh_source()
-    assert view.size_combo.currentData() == "smoke"
-    assert "1 run " in view.source_label.text() + " "
-    view.size_combo.setCurrentIndex(view.size_combo.findData(None))
-    assert "4 runs" in view.source_label.text()
+    view.form.file_edit.setText(str(path))
+    view.form.refresh_source()
+    assert view.form.size_combo.currentData() == "smoke"
+    assert "1 run " in view.form.source_label.text() + " "
+    view.form.size_combo.setCurrentIndex(view.form.size_combo.findData(None))
+    assert "4 runs" in view.form.source_label.text()
 
 
 def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +101,8 @@ def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: 
 
     from tests.test_gui_runs import event, rooms_experiment
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs.view import ID_ROLE, RunManagerView
+    from rsp_workbench.gui.runs.queue_panel import ID_ROLE
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.runs.model import RunRequest
     from rsp_workbench.gui.tasks import TaskRegistry
 
@@ -110,12 +111,12 @@ def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: 
     entry = view.model.enqueue(RunRequest(load_experiment(rooms_experiment(tmp_path)), tmp_path / "out", "smoke"))
     item = QListWidgetItem()
     item.setData(ID_ROLE, entry.ident)
-    view.queue_list.addItem(item)
-    view.queue_list.setCurrentItem(item)
+    view.queue.queue_list.addItem(item)
+    view.queue.queue_list.setCurrentItem(item)
     entry.start(0.0)
     entry.apply(event("validate", total=1, data={"streams": 1}), 0.0)  # run_experiment counts at the size
     view._redraw(force=True)
-    assert "size smoke · 1 engine run ·" in view.header.text()
+    assert "size smoke · 1 engine run ·" in view.detail.header.text()
 
 
 def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
@@ -134,8 +135,8 @@ def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_le
     long = "generating stream " + "/very/long/path/" * 20 + "stations.trig\n(LSD, 50 stations)"
     entry.apply(event("validate", total=1, data={"streams": 2}), 0.0)
     entry.apply(event("stream", message=long, done=0, total=2), 0.0)
-    view._redraw_stages(entry)
-    bar = view.stage_bars["generate"]
+    view.detail.redraw_stages(entry)
+    bar = view.detail.stage_bars["generate"]
     assert "\n" not in bar.format()
     assert bar.fontMetrics().horizontalAdvance(bar.format()) <= bar.contentsRect().width()
     assert "stations.trig" in bar.toolTip()
@@ -216,7 +217,7 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
 
     from tests.test_gui_runs import rooms_experiment
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs.view import ID_ROLE
+    from rsp_workbench.gui.runs.queue_panel import ID_ROLE
     from rsp_workbench.gui.runs.model import RunRequest
     from rsp_workbench.results.bundle import read_bundle
 
@@ -228,10 +229,10 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
     entry = window.runs.model.enqueue(RunRequest(load_experiment(rooms_experiment(tmp_path)), bundle))
     item = QListWidgetItem()
     item.setData(ID_ROLE, entry.ident)
-    window.runs.queue_list.addItem(item)
+    window.runs.queue.queue_list.addItem(item)
     entry.start(0.0)
     entry.finish(read_bundle(bundle), 5.0)
-    window.runs.queue_list.setCurrentItem(item)
+    window.runs.queue.queue_list.setCurrentItem(item)
     window.results.open_bundle(bundle)
     qtbot.waitUntil(lambda: window.results.folder == bundle, timeout=10_000)
     for index in range(window.tabs.count()):
@@ -241,15 +242,15 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
         assert window.tabs.currentWidget().minimumSizeHint().width() <= 1024, window.tabs.tabText(index)
     window.tabs.setCurrentWidget(window.runs)
     qtbot.wait(20)
-    table = window.runs.run_table
+    table = window.runs.detail.run_table
     assert table.rowCount() == 3 and table.isVisible()
-    from rsp_workbench.gui.runs.view import VERDICT_COLUMN
+    from rsp_workbench.gui.runs.run_detail import VERDICT_COLUMN
 
     verdict_right = table.columnViewportPosition(VERDICT_COLUMN) + table.columnWidth(VERDICT_COLUMN)
     assert 0 <= table.columnViewportPosition(VERDICT_COLUMN) and verdict_right <= table.viewport().width()
     assert table.item(0, VERDICT_COLUMN).text() == "correct"
-    assert window.runs.header.isVisible() and bundle.name[-15:] in window.runs.header.text()
-    assert str(bundle) in window.runs.header.toolTip()
+    assert window.runs.detail.header.isVisible() and bundle.name[-15:] in window.runs.detail.header.text()
+    assert str(bundle) in window.runs.detail.header.toolTip()
     window.results.tabs.setCurrentWidget(window.results.timeline_view)
     window.tabs.setCurrentWidget(window.results)
     qtbot.wait(20)

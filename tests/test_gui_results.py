@@ -502,7 +502,8 @@ def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: P
 def test_main_window_results_tab_is_the_browser(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.main_window import MainWindow
     from rsp_workbench.gui.results.browser import ResultsBrowser
-    from rsp_workbench.gui.results.timeline.view import TimelineView, WindowTimeline
+    from rsp_workbench.gui.results.timeline.plot import WindowTimeline
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
     qtbot.addWidget(window)

@@ -211,9 +211,9 @@ def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_
     assert timeline._shown["mode"] == "points" and 0 < timeline._shown["in_view"] <= 300
     window = timeline.select_at(35_500)
     assert window is not None and (window.open, window.close) == (30_000, 40_000)
-    assert timeline.content_table.rowCount() == 1000  # 2000 elements, first 1000 listed
+    assert timeline.panel.content_table.rowCount() == 1000  # 2000 elements, first 1000 listed
     a, b = frozenset({("x", "<a>")}), frozenset({("x", "<b>")})
-    timeline.set_window_bindings({(30_000, 40_000): (Counter({a: 1, b: 1}), Counter({a: 1, frozenset({("x", "<c>")}): 1}))})
+    timeline.panel.set_window_bindings({(30_000, 40_000): (Counter({a: 1, b: 1}), Counter({a: 1, frozenset({("x", "<c>")}): 1}))})
     statuses = [status for status, _ in timeline.binding_rows()]
     assert sorted(statuses) == ["extra", "missing", "ok"]
     timeline.add_engine_emissions("engine-1", range(10_000, 1_000_000, 10_000))
@@ -290,7 +290,7 @@ def test_load_bundle_run_shows_lanes_windows_emissions_and_reconstructed_borders
     view.load_bundle_run(bundle, RUN.format("ok"), overlay=True)
     qtbot.waitUntil(lambda: len(view.runs) == 2, timeout=20_000)
     assert list(timeline.engine_items) == ["drift", "ok"]
-    assert [name for _, name in timeline._marker_rows()] == ["expected ET", "drift", "ok"]
+    assert [name for _, name in timeline.rows().marker_rows()] == ["expected ET", "drift", "ok"]
     timeline.grab().save(str(tmp_path / "bundle-run.png"))
     assert registry.wait_all(10_000)
     view.close()
@@ -301,7 +301,7 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     from PySide6.QtCore import QPoint, QPointF, Qt
 
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.results.timeline.view import EXTRA_BRUSH, MISSING_BRUSH
+    from rsp_workbench.gui.results.timeline.bindings import EXTRA_BRUSH, MISSING_BRUSH
     from rsp_workbench.results.run_timeline import window_bindings
 
     registry = TaskRegistry()
@@ -317,7 +317,7 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     assert lo <= window.open and window.close <= hi
     # a real mouse click on another window's bar
     other = timeline.spec.window(window.index + 1)
-    scene = timeline.item.getViewBox().mapViewToScene(QPointF((other.open + other.close) / 2000, timeline._window_row_y(other.index)))
+    scene = timeline.item.getViewBox().mapViewToScene(QPointF((other.open + other.close) / 2000, timeline.rows().window_row_y(other.index)))
     viewport = timeline.plot.viewport()
     position = timeline.plot.mapFromScene(scene)
     qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=QPoint(position.x(), position.y()))
@@ -329,10 +329,10 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     assert Counter(status for status, _ in rows) == Counter(
         {"missing": sum(expected.missing.values()), "extra": sum(expected.extra.values()),
          "ok": sum((expected.expected & expected.actual).values())}) - Counter()
-    colours = {timeline.bindings_table.item(r, 0).text(): timeline.bindings_table.item(r, 0).background().color()
+    colours = {timeline.panel.bindings_table.item(r, 0).text(): timeline.panel.bindings_table.item(r, 0).background().color()
                for r in range(len(rows))}
     assert colours.get("missing", MISSING_BRUSH) == MISSING_BRUSH and colours.get("extra", EXTRA_BRUSH) == EXTRA_BRUSH
-    assert "missing" in timeline.bindings_note.text() and "oracle on the window" in timeline.bindings_note.text()
+    assert "missing" in timeline.panel.bindings_note.text() and "oracle on the window" in timeline.panel.bindings_note.text()
     # jump_to right after load_bundle_run (as the Results browser does) waits for the load
     view.load_bundle_run(bundle, RUN.format("misaligned"))
     view.jump_to(4000)
