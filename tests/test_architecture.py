@@ -176,7 +176,8 @@ GUI_SHELL = {"__init__", "app", "main_window", "qt", "tasks", "highlight", "plat
 GUI_ROOMS = ("library", "designer", "runs", "results", "results.timeline", "teaching", "probe")
 #: Qt-free helpers a room's model may import besides other models.
 QT_FREE_HELPERS = {"rsp_workbench.gui.text", "rsp_workbench.gui.designer.yaml_edits",
-                   "rsp_workbench.gui.designer.save_as_paths", "rsp_workbench.gui.designer.window_clauses"}
+                   "rsp_workbench.gui.designer.save_as_paths", "rsp_workbench.gui.designer.window_clauses",
+                   "rsp_workbench.gui.designer.stream_edits"}
 
 
 def test_every_gui_room_is_a_package() -> None:

@@ -5,7 +5,7 @@ The model and its Qt-free helpers: ``model`` (the document, validation, undo/red
 ``yaml_edits`` (a form edit carried into the YAML text in place, comments kept),
 ``save_as_paths`` (the path fields rewritten when "Save as" moves the file),
 ``window_clauses`` (the window clauses of a query template found in its text, so that a form
-edits size and slide).
+edits size and slide), ``stream_edits`` (one ``stream:`` or named ``streams:``, edited as a whole).
 
 The views are named after the file's sections (docs/experiment-format.md): ``general``
 (name, seed, repetitions, sizes; variables, sweep, cases), ``streams``, ``queries``,

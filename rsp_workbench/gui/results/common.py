@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.gui.qt import pg
+from rsp_workbench.gui.text import escape_html
 
 # Okabe-Ito + Tableau hues: distinct for colour-blind readers, engine order = colour order.
 PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#7f7f7f",
@@ -42,10 +43,6 @@ def engine_colours(engines: Sequence[str]) -> dict[str, str]:
     return {engine: PALETTE[i % len(PALETTE)] for i, engine in enumerate(engines)}
 
 
-def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 # ---------------------------------------------------------------------- export
 
 
@@ -58,7 +55,7 @@ def shown_path(widget: QWidget, path: str | Path, width: int = PATH_WIDTH) -> st
     A long path in a label would otherwise set the label's minimum width and widen the
     whole window (issue 13 §2.4); callers put the full path in a tooltip.
     """
-    return escape(widget.fontMetrics().elidedText(str(path), Qt.TextElideMode.ElideMiddle, width))
+    return escape_html(widget.fontMetrics().elidedText(str(path), Qt.TextElideMode.ElideMiddle, width))
 
 
 def export_png(widget: QWidget, path: str | Path, width: int | None = None) -> Path:
@@ -247,11 +244,6 @@ def style_plot(plot: Any, *, bottom: str = "", left: str = "", units_bottom: str
         plot.setLabel("left", left)
     for name in ("bottom", "left"):
         plot.getAxis(name).enableAutoSIPrefix(False)
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 sample``, ``2 samples``, ``1,024 samples``."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def fit_samples(plot: Any, xs: Sequence[Any], ys: Sequence[Any], *, x_floor: float | None = 0.0,

@@ -23,6 +23,7 @@ import numpy as np
 from rsp_workbench.core.semantics import BorderConvention
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
+from rsp_workbench.gui.text import escape_html
 from rsp_workbench.results.stream_lanes import StreamLanes
 
 WINDOW_ROW_HEIGHT = 0.35
@@ -244,6 +245,37 @@ def compact_term(term: str) -> str:
         cut = max(local.rfind("/"), local.rfind("#"))
         return local[cut + 1:] if cut >= 0 and cut + 1 < len(local) else term
     return term.replace(XSD, "^^xsd:").removesuffix(">") if XSD in term else term
+
+
+def spec_summary(lanes: StreamLanes, spec: WindowSpec, evaluations: int) -> str:
+    """The stream and the window spec shown, and how many evaluations the report policy expects."""
+    left, right = spec.border.brackets()
+    return (f"{lanes.count:,} elements in {len(lanes.names)} lane(s); {spec.kind} window "
+            f"ω={spec.size} ms β={spec.slide} ms t0={spec.t0} ms, borders {left}o, c{right}; "
+            f"{evaluations:,} expected evaluations")
+
+
+def runs_status(runs: Sequence[Any]) -> str:
+    """The shown run (a ``BundleRun``), its overlays and the shown run's notes, as rich text."""
+    lines = [escape_html(runs[0].describe())]
+    for run in runs[1:]:
+        lines.append("overlay " + escape_html(run.describe()))
+    for note in runs[0].notes:
+        lines.append(f"<i>{escape_html(note)}</i>")
+    return "<br>".join(lines)
+
+
+def bindings_note(engine: str, found: Any) -> str:
+    """How one window's bindings (a ``WindowBindings``) were found: counts, evaluation instants, the oracle's path."""
+    missing, extra = sum(found.missing.values()), sum(found.extra.values())
+    times = ", ".join(str(t) for t in found.evaluation_times[:6]) + (" …" if len(found.evaluation_times) > 6 else "")
+    note = (f"{escape_html(engine)}: {sum(found.expected.values())} expected, {sum(found.actual.values())} actual "
+            f"(<span style='background:#ffcdd2'>{missing} missing</span>, "
+            f"<span style='background:#ffe0b2'>{extra} extra</span>); "
+            f"evaluated at {times or 'no expected instant'}; oracle on the {found.method}")
+    if found.unpaired_times:
+        note += f"; responses at {', '.join(str(t) for t in found.unpaired_times[:6])} with no expected evaluation"
+    return note
 
 
 def binding_status_rows(expected: Counter[Hashable], actual: Counter[Hashable]) -> list[tuple[str, Hashable]]:

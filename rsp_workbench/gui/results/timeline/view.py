@@ -33,8 +33,11 @@ from rsp_workbench.gui.results.timeline.model import (
     BindingsResult,
     LoadedRun,
     bindings_computer,
+    bindings_note,
     bundle_run_reader,
     error_text,
+    runs_status,
+    spec_summary,
     stream_reader,
 )
 from rsp_workbench.gui.results.timeline.plot import WindowTimeline
@@ -175,11 +178,7 @@ class TimelineView(QWidget):
             self.timeline.set_evaluations([])
             count = 0
         if self.timeline.lanes.count:
-            left, right = spec.border.brackets()
-            self.status.setText(
-                f"{self.timeline.lanes.count:,} elements in {len(self.timeline.lanes.names)} lane(s); {spec.kind} window "
-                f"ω={spec.size} ms β={spec.slide} ms t0={spec.t0} ms, borders {left}o, c{right}; "
-                f"{count:,} expected evaluations")
+            self.status.setText(spec_summary(self.timeline.lanes, spec, count))
 
     def show_lanes(self, lanes: StreamLanes, source: str = "") -> None:
         self._forget_runs()
@@ -336,14 +335,8 @@ class TimelineView(QWidget):
         self.overlay_combo.addItems(list(run_ids))
 
     def _update_status(self) -> None:
-        if not self.runs:
-            return
-        lines = [escape_html(self.runs[0].describe())]
-        for run in self.runs[1:]:
-            lines.append("overlay " + escape_html(run.describe()))
-        for note in self.runs[0].notes:
-            lines.append(f"<i>{escape_html(note)}</i>")
-        self.status.setText("<br>".join(lines))
+        if self.runs:
+            self.status.setText(runs_status(self.runs))
 
     def _forget_runs(self) -> None:
         if self.runs:  # the run's policy may walk every element (content-change): back to the cheap default
@@ -431,15 +424,7 @@ class TimelineView(QWidget):
         self.timeline.panel.set_note(f"<span style='color:#c62828'>{escape_html(error_text(error))}</span>")
 
     def _show_window_bindings(self, run: Any, found: Any) -> None:
-        missing, extra = sum(found.missing.values()), sum(found.extra.values())
-        times = ", ".join(str(t) for t in found.evaluation_times[:6]) + (" …" if len(found.evaluation_times) > 6 else "")
-        note = (f"{escape_html(run.engine)}: {sum(found.expected.values())} expected, {sum(found.actual.values())} actual "
-                f"(<span style='background:#ffcdd2'>{missing} missing</span>, "
-                f"<span style='background:#ffe0b2'>{extra} extra</span>); "
-                f"evaluated at {times or 'no expected instant'}; oracle on the {found.method}")
-        if found.unpaired_times:
-            note += f"; responses at {', '.join(str(t) for t in found.unpaired_times[:6])} with no expected evaluation"
-        self.timeline.panel.add_window_bindings(found.window, found.expected, found.actual, note)
+        self.timeline.panel.add_window_bindings(found.window, found.expected, found.actual, bindings_note(run.engine, found))
 
     # ------------------------------------------------------------------ export
     def _export(self, kind: str) -> None:
