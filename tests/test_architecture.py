@@ -205,3 +205,21 @@ def test_gui_room_models_import_neither_qt_nor_views() -> None:
     packages = {"rsp_workbench.gui", *(f"rsp_workbench.gui.{room}" for room in GUI_ROOMS)}
     others = set(gui.split(",")) - packages - set(models) - QT_FREE_HELPERS
     assert not others, f"a room's model imports GUI modules: {sorted(others)}"
+
+
+GUI_MODULE_LINES, GUI_CLASS_LINES = 800, 400
+
+
+def test_gui_modules_and_classes_stay_small() -> None:
+    """A view that outgrows these is split into cohesive pieces (as the Runs tab into form, queue and detail)."""
+    import ast
+
+    big = []
+    for path in sorted(GUI.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > GUI_MODULE_LINES:
+            big.append(f"{path.relative_to(GUI)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > GUI_CLASS_LINES:
+                big.append(f"{path.relative_to(GUI)}: class {node.name} {node.end_lineno - node.lineno + 1} lines")
+    assert not big, "\n".join(big)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.core.semantics import BorderConvention
+from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.text import escape_html
@@ -109,6 +109,19 @@ def synthetic_lanes(elements: int, stations: int = 10, interval_ms: int = 1000, 
     times = (np.arange(per_station)[None, :] * interval_ms + phases[:, None]).ravel()
     lanes = np.repeat(np.arange(stations), per_station)
     return StreamLanes.from_arrays(times, lanes, [f"A{i}" for i in range(stations)])
+
+
+def expected_evaluations(lanes: StreamLanes, spec: WindowSpec | None,
+                         policy: ReportPolicy) -> tuple[list[int], list[WindowInstance]]:
+    """Evaluation instants of ``policy`` over the stream and the window each reads (none without a
+    spec or elements); window-close and periodic are cheap, content-change walks every element."""
+    from rsp_workbench.core.report import evaluation_instants
+
+    if spec is None or not lanes.count:
+        return [], []
+    times = lanes.all_times.tolist()
+    evaluations = evaluation_instants(times, spec, policy, start=spec.t0, end=times[-1])
+    return [e.time for e in evaluations], [e.window for e in evaluations]
 
 
 # ---------------------------------------------------------------------- rows

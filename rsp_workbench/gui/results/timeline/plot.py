@@ -40,6 +40,7 @@ from rsp_workbench.gui.results.timeline.model import (
     RowLayout,
     density_ticks,
     element_points,
+    expected_evaluations,
     markers_in_view,
     segments,
     window_marks,
@@ -192,15 +193,9 @@ class WindowTimeline(QWidget):
     def compute_expected_evaluations(self, policy: ReportPolicy) -> int:
         """Evaluation instants of ``policy`` over the loaded stream and the current spec (window-close
         and periodic are cheap; content-change walks every element)."""
-        from rsp_workbench.core.report import evaluation_instants
-
-        if self.spec is None or not self.lanes.count:
-            self.set_evaluations([])
-            return 0
-        times = self.lanes.all_times.tolist()
-        evaluations = evaluation_instants(times, self.spec, policy, start=self.spec.t0, end=times[-1])
-        self.set_evaluations([e.time for e in evaluations], [e.window for e in evaluations])
-        return len(evaluations)
+        times, windows = expected_evaluations(self.lanes, self.spec, policy)
+        self.set_evaluations(times, windows)
+        return len(times)
 
     def add_engine_emissions(self, engine: str, times: Iterable[int]) -> None:
         """Overlay one engine's emission (or evaluation) instants as markers on their own row."""
