@@ -171,7 +171,7 @@ def test_cycle_detection_finds_a_loop() -> None:
 
 GUI = ROOT / "gui"
 #: The GUI's shell (not a tab): may stay at the top of rsp_workbench/gui.
-GUI_SHELL = {"__init__", "app", "main_window", "qt", "tasks", "highlight", "platform_check", "text"}
+GUI_SHELL = {"__init__", "app", "main_window", "qt", "tasks", "highlight", "platform_check", "text", "fit"}
 #: One package per tab (the Results tab's model is rsp_workbench.results; its timeline has its own).
 GUI_ROOMS = ("library", "designer", "runs", "results", "results.timeline", "teaching", "probe")
 #: Qt-free helpers a room's model may import besides other models.

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.results.bundle import ORACLE_FILE, RUNS_DIR, YABENCH_DIR
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.results.common import ResultsView, shown_path
+from rsp_workbench.gui.fit import shown_path
+from rsp_workbench.gui.results.common import ResultsView
 from rsp_workbench.gui.text import escape_html
 from rsp_workbench.gui.results.eviction import EvictionView
 from rsp_workbench.gui.results.heaven import HeavenDashboardView

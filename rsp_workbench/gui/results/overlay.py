@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.results.common import DASHES, PALETTE, ResultsView, fit_samples, new_chart, style_plot
+from rsp_workbench.gui.fit import fit_samples
+from rsp_workbench.gui.results.common import DASHES, PALETTE, ResultsView, new_chart, style_plot
 from rsp_workbench.gui.text import escape_html, plural
 from rsp_workbench.results.view_data import (
     OVERLAY_METRICS,

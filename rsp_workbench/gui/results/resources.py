@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.results.common import RunGroupView, fit_samples, new_chart, style_plot
+from rsp_workbench.gui.fit import fit_samples
+from rsp_workbench.gui.results.common import RunGroupView, new_chart, style_plot
 from rsp_workbench.gui.text import escape_html, plural
 from rsp_workbench.results.view_data import ResourceSeries, read_resources, read_runs, rows_in_group
 

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rsp_workbench.gui.fit import fit_samples, shown_path
 from rsp_workbench.gui.qt import pg  # PySide6 first, then pyqtgraph
-from rsp_workbench.gui.results.common import fit_samples, shown_path
 from rsp_workbench.gui.runs.model import (
     CANCELLING,
     KEPT_LISTED,
