@@ -13,6 +13,7 @@ import gzip
 import json
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -628,6 +629,27 @@ def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path,
     assert json.loads(report.out)["runs"][0]["status"] == "failed"
 
 
+@pytest.mark.parametrize("mode, line, field", [
+    ("t-string", 2, "response: field 't'"), ("t-list", 2, "response: field 't'"),
+    ("t-infinity", 2, "response: field 't'"), ("t-nan", 2, "response: field 't'"),
+    ("stimulus-mapping", 2, "response: field 'stimulus'"), ("binding-nan", 2, "response: field 'bindings', variable 'x'"),
+    ("done-list", 3, "done: field 'stimulus'"),
+    ("advance-null", 12, "done: field 'advance'"), ("advance-string", 12, "done: field 'advance'"),
+])
+def test_a_malformed_protocol_field_fails_the_run_at_once(tmp_path: Path, stream: Path, mode: str, line: int,
+                                                           field: str) -> None:
+    """A field of the wrong type is a protocol error naming the message, its line on the engine's stdout
+    and the field, at once: the stand's receiver never dies on it, no 30 s timeout."""
+    out = tmp_path / "bundle"
+    started = time.monotonic()
+    outcome = rspwb("run", external_experiment(tmp_path, stream, mode), "--out", out, "--yes", "--quiet")
+    assert time.monotonic() - started < 20
+    assert_one_line(outcome, 1, "1 of 1 runs failed", f"protocol error: line {line} of the engine's stdout: {field}")
+    record = json.loads((out / "runs" / "case0-rep0-e-q" / "run.json").read_text())
+    assert record["status"] == "failed" and "protocol error" in record["error"]
+    assert leftovers(out) == []
+
+
 def test_a_flood_on_stderr_is_capped_and_said(tmp_path: Path, stream: Path) -> None:
     from rsp_workbench.stand.host import STDERR_TAIL_LINE_CHARS
     from rsp_workbench.stand.run_folder import STDERR_LOG_BYTES
@@ -664,3 +686,26 @@ def test_a_run_without_confirmation_starts_nothing(tmp_path: Path, stream: Path)
     outcome = rspwb("run", external_experiment(tmp_path, stream, "ok"), "--out", out, "--quiet")
     assert_one_line(outcome, 2, "--yes")
     assert not (out / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("line, expected", [
+    (b'{"type":"response","t":1000.0,"bindings":[]}', None),  # an integral float is a time (JavaScript writes them)
+    (b'{"type":"response","t":null,"stimulus":null,"bindings":[{"x":null}]}', None),
+    (b'{"type":"response","t":true,"bindings":[]}', "response: field 't' must be an integer time in ms or null, not true"),
+    (b'{"type":"response","t":1.5,"bindings":[]}', "field 't'"),
+    (b'{"type":"response","t":9223372036854775808,"bindings":[]}', "field 't'"),
+    (b'{"type":"response","t":1,"bindings":[{"x":1}]}', "variable 'x' must be a term (N-Triples text) or null, not 1"),
+    (b'{"type":"done","stimulus":1,"closed":true}', "exactly one of stimulus, advance, closed"),
+    (b'{"type":"done","closed":1}', "done: field 'closed' must be true, not 1"),
+    (b'{"type":"done","advance":"' + b"9" * 100 + b'"}', 'not "' + "9" * 38 + "…"),  # the token, cut short
+    (b'{"type":"error","message":"x","fatal":"no"}', "error: field 'fatal'"),
+])
+def test_protocol_fields_are_checked_when_read(line: bytes, expected: str | None) -> None:
+    from rsp_workbench.stand.protocol import ProtocolError, parse_engine_line
+
+    if expected is None:
+        assert parse_engine_line(line)["type"] == "response"
+    else:
+        with pytest.raises(ProtocolError) as raised:
+            parse_engine_line(line)
+        assert expected in str(raised.value)

@@ -44,6 +44,7 @@ from rsp_workbench.stand.protocol import (
     response_from_message,
     stimulus_message,
 )
+from rsp_workbench.stand.processes import isolated_python_command, new_run_mark, reap, start_engine
 from rsp_workbench.stand.run_folder import RunFolder, RunResult, TracedStimulus
 from rsp_workbench.stand.streamer import MODES, RealTimeSchedule
 
@@ -108,7 +109,7 @@ def engine_command(config: EngineConfig) -> list[str]:
     from rsp_workbench.engine import engine_class
 
     engine_class(config.type)  # unknown types fail here, before a process starts
-    return [sys.executable, "-m", "rsp_workbench.stand.worker"]
+    return isolated_python_command("rsp_workbench.stand.worker")
 
 
 def query_for_engine(engine: EngineConfig, query_text: str, syntax: str | None) -> tuple[str, str | None]:
@@ -168,14 +169,6 @@ class _ProcessTree:
             except psutil.Error:
                 continue
         return {"rss_mb": round(rss / MIB, 3), "cpu_s": round(cpu, 4)}
-
-    def kill(self) -> None:
-        processes = self.refresh()
-        for process in reversed(processes):
-            try:
-                process.kill()
-            except psutil.Error:
-                pass
 
 
 try:
@@ -281,6 +274,7 @@ def run_engine(
     name = name or engine.name or engine.type
     argv = list(command) if command is not None else engine_command(engine)
     run = _Run(name, options, cancel, on_sample)
+    mark = new_run_mark()
     variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
     sent_text, sent_syntax = query_for_engine(engine, query_text, syntax)
     result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
@@ -296,18 +290,15 @@ def run_engine(
     try:
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        cwd = None
+        # built-in and shipped engines work in the run folder: whatever they write there stays in it,
+        # and nothing in the user's working directory is on their path
+        cwd: str | None = str(out)
         if engine.type == "external":
             # the experiment's `cwd` and `env` for external programs (FORMATS.md: shown and confirmed first)
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
-        elif engine.type in PROGRAM_ENGINES:
-            cwd = str(out)  # whatever the program writes to its working directory stays in the run folder
         try:
-            process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                start_new_session=True, cwd=cwd,
-            )
+            process = start_engine(argv, env=env, cwd=cwd, mark=mark)
         except OSError as error:
             raise _Stop("failed", f"cannot start {argv[0]!r}: {error}") from None
         started = time.monotonic()
@@ -349,15 +340,9 @@ def run_engine(
         if run.failure is not None and result.status == "ok":
             result.status, result.error = run.failure.status, run.failure.message
         if process is not None:
-            if process.poll() is None:
-                if result.status != "ok":
-                    run.tree.kill() if run.tree else process.kill()
-                else:
-                    process.kill()
-            try:
-                result.exit_code = process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+            # whatever happened, nothing of the engine outlives its run; run.json names what had to be killed
+            result.killed = reap(process, mark, run.tree.processes() if run.tree else ())
+            result.exit_code = process.poll()
         inbox.put(None)
         with run.condition:
             run.closed = True
@@ -555,21 +540,29 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
     start = time.thread_time()
     stdout = process.stdout
     assert stdout is not None
+    number = 0  # of the line on the engine's stdout, for errors
     try:
         for line in iter(lambda: stdout.readline(MAX_MESSAGE_BYTES + 1), b""):
             received = time.time() * 1000.0
+            number += 1
             if len(line) > MAX_MESSAGE_BYTES:
                 run.fail("failed", f"protocol error: the engine wrote a line of more than {MAX_MESSAGE_BYTES // MIB} MiB "
-                                   "on stdout (the limit for one message, docs/engine-protocol.md); stopped reading")
+                                   f"on stdout (line {number}; the limit for one message, docs/engine-protocol.md); "
+                                   "stopped reading")
                 break
             if not line.strip():
                 continue
             try:
                 message = parse_engine_line(line)
             except ProtocolError as error:
-                run.fail("failed", f"protocol error: {error}")
+                run.fail("failed", f"protocol error: line {number} of the engine's stdout: {error}")
                 break
-            _handle(run, message, received)
+            try:
+                _handle(run, message, received)
+            except Exception as error:  # noqa: BLE001 - the receiver never dies silently: the run fails at once
+                run.fail("failed", f"the stand could not handle line {number} of the engine's stdout "
+                                   f"({message['type']}): {type(error).__name__}: {error}")
+                break
             if run.failure is not None:
                 break
         else:
@@ -586,6 +579,9 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
                                    + (f"; stderr:\n{tail}" if tail else ""))
     except (OSError, ValueError):
         pass
+    except Exception as error:  # noqa: BLE001 - the receiver never dies silently: the run fails at once, saying why
+        run.fail("failed", f"the stand could not handle line {number} of the engine's stdout: "
+                           f"{type(error).__name__}: {error}")
     finally:
         run.thread_cpu["receiver"] = time.thread_time() - start
 

@@ -70,6 +70,9 @@ class RunResult:
     time_scale: float = 1.0
     batch: int = 1  # the most stimuli the stand put in one message (1: the engine got one per message)
     stderr_tail: str = ""
+    # processes of the engine's tree still alive at the end of the run, killed by the stand
+    # (pid, name, command): a daemon or child it left behind, or the engine itself if it had to be stopped
+    killed: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
