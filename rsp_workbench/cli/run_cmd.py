@@ -24,7 +24,11 @@ def register(subparsers: Any) -> None:
         description="Generate → engines on the test stand → oracle → result bundle (docs/result-bundle.md).",
     )
     run.add_argument("file", metavar="FILE", help="the experiment file (YAML)")
-    run.add_argument("--out", required=True, metavar="DIR", help="the result bundle folder (replaced if it is one)")
+    run.add_argument("--out", required=True, metavar="DIR",
+                     help="the result bundle folder: new, empty or an earlier bundle (whose own files are replaced; "
+                          "other files in it are kept)")
+    run.add_argument("--force", action="store_true",
+                     help="write the bundle into an existing folder that is not a bundle (its files are kept)")
     run.add_argument("--size", default=None, help="a size the experiment defines (e.g. smoke, full)")
     run.add_argument("--yes", action="store_true", help="confirm the external engine commands the experiment runs")
     run.add_argument("--scheduler", choices=("local", "spark"), default="local",
@@ -87,6 +91,7 @@ def run_command(args: argparse.Namespace) -> int:
         summary = run_experiment(
             experiment, args.out, size=args.size, assume_yes=args.yes, ask=ask_on_terminal if sys.stdin.isatty() else None,
             cancel=cancel, progress=progress, scheduler=args.scheduler, stream_format=args.stream_format,
+            force=args.force,
         )
     finally:
         for signum, handler in previous.items():

@@ -31,6 +31,25 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def commands_to_confirm(experiment: Any, chosen: Any, size: str | None) -> list[dict[str, Any]]:
+    """Every external command a run of the file may start: of the chosen ``size``, or, without one, of
+    the experiment as written and of each of its sizes (a size may swap an engine for a command).
+
+    Each entry names the engine and the command; one that only some of them run also names
+    those in ``sizes`` (``null`` standing for a run without ``--size``)."""
+    from rsp_workbench.experiment import apply_size
+
+    variants = [(size, chosen)] if size else [(None, experiment), *((name, apply_size(experiment, name))
+                                                                     for name in experiment.sizes)]
+    found: dict[tuple[str, tuple[str, ...]], list[str | None]] = {}
+    for name, variant in variants:
+        for engine in variant.engines:
+            if engine.requires_confirmation:
+                found.setdefault((engine.id, tuple(str(part) for part in engine.command or ())), []).append(name)
+    return [{"engine": engine, "command": list(command), **({"sizes": sizes} if len(sizes) < len(variants) else {})}
+            for (engine, command), sizes in found.items()]
+
+
 def run(args: argparse.Namespace) -> int:
     from rsp_workbench.cli.main import print_json
     from rsp_workbench.experiment import apply_size, load_experiment
@@ -47,10 +66,7 @@ def run(args: argparse.Namespace) -> int:
             }})
         raise
     sizes = {name: count_runs(apply_size(experiment, name)) for name in experiment.sizes}
-    confirm = [
-        {"engine": engine.id, "command": list(engine.command or ())}
-        for engine in chosen.engines if engine.requires_confirmation
-    ]
+    confirm = commands_to_confirm(experiment, chosen, args.size)
     if args.json:
         print_json({
             "valid": True,

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from rsp_workbench.results.bundle import (
+    BUNDLE_FORMAT,
     EXPERIMENT_COPY,
     MANIFEST,
     ORACLE_FILE,
@@ -769,8 +770,13 @@ def run_experiment(
     scheduler: str = "local",
     stream_format: str = "parquet",
     live_kpis: bool = False,
+    force: bool = False,
 ) -> BundleSummary:
     """Run the whole experiment into the bundle folder ``out_dir``; return its summary.
+
+    ``out_dir`` must be new, empty or a bundle of ours (``force``: any folder); only the
+    previous bundle's own entries are replaced, and a second run into it at the same
+    time is refused (`rsp_workbench.results.bundle_folder`).
 
     Raises UserError before anything is written for invalid runs or unconfirmed external
     commands (``assume_yes`` confirms; else ``ask(prompt)`` is asked). ``cancel`` stops
@@ -782,7 +788,7 @@ def run_experiment(
         raise UserError(f"unknown scheduler {scheduler!r}; expected one of {', '.join(SCHEDULERS)}", field="scheduler")
     if stream_format not in STREAM_FORMATS:
         raise UserError(f"streams are written as {' or '.join(STREAM_FORMATS)}", field="stream_format")
-    from rsp_workbench.experiment.loader import apply_size, experiment_to_yaml
+    from rsp_workbench.experiment.loader import apply_size
 
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
@@ -798,16 +804,23 @@ def run_experiment(
     _warn_assumed_semantics(experiment, report)
     _confirm(experiment, runs, assume_yes, ask)
 
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        if not (out / MANIFEST).is_file():
-            raise UserError("the output folder exists and is not a result bundle; choose an empty or new folder",
-                            file=str(out), field="--out")
-        shutil.rmtree(out)  # re-running into the same bundle replaces it
+    from rsp_workbench.results.bundle_folder import locked_bundle_folder
+
+    with locked_bundle_folder(Path(out_dir), force=force) as out:
+        return _write_bundle(experiment, runs, static, out, size=size, scheduler=scheduler,
+                             stream_format=stream_format, cancel=cancel, report=report, live_kpis=live_kpis)
+
+
+def _write_bundle(experiment: Experiment, runs: Sequence[RunSpec], static: Mapping[str, Any], out: Path, *,
+                  size: str | None, scheduler: str, stream_format: str, cancel: threading.Event,
+                  report: ProgressCallback, live_kpis: bool) -> BundleSummary:
+    """Generate the streams, execute the runs and write the bundle into ``out`` (claimed and locked)."""
+    from rsp_workbench.experiment.loader import experiment_to_yaml
+
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / EXPERIMENT_COPY, experiment_to_yaml(experiment))
     manifest: dict[str, Any] = {
-        "format": "rspwb-result-bundle/1",
+        "format": BUNDLE_FORMAT,
         "name": experiment.name,
         "description": experiment.description,
         "experiment_file": str(experiment.file.resolve()) if experiment.file else None,
@@ -878,6 +891,7 @@ def run_experiment(
             _finish(out, manifest, runs, rows, status)
             raise
     return _finish(out, manifest, runs, rows, status)
+
 
 
 def _warn_assumed_semantics(experiment: Experiment, report: ProgressCallback) -> None:
