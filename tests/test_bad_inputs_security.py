@@ -436,3 +436,23 @@ sizes:
     assert "1 external command(s) need confirmation" in rspwb("validate", experiment).out
     refused = rspwb("run", experiment, "--size", "smoke", "--out", tmp_path / "b", "--quiet")
     assert refused.code == 2 and "--yes" in refused.err and not (tmp_path / "marker").exists()
+
+
+# --- errors name the file and the place, never its contents ----------------------------------------
+
+
+@pytest.mark.parametrize("fmt, line", [("turtle", 2), ("ntriples", None), ("xml", 1), ("json-ld", None), ("n3", 2)])
+def test_static_data_that_is_not_rdf_fails_validate_without_quoting_it(tmp_path: Path, fmt: str,
+                                                                       line: int | None) -> None:
+    from tests.bad_inputs_support import assert_one_line, rspwb
+
+    secrets = tmp_path / "elsewhere" / "secrets.txt"
+    secrets.parent.mkdir()
+    secrets.write_text("# notes\nroot:x:0:0:SECRET-CONTENT:/root:/bin/bash {\n<a> hunter2 SECRET-CONTENT .\n")
+    experiment = rooms_experiment(tmp_path)
+    experiment.write_text(experiment.read_text() + f"static:\n  - {{file: {secrets}, format: {fmt}}}\n")
+    for command in (("validate", experiment), ("run", experiment, "--out", tmp_path / "b", "--quiet")):
+        located = f"{secrets}:{line}: static" if line else f"{secrets}: static"
+        text = assert_one_line(rspwb(*command), 2, located, f"cannot read static data as {fmt}")
+        assert "SECRET" not in text and "hunter2" not in text and "root:x" not in text
+    assert not (tmp_path / "b").exists()

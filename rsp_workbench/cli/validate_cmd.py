@@ -31,6 +31,14 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _read_static_data(experiment: Any) -> None:
+    """Static data is read here as the run reads it: a file that does not parse fails validate, not the run."""
+    if experiment.static:
+        from rsp_workbench.pipeline.run_experiment import load_static
+
+        load_static(experiment)
+
+
 def commands_to_confirm(experiment: Any, chosen: Any, size: str | None) -> list[dict[str, Any]]:
     """Every external command a run of the file may start: of the chosen ``size``, or, without one, of
     the experiment as written and of each of its sizes (a size may swap an engine for a command).
@@ -59,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.file)
         chosen = apply_size(experiment, args.size) if args.size else experiment
         runs = len(expand_runs(chosen))
+        _read_static_data(chosen)
     except UserError as error:
         if args.json:
             print_json({"valid": False, "error": {
