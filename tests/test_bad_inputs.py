@@ -614,6 +614,43 @@ def test_generate_into_a_full_disk_names_the_file(tmp_path: Path, fmt: str) -> N
 # --- engine runs: honest bundles and bounded engine output -----------------------------------
 
 
+def test_a_run_into_a_full_disk_fails_at_once_naming_the_file(tmp_path: Path, stream: Path) -> None:
+    """A real file-size limit (RLIMIT_FSIZE, as a full quota would) while the stand writes the engine's
+    stderr: the run fails at once naming the file, no thread traceback, no 30 s wait, no .partial."""
+    import resource
+    import subprocess
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    out = tmp_path / "bundle"
+    started = time.monotonic()
+    child = subprocess.run(
+        [PYTHON, "-m", "rsp_workbench.cli.main", "run", str(external_experiment(tmp_path, stream, "stderr-flood", 2)),
+         "--out", str(out), "--yes", "--quiet"],
+        capture_output=True, text=True, env=subprocess_env(), preexec_fn=limit, timeout=120,
+    )
+    assert time.monotonic() - started < 25
+    lines = [line for line in child.stderr.splitlines() if line.strip()]
+    assert child.returncode == 1 and len(lines) == 1 and "Traceback" not in child.stderr, child.stderr
+    assert "1 of 1 runs failed" in lines[0] and "cannot write" in lines[0] and "stderr.log: File too large" in lines[0]
+    assert json.loads((out / "manifest.json").read_text())["runs"][0]["status"] == "failed"
+    assert leftovers(out) == []
+
+
+def test_a_malformed_stream_fails_the_run_and_leaves_no_partial_folder(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.stream"
+    bad.write_text(ROOMS_STREAM + "garbage here\n", encoding="utf-8")
+    out = tmp_path / "bundle"
+    outcome = rspwb("run", external_experiment(tmp_path, bad, "ok"), "--out", out, "--yes", "--quiet")
+    assert_one_line(outcome, 2, f"{bad}:6:1", "expected a subject")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["runs"][0]["status"] == "failed"
+    assert leftovers(out) == [] and list((out / "runs").iterdir()) == []
+    report = rspwb("report", out, "--json")
+    assert json.loads(report.out)["runs"][0]["status"] == "failed" and "expected a subject" in report.out
+
+
 def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path, stream: Path) -> None:
     out = tmp_path / "bundle"
     outcome = rspwb("run", external_experiment(tmp_path, stream, "bad-term"), "--out", out, "--yes", "--quiet")

@@ -590,11 +590,9 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     complete. Engine misbehaviour and oracle errors are recorded, never raised.
     ``live_kpis`` reports the stand's probe samples as ``kpi`` events while the engine runs.
     ``spark_oracle=False`` (a run that is itself a Spark task) judges without starting a Spark job.
+    If the run cannot be carried out at all (its stream cannot be read, the disk is full), its
+    ``.partial`` folder is removed and the error raised.
     """
-    from rsp_workbench.oracle.run import end_by_rule
-    from rsp_workbench.query.parser import parse_query
-    from rsp_workbench.stand.host import StandOptions, run_engine
-
     spec = task.spec
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
@@ -604,6 +602,21 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
+    try:
+        return _execute_into(task, folder, final, cancel, report, live_kpis, spark_oracle)
+    except BaseException:  # a stream that cannot be read, a full disk, a second Ctrl-C: no half-written run stays
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Event, report: ProgressCallback,
+                  live_kpis: bool, spark_oracle: bool) -> dict[str, Any]:
+    """`execute_run` once its ``.partial`` folder exists: run, judge, write, rename to ``final``."""
+    from rsp_workbench.oracle.run import end_by_rule
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.stand.host import StandOptions, run_engine
+
+    spec = task.spec
     meta = _run_meta(spec, task.stream, task.streams)
     query = parse_query(spec.query_text, syntax=spec.query.syntax)
     streams, stimuli = run_inputs(task, query)
@@ -891,7 +904,11 @@ def _write_bundle(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
             for done, task in enumerate(tasks):
                 if cancel.is_set():
                     break
-                row = execute_run(task, cancel, report, live_kpis)
+                try:
+                    row = execute_run(task, cancel, report, live_kpis)
+                except UserError as error:  # the run could not be carried out: it failed, and the experiment stops
+                    rows[task.spec.index] = _failed_row(out, task, error)
+                    raise
                 rows[task.spec.index] = row
                 report(ExperimentProgress("run-done", f"{task.spec.run_id}: {row.get('verdict') or row.get('status')}",
                                           done=done + 1, total=len(tasks), run_id=task.spec.run_id, data=row))
@@ -911,6 +928,13 @@ def _write_bundle(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
             raise
     return _finish(out, manifest, runs, rows, status)
 
+
+
+def _failed_row(out: Path, task: RunTask, error: UserError) -> dict[str, Any]:
+    """The summary row of a run that could not be carried out (no run folder): failed, with the error."""
+    meta = _run_meta(task.spec, task.stream, task.streams)
+    row = run_row(out / RUNS_DIR / task.spec.run_id, {**meta, "status": "not-run"})
+    return {**row, "status": "failed", "verdict": "failed", "error": str(error)}
 
 
 def _warn_assumed_semantics(experiment: Experiment, report: ProgressCallback) -> None:

@@ -559,6 +559,9 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
                 break
             try:
                 _handle(run, message, received)
+            except OSError as error:  # the responses or the trace could not be written (a full disk)
+                _cannot_write(run, error, run.files.path if run.files else Path("."))
+                break
             except Exception as error:  # noqa: BLE001 - the receiver never dies silently: the run fails at once
                 run.fail("failed", f"the stand could not handle line {number} of the engine's stdout "
                                    f"({message['type']}): {type(error).__name__}: {error}")
@@ -709,7 +712,11 @@ def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], files: RunFolder)
     assert stderr is not None
     try:
         for piece in iter(lambda: stderr.readline(_STDERR_PIECE), b""):
-            files.write_stderr(piece)
+            try:
+                files.write_stderr(piece)
+            except OSError as error:  # a full disk: the run stops at once, saying where
+                _cannot_write(run, error, files.path / "stderr.log")
+                break
             text = piece.decode("utf-8", "replace").rstrip("\n")
             if len(text) > STDERR_TAIL_LINE_CHARS:
                 text = text[:STDERR_TAIL_LINE_CHARS] + f"… [{len(text) - STDERR_TAIL_LINE_CHARS} more characters]"
@@ -756,7 +763,11 @@ def _probe(run: _Run, started: float, files: RunFolder) -> None:
             elapsed = time.monotonic() - started
             rss_mb = rss / MIB
             _note_rss(run, {"rss_mb": rss_mb})
-            files.write_sample(elapsed, rss_mb, cpu, mem, threads)
+            try:
+                files.write_sample(elapsed, rss_mb, cpu, mem, threads)
+            except OSError as error:
+                _cannot_write(run, error, files.samples_path)
+                break
             run.samples += 1
             if run.on_sample is not None:
                 _report_sample(run, elapsed, rss_mb, cpu, threads)
@@ -768,8 +779,14 @@ def _probe(run: _Run, started: float, files: RunFolder) -> None:
             if run.stopped.wait(delay) or run.cancel.is_set():
                 break
     finally:
-        files.samples.flush()
+        with contextlib.suppress(OSError):
+            files.samples.flush()
         run.thread_cpu["probe"] = time.thread_time() - start
+
+
+def _cannot_write(run: _Run, error: OSError, path: Path) -> None:
+    """A run file could not be written (a full disk): the run fails at once, naming the file."""
+    run.fail("failed", f"cannot write {error.filename or path}: {error.strerror or error}")
 
 
 def _report_sample(run: _Run, elapsed: float, rss_mb: float, cpu: float, threads: int) -> None:

@@ -103,7 +103,8 @@ class RunFolder:
         self.responses = ResponseLogWriter(folder / "responses.jsonl", variables=variables, engine=name,
                                            query=query_id, source="stand")
         self.trace = open(folder / "trace.jsonl", "wb")
-        self.samples = open(folder / f"P_{_safe(name)}.csv", "w", encoding="utf-8", newline="\n")
+        self.samples_path = folder / f"P_{_safe(name)}.csv"
+        self.samples = open(self.samples_path, "w", encoding="utf-8", newline="\n")
         self.samples.write(P_HEADER + "\n")
         self.stderr_bytes = 0  # of the engine's stderr, kept or not
         self.stderr_dropped = 0  # bytes beyond STDERR_LOG_BYTES, read and not kept (known at the end of stderr)
