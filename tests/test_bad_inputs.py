@@ -746,3 +746,40 @@ def test_protocol_fields_are_checked_when_read(line: bytes, expected: str | None
         with pytest.raises(ProtocolError) as raised:
             parse_engine_line(line)
         assert expected in str(raised.value)
+
+
+@pytest.mark.parametrize("extra, field", [
+    ("repetitions: 1000000000\n", "repetitions"),
+    ("sweep: {A: [" + ", ".join(map(str, range(1000))) + "], B: [" + ", ".join(map(str, range(1000))) + "]}\n", "sweep"),
+])
+def test_an_experiment_beyond_the_run_bound_fails_in_a_second(tmp_path: Path, extra: str, field: str) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text((Path(__file__).parents[1] / "sample_experiments" / "teaching" / "rooms.yaml").read_text()
+                    .replace("seed: 0\n", "seed: 0\n" + extra), encoding="utf-8")
+    shutil.copy(Path(__file__).parents[1] / "sample_experiments" / "teaching" / "rooms.stream", tmp_path)
+    started = time.monotonic()
+    for command in (("validate", path), ("run", path, "--out", tmp_path / "b"), ("generate", path, "--out", tmp_path / "s")):
+        line = assert_one_line(rspwb(*command), 2, f"{path}:9: {field}", "more than the 10,000 runs", "--max-runs")
+        assert f"--max-runs {int(line.split(' runs (')[0].split()[-1].replace(',', ''))}" in line
+    assert time.monotonic() - started < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.yaml", "rooms.stream"]
+
+
+def test_max_runs_allows_more_runs(tmp_path: Path) -> None:
+    rooms = Path(__file__).parents[1] / "sample_experiments" / "teaching" / "rooms.yaml"
+    assert_one_line(rspwb("validate", rooms, "--max-runs", "2"), 2, "3 runs", "--max-runs 3")
+    assert rspwb("validate", rooms, "--max-runs", "3").code == 0
+
+
+@pytest.mark.parametrize("pattern, shown, column", [
+    ("<http://ex.org/m1> <http://ex.org/detectedAt>+ ?room", "<http://ex.org/detectedAt>+", 28),
+    ("<http://ex.org/m1> <http://ex.org/knows>/<http://ex.org/detectedAt> ?room",
+     "<http://ex.org/knows>/<http://ex.org/detectedAt>", 28),
+    ("<http://ex.org/m1> ^<http://ex.org/detectedAt> ?room", "^<http://ex.org/detectedAt>", 29),
+])
+def test_a_property_path_is_refused_with_its_position(tmp_path: Path, pattern: str, shown: str, column: int) -> None:
+    """The oracle matches triple patterns only: a path is refused when the query is read, not a crash in the run."""
+    path = tmp_path / "q.rq"
+    path.write_text("REGISTER QUERY q AS SELECT ?room FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]\n"
+                    f"WHERE {{ {pattern} }}\n", encoding="utf-8")
+    assert_one_line(rspwb("query", "explain", path), 2, f"{path}:2:{column}", f"property path {shown} is not supported")

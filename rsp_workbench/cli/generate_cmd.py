@@ -64,6 +64,9 @@ def register(subparsers: Any) -> None:
         choices=("yabench", "nquads", "parquet"),
         help="output format (default from the extension: .parquet, .nq/.nquads, else yabench)",
     )
+    from rsp_workbench.cli.main import add_max_runs
+
+    add_max_runs(parser)
     parser.add_argument("--size", help="experiment form: apply this named size first")
     parser.add_argument("--case", type=int, default=0, help="experiment form: variable combination index (default 0)")
     parser.add_argument("--repetition", type=int, default=0, help="experiment form: repetition (seed) index (default 0)")

@@ -52,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_max_runs(parser: argparse.ArgumentParser) -> None:
+    """``--max-runs N``: allow an experiment more runs than the default bound (a typo fails fast without it)."""
+    from rsp_workbench.experiment.runs import MAX_RUNS
+
+    parser.add_argument("--max-runs", type=int, metavar="N", default=None,
+                        help=f"allow the experiment up to N runs (default {MAX_RUNS:,})")
+
+
 def print_json(payload: Any) -> None:
     """``--json`` output: exactly one JSON object on stdout."""
     sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
@@ -93,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with stop_signals_as_interrupt():
+        from rsp_workbench.experiment.runs import allowing_runs
+
+        with stop_signals_as_interrupt(), allowing_runs(getattr(args, "max_runs", None)):
             return int(args.func(args) or 0)
     except UserError as error:
         # FILE:LINE: … lines start with the location (as compilers print them) so that

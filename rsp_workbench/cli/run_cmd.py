@@ -29,6 +29,9 @@ def register(subparsers: Any) -> None:
                           "other files in it are kept)")
     run.add_argument("--force", action="store_true",
                      help="write the bundle into an existing folder that is not a bundle (its files are kept)")
+    from rsp_workbench.cli.main import add_max_runs
+
+    add_max_runs(run)
     run.add_argument("--size", default=None, help="a size the experiment defines (e.g. smoke, full)")
     run.add_argument("--yes", action="store_true", help="confirm the external engine commands the experiment runs")
     run.add_argument("--scheduler", choices=("local", "spark"), default="local",

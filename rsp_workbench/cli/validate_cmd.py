@@ -22,6 +22,9 @@ def register(subparsers: Any) -> None:
         "variables, semantics parameters, generator parameters, sweeps and sizes.",
     )
     parser.add_argument("file", metavar="FILE", help="experiment YAML file")
+    from rsp_workbench.cli.main import add_max_runs
+
+    add_max_runs(parser)
     parser.add_argument("--size", help="also report the runs of this size (smoke, full, …)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the summary")
     parser.set_defaults(func=run)

@@ -42,7 +42,7 @@ from rsp_workbench.experiment.model import (
     StaticData,
     StreamSpec,
 )
-from rsp_workbench.experiment.runs import VARIABLE_NAME, resolve_case, variable_combinations
+from rsp_workbench.experiment.runs import VARIABLE_NAME, check_run_count, resolve_case, variable_combinations
 from rsp_workbench.experiment.source import SourceMap, is_identifier, join_path, load_yaml
 from rsp_workbench.query.template import find_placeholders
 from rsp_workbench.query.writer import check_dialect
@@ -611,6 +611,7 @@ def build_experiment(
         raw=raw,
         source=source,
     )
+    check_run_count(experiment)  # before any combination is resolved
     query_texts: dict[tuple[int, str], Mapping[str, Scalar]] = {}
     for combination in variable_combinations(experiment):
         case = resolve_case(experiment, combination)
