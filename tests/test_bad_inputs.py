@@ -783,3 +783,13 @@ def test_a_property_path_is_refused_with_its_position(tmp_path: Path, pattern: s
     path.write_text("REGISTER QUERY q AS SELECT ?room FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]\n"
                     f"WHERE {{ {pattern} }}\n", encoding="utf-8")
     assert_one_line(rspwb("query", "explain", path), 2, f"{path}:2:{column}", f"property path {shown} is not supported")
+
+
+def test_an_empty_stream_is_said_not_judged_green(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.stream"
+    empty.write_text("", encoding="utf-8")
+    out = tmp_path / "bundle"
+    outcome = rspwb("run", external_experiment(tmp_path, empty, "ok"), "--out", out, "--yes", "--quiet")
+    assert outcome.code == 0 and "warning: the stream has no elements: nothing was judged" in outcome.out
+    row = json.loads(rspwb("report", out, "--json").out)["runs"][0]
+    assert row["warning"].startswith("the stream has no elements: nothing was judged") and row["windows"] == 0

@@ -657,6 +657,9 @@ def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Ev
         except Exception as error:  # an oracle bug must not stop the other runs, nor pass for a result
             failure = f"oracle failed: {type(error).__name__}: {error}".replace(str(folder), str(final))
             oracle = {"verdict": "error", "error": failure}
+        if not len(stimuli):  # a verdict over nothing must not read as a result
+            empty = "the stream has no elements: nothing was judged"
+            oracle["warning"] = f"{empty}; {oracle['warning']}" if oracle.get("warning") else empty
         write_json_atomic(folder / ORACLE_FILE, oracle)
     _record_outcome(folder / RUN_FILE, final, failure)
     write_json_atomic(folder / "run-spec.json", meta)
