@@ -793,3 +793,21 @@ def test_an_empty_stream_is_said_not_judged_green(tmp_path: Path) -> None:
     assert outcome.code == 0 and "warning: the stream has no elements: nothing was judged" in outcome.out
     row = json.loads(rspwb("report", out, "--json").out)["runs"][0]
     assert row["warning"].startswith("the stream has no elements: nothing was judged") and row["windows"] == 0
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_stream_that_is_a_pipe_or_a_device_is_refused_up_front(tmp_path: Path, special: str) -> None:
+    """A FIFO nobody writes would block the run in open(), where SIGTERM/Ctrl-C cannot reach it."""
+    import os
+
+    path = tmp_path / "fifo.stream"
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path(special)
+    for command in ("validate", "run"):
+        extra = ("--out", tmp_path / "b", "--yes") if command == "run" else ()
+        line = assert_one_line(rspwb(command, external_experiment(tmp_path, path, "ok"), *extra), 2, "stream.file",
+                               "expected a file or a folder")
+        assert ("named pipe" if special == "fifo" else "is a device") in line
+    assert not (tmp_path / "b").exists()

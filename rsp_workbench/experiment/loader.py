@@ -191,7 +191,10 @@ class _Checker:
         if directory is True and not resolved.is_dir():
             raise self.error(path, f"expected a directory: {text}")
         if directory is False and not resolved.is_file():
-            raise self.error(path, f"expected a file: {text}")
+            raise self.error(path, f"expected a file: {text}{_special(resolved)}")
+        if directory is None and not (resolved.is_file() or resolved.is_dir()):
+            # a FIFO nobody writes would block the run in open(), beyond the reach of Ctrl-C; a device never ends
+            raise self.error(path, f"expected a file or a folder: {text}{_special(resolved)}")
         return resolved
 
     def semantics(self, value: Any, path: str, base: EngineSemantics) -> tuple[EngineSemantics, dict[str, Any]]:
@@ -558,6 +561,17 @@ def _spark_master(c: _Checker, value: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------- public API
+
+
+def _special(path: Path) -> str:
+    """What a path that is neither a regular file nor a folder is, for errors."""
+    if path.is_fifo():
+        return " is a named pipe (FIFO); the workbench reads a stream several times, so it must be a file"
+    if path.is_char_device() or path.is_block_device():
+        return " is a device"
+    if path.is_socket():
+        return " is a socket"
+    return ""
 
 
 def build_experiment(
