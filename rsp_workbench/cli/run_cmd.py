@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
                           "other files in it are kept)")
     run.add_argument("--force", action="store_true",
                      help="write the bundle into an existing folder that is not a bundle (its files are kept)")
-    from rsp_workbench.cli.main import add_max_runs
+    from rsp_workbench.cli.terminal import add_max_runs
 
     add_max_runs(run)
     run.add_argument("--size", default=None, help="a size the experiment defines (e.g. smoke, full)")
@@ -64,7 +64,7 @@ def ask_on_terminal(prompt: str) -> bool:
 
 def run_command(args: argparse.Namespace) -> int:
     from rsp_workbench.results.bundle import format_table
-    from rsp_workbench.cli.main import STOP_SIGNALS, print_json
+    from rsp_workbench.cli.terminal import STOP_SIGNALS, print_json
     from rsp_workbench.experiment import load_experiment
     from rsp_workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
 
@@ -114,7 +114,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.results.bundle import format_table
     from rsp_workbench.results.published import read_results
 

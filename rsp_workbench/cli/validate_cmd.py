@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:
         "variables, semantics parameters, generator parameters, sweeps and sizes.",
     )
     parser.add_argument("file", metavar="FILE", help="experiment YAML file")
-    from rsp_workbench.cli.main import add_max_runs
+    from rsp_workbench.cli.terminal import add_max_runs
 
     add_max_runs(parser)
     parser.add_argument("--size", help="also report the runs of this size (smoke, full, …)")
@@ -62,7 +62,7 @@ def commands_to_confirm(experiment: Any, chosen: Any, size: str | None) -> list[
 
 
 def run(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.experiment import apply_size, load_experiment
     from rsp_workbench.experiment.runs import count_runs, expand_runs, variable_combinations
 

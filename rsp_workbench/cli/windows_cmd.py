@@ -72,7 +72,7 @@ def _read_times(args: argparse.Namespace, unit: str) -> list[int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
 
     unit = args.unit
     unit_ms = parse_duration(f"1{unit}")

@@ -136,4 +136,5 @@ def generator_spec(name: str) -> GeneratorSpec:
             f"unknown generator {name!r}; expected one of {', '.join(sorted(GENERATOR_MODULES))}",
             field="generator",
         )
-    return importlib.import_module(module_name).SPEC
+    spec: GeneratorSpec = importlib.import_module(module_name).SPEC
+    return spec

@@ -594,8 +594,8 @@ class _QueryScanner:
     def compile_sparql(self, rewritten: RewrittenText) -> tuple[Any, QueryForm, tuple[str, ...]]:
         """rdflib parse + algebra of the rewritten text; errors located in the original."""
         from pyparsing import ParseBaseException
-        from rdflib.plugins.sparql.algebra import translateQuery
-        from rdflib.plugins.sparql.parser import parseQuery
+        from rsp_workbench.query.rdflib_sparql import translateQuery
+        from rsp_workbench.query.rdflib_sparql import parseQuery
 
         try:
             with _RDFLIB_PARSING:

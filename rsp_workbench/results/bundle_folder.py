@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Iterator
 
 from rsp_workbench.errors import UserError
+from rsp_workbench.files import PARTIAL
 from rsp_workbench.results.bundle import (
     BUNDLE_FORMAT,
     EXPERIMENT_COPY,
     MANIFEST,
-    PARTIAL,
     RUNS_DIR,
     STREAMS_DIR,
     SUMMARY,
