@@ -22,6 +22,7 @@ the job group; runs already finished stay in the bundle.
 
 from __future__ import annotations
 
+import itertools
 import os
 import platform
 import shutil
@@ -606,6 +607,7 @@ def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Ev
     streams, stimuli = run_inputs(task, query)
     end = end_by_rule(task.oracle.get("end", "after-last-window"), query, streams)  # the oracle's and the stand's
     stand = dict(task.stand)
+    _check_real_time_wall(task, streams, end)
     startup = spec.engine_parameters.get("startup_timeout")
     options = StandOptions(
         mode=stand["mode"], time_scale=stand["time_scale"], sampling_ms=stand["sampling_ms"],
@@ -652,6 +654,33 @@ def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Ev
     os.replace(folder, final)
     meta["status"] = "failed" if failure else result.status
     return run_row(final, meta, oracle=oracle)  # not read back: a long run's oracle.json is large
+
+
+#: The longest real-time run (wall clock) that starts without ``stand.timeout`` saying so: a typo such as
+#: ``time_scale: 0.000001`` must fail in a second, not start a run of months.
+MAX_REAL_TIME_WALL_S = 24 * 3600
+
+
+def _check_real_time_wall(task: RunTask, streams: Mapping[str, Sequence[Any]], end: int | None) -> None:
+    """A `UserError` before a real-time run whose streams would take longer than :data:`MAX_REAL_TIME_WALL_S`
+    of wall time, unless the experiment's ``stand.timeout`` allows at least that long."""
+    stand = task.stand
+    if stand.get("mode") != "real-time":
+        return
+    from rsp_workbench.streams.readers import last_time
+
+    firsts = [element.t for stream in streams.values() for element in itertools.islice(iter(stream), 1)]
+    lasts = [t for t in (last_time(stream) for stream in streams.values()) if t is not None]
+    if not firsts or not lasts:
+        return
+    span_ms = max([*lasts, *([end] if end is not None else [])]) - min(firsts)
+    wall_s = span_ms / float(stand.get("time_scale") or 1.0) / 1000.0
+    allowed = max(MAX_REAL_TIME_WALL_S, stand.get("run_timeout_s") or 0)
+    if wall_s > allowed:
+        raise UserError(f"run {task.spec.run_id}: in real time at time_scale {stand.get('time_scale')} the stream's "
+                        f"{span_ms:,} ms take {wall_s / 3600:,.1f} hours of wall time, more than the "
+                        f"{MAX_REAL_TIME_WALL_S // 3600} hours a run may take unless stand.timeout allows it",
+                        field="stand.time_scale")
 
 
 def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:

@@ -813,3 +813,17 @@ def test_a_stream_that_is_a_pipe_or_a_device_is_refused_up_front(tmp_path: Path,
                                "expected a file or a folder")
         assert ("named pipe" if special == "fifo" else "is a device") in line
     assert not (tmp_path / "b").exists()
+
+
+def test_a_real_time_run_of_months_is_refused_before_it_starts(tmp_path: Path, stream: Path) -> None:
+    path = tmp_path / "rt.yaml"
+    path.write_text(external_experiment(tmp_path, stream, "ok").read_text()
+                    .replace("stand: {mode: absolute-time, timeout: 30s}", "stand: {mode: real-time, time_scale: 0.000001}"),
+                    encoding="utf-8")
+    started = time.monotonic()
+    out = tmp_path / "bundle"
+    line = assert_one_line(rspwb("run", path, "--out", out, "--yes", "--quiet"), 2, "stand.time_scale",
+                           "9,444.4 hours of wall time", "more than the 24 hours", "stand.timeout")
+    assert "run case0-rep0-e-q" in line and time.monotonic() - started < 20
+    assert json.loads((out / "manifest.json").read_text())["runs"][0]["status"] == "failed"
+    assert leftovers(out) == []
