@@ -71,7 +71,11 @@ def run_command(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.file)
     cancel = threading.Event()
 
+    stage = ["validate"]  # the phase the run is in, for the stop signals
+
     def progress(event: ExperimentProgress) -> None:
+        if event.stage != "kpi":
+            stage[0] = event.stage
         if args.quiet:
             return
         counter = f"[{event.done}/{event.total}] " if event.stage == "run-done" else ""
@@ -81,8 +85,10 @@ def run_command(args: argparse.Namespace) -> int:
     def interrupted(signum: int, frame: Any) -> None:  # first Ctrl-C/SIGTERM: cancel cleanly; second: abort
         if cancel.is_set():
             raise KeyboardInterrupt
-        sys.stderr.write("rspwb: cancelling (stopping the engine process)…\n")
         cancel.set()
+        if stage[0] == "oracle":  # judging polls nothing: stop it now (the run is recorded as cancelled)
+            raise KeyboardInterrupt
+        sys.stderr.write("rspwb: cancelling (stopping the engine process)…\n")
 
     handled = (signal.SIGINT, *STOP_SIGNALS)
     previous = ({signum: signal.signal(signum, interrupted) for signum in handled}
