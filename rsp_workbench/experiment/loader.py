@@ -541,7 +541,7 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
 def _stand(c: _Checker, value: Any) -> StandSpec:
     if value is None:
         return StandSpec()
-    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch"))
+    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb"))
     return StandSpec(
         mode=c.choice(stand.get("mode", "real-time"), "stand.mode", STAND_MODES),
         time_scale=c.positive_number(stand.get("time_scale", 1.0), "stand.time_scale"),
@@ -549,6 +549,9 @@ def _stand(c: _Checker, value: Any) -> StandSpec:
         batch=c.integer(stand["batch"], "stand.batch", minimum=1, maximum=STAND_BATCH_MAX,
                         why_maximum="a batch also stops at about that many elements")
         if stand.get("batch") is not None else None,
+        max_output_mb=c.integer(stand["max_output_mb"], "stand.max_output_mb", minimum=1, maximum=1 << 20,
+                                why_maximum="1 TiB of engine output")
+        if stand.get("max_output_mb") is not None else None,
     )
 
 

@@ -53,6 +53,7 @@ STATUSES = ("ok", "failed", "timeout", "cancelled")
 MIB = 1024 * 1024
 # Bounds on what an engine can make the stand hold (docs/engine-protocol.md, "Limits"):
 MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the run
+MAX_OUTPUT_BYTES = 1024 * MIB  # all of an engine's stdout in one run (StandOptions.max_output_bytes, stand.max_output_mb)
 STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
 _STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
 # Batches (docs/engine-protocol.md, "Batches"): one `batch` line carries at most StandOptions.batch
@@ -79,6 +80,8 @@ class StandOptions:
     # most stimuli per `batch` message to an engine that accepts batches; 1 = one stimulus per
     # message (and, in absolute time, one round trip per stimulus) whatever the engine accepts
     batch: int = 256
+    # bytes the engine may write on stdout in one run (responses.jsonl grows with it); more fails the run
+    max_output_bytes: int = MAX_OUTPUT_BYTES
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -542,10 +545,16 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
     stdout = process.stdout
     assert stdout is not None
     number = 0  # of the line on the engine's stdout, for errors
+    read = 0  # bytes of stdout so far
     try:
         for line in iter(lambda: stdout.readline(MAX_MESSAGE_BYTES + 1), b""):
             received = time.time() * 1000.0
             number += 1
+            read += len(line)
+            if read > run.options.max_output_bytes:
+                run.fail("failed", f"the engine wrote more than {run.options.max_output_bytes // MIB} MiB on stdout "
+                                   f"(by line {number}; the limit for one run, stand.max_output_mb); stopped reading")
+                break
             if len(line) > MAX_MESSAGE_BYTES:
                 run.fail("failed", f"protocol error: the engine wrote a line of more than {MAX_MESSAGE_BYTES // MIB} MiB "
                                    f"on stdout (line {number}; the limit for one message, docs/engine-protocol.md); "

@@ -827,3 +827,17 @@ def test_a_real_time_run_of_months_is_refused_before_it_starts(tmp_path: Path, s
     assert "run case0-rep0-e-q" in line and time.monotonic() - started < 20
     assert json.loads((out / "manifest.json").read_text())["runs"][0]["status"] == "failed"
     assert leftovers(out) == []
+
+
+def test_what_an_engine_writes_in_one_run_is_capped(tmp_path: Path, stream: Path) -> None:
+    """``stand.max_output_mb`` caps an engine's stdout over the run (responses.jsonl grows with it)."""
+    path = tmp_path / "capped.yaml"
+    path.write_text(external_experiment(tmp_path, stream, "big-responses", 1).read_text()
+                    .replace("stand: {mode: absolute-time, timeout: 30s}",
+                             "stand: {mode: absolute-time, timeout: 30s, max_output_mb: 2}"), encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert_one_line(rspwb("run", path, "--out", out, "--yes", "--quiet"), 1, "1 of 1 runs failed",
+                    "the engine wrote more than 2 MiB on stdout (by line 4", "stand.max_output_mb")
+    run = out / "runs" / "case0-rep0-e-q"
+    assert (run / "responses.jsonl").stat().st_size < 3 << 20
+    assert leftovers(out) == []

@@ -9,6 +9,7 @@ and answers every stimulus with one response, except that MODE injects a fault:
 - ``stderr-flood``: writes SIZE MB to stderr first, then behaves like ``ok``;
 - ``long-line``: writes one stdout line of SIZE MB without a newline, then hangs;
 - ``hang``: answers ``ready`` and then never answers a stimulus;
+- ``big-responses``: every response binds an IRI of SIZE MB;
 - ``child``: starts a child (``sleep``) that stays after the engine ends; ``daemon``: a
   double-forked daemon in a session of its own; ``child-holds-stdout``: a child that keeps
   the engine's stdout open after the engine has exited (each otherwise like ``ok``; the
@@ -80,6 +81,8 @@ def main() -> int:
             if mode == "hang":
                 time.sleep(3600)
             value = "not a term" if mode == "bad-term" else "<http://ex.org/a>"
+            if mode == "big-responses":
+                value = "<http://ex.org/" + "a" * (size_mb << 20) + ">"
             response = {"type": "response", "stimulus": message["id"], "t": message["t"], "operation": "=",
                         "bindings": [{"x": float("nan") if mode == "binding-nan" else value}]}
             if mode in FIELD_FAULTS:
