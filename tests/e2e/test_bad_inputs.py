@@ -841,3 +841,19 @@ def test_what_an_engine_writes_in_one_run_is_capped(tmp_path: Path, stream: Path
     run = out / "runs" / "case0-rep0-e-q"
     assert (run / "responses.jsonl").stat().st_size < 3 << 20
     assert leftovers(out) == []
+
+
+@pytest.mark.parametrize("name, folder, expected", [
+    ("data_1.5.ttl", False, "not data_NN.ttl with NN a whole number (data_1.5.ttl)"),
+    ("data_abc.ttl", False, "not data_NN.ttl"), ("data_-3.ttl", False, "not data_NN.ttl"),
+    ("data_2.ttl", True, "a folder"),
+])
+def test_a_csrbench_file_that_would_be_skipped_is_named(tmp_path: Path, query: Path, name: str, folder: bool,
+                                                          expected: str) -> None:
+    directory = tmp_path / "csr"
+    directory.mkdir()
+    (directory / "data_0.ttl").write_text(f"<{EX}m1> <{EX}detectedAt> <{EX}r1> .\n", encoding="utf-8")
+    (directory / name).mkdir() if folder else (directory / name).write_text(f"<{EX}m2> <{EX}p> <{EX}o> .\n")
+    outcome = rspwb("oracle", "--stream", directory, "--stream-format", "csrbench-dir", "--interval", "1000",
+                    "--query", query, "--system", "csparql", "--json")
+    assert_one_line(outcome, 2, str(directory / name), expected)
