@@ -857,3 +857,19 @@ def test_a_csrbench_file_that_would_be_skipped_is_named(tmp_path: Path, query: P
     outcome = rspwb("oracle", "--stream", directory, "--stream-format", "csrbench-dir", "--interval", "1000",
                     "--query", query, "--system", "csparql", "--json")
     assert_one_line(outcome, 2, str(directory / name), expected)
+
+
+@pytest.mark.parametrize("system", ["yabench-content-change", "csparql"])
+def test_windows_far_apart_are_refused_with_the_estimate_not_allocated(tmp_path: Path, system: str) -> None:
+    """A 1 ms slide over two elements 10¹⁴ ms apart: refused up front with the number, no 728 TiB allocation."""
+    stream = tmp_path / "far.stream"
+    stream.write_text(f'<{EX}m1> <{EX}detectedAt> <{EX}r1> "0" .\n'
+                      f'<{EX}m2> <{EX}detectedAt> <{EX}r1> "100000000000000" .\n', encoding="utf-8")
+    query = tmp_path / "far.rq"
+    query.write_text(f"REGISTER QUERY q AS SELECT ?room FROM STREAM <http://s> [RANGE 10ms STEP 1ms]\n"
+                     f"WHERE {{ ?x <{EX}detectedAt> ?room }}\n", encoding="utf-8")
+    started = time.monotonic()
+    outcome = rspwb("oracle", "--stream", stream, "--stream-format", "yabench", "--query", query, "--system", system,
+                    "--json")
+    assert_one_line(outcome, 2, "--t0", "about 100,000,000,000,0")
+    assert time.monotonic() - started < 20
