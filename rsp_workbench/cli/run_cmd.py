@@ -86,8 +86,8 @@ def run_command(args: argparse.Namespace) -> int:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
-        if stage[0] == "oracle":  # judging polls nothing: stop it now (the run is recorded as cancelled)
-            raise KeyboardInterrupt
+        if stage[0] not in ("engine", "stream"):  # only the stand and the generators poll `cancel`: elsewhere
+            raise KeyboardInterrupt  # (judging, reading inputs) stop now; the run is recorded as cancelled
         sys.stderr.write("rspwb: cancelling (stopping the engine process)…\n")
 
     handled = (signal.SIGINT, *STOP_SIGNALS)
