@@ -873,3 +873,13 @@ def test_windows_far_apart_are_refused_with_the_estimate_not_allocated(tmp_path:
                     "--json")
     assert_one_line(outcome, 2, "--t0", "about 100,000,000,000,0")
     assert time.monotonic() - started < 20
+
+
+def test_oracle_out_never_deletes_files_it_did_not_write(tmp_path: Path, query: Path, stream: Path) -> None:
+    out = tmp_path / "expected"
+    args = ("oracle", "--stream", stream, "--stream-format", "yabench", "--query", query, "--system", "csparql",
+            "--out", out)
+    assert rspwb(*args).code == 0 and rspwb(*args).code == 0  # an earlier output of ours is replaced
+    (out / "notes.md").write_text("mine")
+    assert_one_line(rspwb(*args), 2, str(out), "--out", "files rspwb did not write (notes.md)")
+    assert (out / "notes.md").read_text() == "mine"
