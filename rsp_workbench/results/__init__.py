@@ -2,6 +2,9 @@
 
 - :mod:`rsp_workbench.results.bundle` — the bundle format (docs/result-bundle.md): atomic
   writing, ``manifest.json``/``summary.json``, one summary row per run, the report table.
+- :mod:`rsp_workbench.results.bundle_folder` — the folder ``rspwb run --out`` writes into:
+  refused unless new, empty or a bundle of ours (or forced), locked for one writer, and
+  cleared of the previous bundle's own entries only (the user's other files are kept).
 - :mod:`rsp_workbench.results.yabench_files` — YABench's result files (``ORACLE_*``,
   ``BOXPLOTS_*``, ``P_*``), as the workbench writes them and as YABench published them.
 - :mod:`rsp_workbench.results.published` — a published YABench test folder (or a folder of

@@ -28,6 +28,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, read_json
+from rsp_workbench.results.bundle import run_folder as checked_run_folder
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
 from rsp_workbench.results.yabench_files import first_of_each_pair
@@ -176,8 +177,8 @@ def _require(mapping: Mapping[str, Any], key: str, file: Path, kind: type | tupl
 
 
 def run_folder(bundle: Path, run_id: str) -> Path:
-    """``runs/RUN_ID``; a clear message when it is missing or still being written."""
-    folder = bundle / RUNS_DIR / run_id
+    """``runs/RUN_ID``; a clear message when it is missing, still being written or outside the bundle."""
+    folder = checked_run_folder(bundle, run_id, file=bundle / MANIFEST, field="runs.run_id")
     if folder.is_dir():
         return folder
     if (bundle / RUNS_DIR / (run_id + PARTIAL)).is_dir():

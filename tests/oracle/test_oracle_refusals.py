@@ -24,7 +24,7 @@ def far_apart(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(("options", "what"), [
-    (["--system", "cqels"], "windows open and close"),  # content change: every window border enumerated
+    (["--system", "cqels"], "window boundaries lie between"),  # content change: every window border enumerated
     (["--system", "csparql", "--report", "periodic(1ms)"], "periodic evaluations"),
     (["--system", "csparql"], "windows close"),  # window close (refused before this change too)
 ])
