@@ -14,11 +14,11 @@ an :data:`ExpectedFunction`, so this module never imports Spark.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from rsp_workbench.core.semantics import EngineSemantics
+from rsp_workbench.core.semantics import EngineSemantics, Grouping
 from rsp_workbench.errors import UserError
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData
 from rsp_workbench.query.model import ContinuousQuery
@@ -54,14 +54,17 @@ def python_expected(query: ContinuousQuery, streams: Mapping[str, Sequence[Strea
 
 
 def oracle_semantics(settings: Mapping[str, Any], engine_semantics: EngineSemantics) -> EngineSemantics:
-    """The oracle's semantics: the named system (preset) + overrides, or the engine's own (``system: engine``)."""
+    """The oracle's semantics: the named system (preset) + overrides, or the engine's own (``system: engine``);
+    the engine's declared grouping either way."""
     from rsp_workbench.oracle.run import resolve_semantics
 
     system = settings.get("system") or "engine"
     overrides = dict(settings.get("semantics_overrides") or {})
     if system == "engine":
         return engine_semantics.with_overrides(overrides) if overrides else engine_semantics
-    return resolve_semantics(system, overrides)
+    resolved = resolve_semantics(system, overrides)
+    # how the responses group is the engine's (its output), whatever semantics judge them
+    return resolved if "grouping" in overrides else replace(resolved, grouping=engine_semantics.grouping)
 
 
 def static_data(static: Mapping[str, Any]) -> StaticData:
@@ -139,7 +142,8 @@ class JudgeOptions:
     Theorem 1); ``regroup``: the engine emits one response per binding (or per part of an
     evaluation), so consecutive responses with the same time and operation are one
     evaluation's output, and the verdict compares both sides per instant; ``quality``:
-    measure per-window precision/recall (needs the streams' elements).
+    measure per-window precision/recall (needs the streams' elements). ``regroup`` None: as
+    the semantics' ``grouping`` declares (``binding``: regroup); True/False override it.
     """
 
     t0: str | int | tuple[int, ...] | None = None
@@ -147,7 +151,7 @@ class JudgeOptions:
     match: str = "strict"
     gracious: bool = False
     report_window: int = 0
-    regroup: bool = False
+    regroup: bool | None = None
     rel_tol: float = 1e-9  # numeric literals (rsp_workbench.oracle.compare.Tolerance)
     quality: bool = True
     window_rows: bool = True  # False: the payload's "windows" is None, for `Judgement.window_rows` to fill
@@ -188,7 +192,8 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
                               "error": "the ρDF oracle cannot judge content change under a tuple tick (derived "
                                        "triples would count as ticks); use a time tick or a window-close policy"})
         streams, static = rhodf_entailed(streams, static, run.engine_parameters.get("tbox"))
-    log = regroup_responses(run.log) if options.regroup else run.log
+    regroup = semantics.grouping is Grouping.BINDING if options.regroup is None else options.regroup
+    log = regroup_responses(run.log) if regroup else run.log
     try:
         check_variables(log, run.query)
     except UserError as error:
@@ -200,7 +205,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     strict = options.match == "strict"
     # strict: t0 whose instants miss an engine time are never computed, and the first match ends the search
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
-    candidates = _Candidates(order, label, answers, regroup=options.regroup)
+    candidates = _Candidates(order, label, answers, regroup=regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
                          tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict,
                          content_class=candidates.content_class)
