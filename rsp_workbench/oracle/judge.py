@@ -191,6 +191,8 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
             return Judgement({"verdict": "error", "precision": None, "recall": None, "windows": [],
                               "error": "the ρDF oracle cannot judge content change under a tuple tick (derived "
                                        "triples would count as ticks); use a time tick or a window-close policy"})
+        from rsp_workbench.oracle.rhodf import rhodf_entailed
+
         streams, static = rhodf_entailed(streams, static, run.engine_parameters.get("tbox"))
     regroup = semantics.grouping is Grouping.BINDING if options.regroup is None else options.regroup
     log = regroup_responses(run.log) if regroup else run.log
@@ -330,47 +332,17 @@ def _mean(values: Sequence[float]) -> float | None:
 def judge_eviction(stimuli: Sequence[Any], query: ContinuousQuery, log: ResponseLog) -> Judgement:
     """Bounded-memory joins are judged by recall against the unbounded answer (eviction paper,
     Sect. 1): the RSP-QL oracle does not apply to an engine that drops bindings on purpose."""
-    from rsp_workbench.engines.eviction import recall, result_set, unbounded_answer
+    from rsp_workbench.oracle.unbounded_join import found_mappings, recall, unbounded_answer
 
-    truth = unbounded_answer(stimuli, query)
-    found = result_set(log.responses)
+    truth = unbounded_answer(stimuli, query)  # the oracle's own evaluation, not the engine's join
+    found = found_mappings(log.responses)
     return Judgement({
         "verdict": "recall",
         "precision": len(found & truth) / len(found) if found else 1.0,
-        "recall": recall(log.responses, truth),
+        "recall": recall(found, truth),
         "ground_truth_results": len(truth),
         "windows": [],
     })
-
-
-def rhodf_entailed(streams: Mapping[str, Sequence[Any]], static: Mapping[str, Any],
-                   tbox: Any) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-    """The oracle's inputs under the ρDF entailment regime of the Heaven baselines.
-
-    With the TBox fixed, every ρDF ABox rule has one instance premise, so the closure of a
-    window is the union of the closures of its elements: each element is replaced by its
-    own closure at its own time, and the static default graph by its closure; the plain
-    oracle over these inputs then expects what a ρDF reasoner over the window must answer.
-    """
-    from rsp_workbench.engines._rhodf import closure
-    from rsp_workbench.engines.naive import engine_schema
-    from rsp_workbench.streams.terms import canonical_triple
-
-    default = [canonical_triple(tuple(t)) for t in static.get("default", ())]
-    schema = engine_schema(str(tbox) if tbox else None, default)
-    expanded: dict[str, list[Any]] = {}
-    cache: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
-    for iri, elements in streams.items():
-        out: list[Any] = []
-        for element in elements:
-            triple = (element.subject, element.predicate, element.object)
-            derived = cache.get(triple)
-            if derived is None:
-                derived = cache[triple] = [t for t in closure([triple], schema) if t != triple]
-            out.append(element)
-            out.extend(element._replace(subject=s, predicate=p, object=o) for s, p, o in derived)
-        expanded[iri] = out
-    return expanded, {**static, "default": sorted(closure(default, schema))}
 
 
 def report_due_at(trace: Path, stand: Mapping[str, Any], run_start: int | None) -> Callable[[int], float] | None:
