@@ -60,7 +60,7 @@ def make_bundle(small: Path, out: Path, windows: int, code: str) -> None:
     target = out / "runs" / largest_run(small) / "oracle.json"
     script = (
         "import random, sys\n"
-        "from rsp_workbench.results.bundle import JsonRows, read_json, write_json_atomic\n"
+        "from rsp_workbench.results.bundle import read_json\nfrom rsp_workbench.files import JsonRows, write_json_atomic\n"
         f"payload = read_json({str(target)!r}); payload.pop('windows', None); n = {windows}\n"
         "def rows():\n"
         "    rnd = random.Random(1)\n"

@@ -47,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rsp_workbench.core.semantics import PRESETS  # noqa: E402
 from rsp_workbench.core.time import parse_duration  # noqa: E402
-from rsp_workbench.engine import EngineConfig, create_engine, group_contemporaneous  # noqa: E402
+from rsp_workbench.engine import EngineConfig, group_contemporaneous  # noqa: E402
+from rsp_workbench.engines import create_engine
 from rsp_workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
 from rsp_workbench.query.parser import parse_query  # noqa: E402
 from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402

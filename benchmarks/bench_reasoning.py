@@ -1,4 +1,4 @@
-"""Naive vs incremental ρDF baselines on a small Heaven grid (heaven.md Sect. 7, Tables 1–2).
+"""Naive vs incremental ρDF baselines on a small Heaven grid (Heaven Sect. 7, Tables 1–2).
 
 Grid: stimulus size {1, 10, 100} triples × window ω {1 s, 10 s}, slide β = 100 ms, one
 stimulus every 100 ms of application time (LUBM through ``rsp_workbench.generators.lubm`` with
@@ -78,7 +78,8 @@ def _current_rss_mb() -> float:
 def run_cell(engine_type: str, size: int, window_ms: int, count: int, query: str) -> dict[str, Any]:
     """One run, in this process: per-stimulus latency (ms) and memory growth (MB)."""
     from rsp_workbench.core.semantics import PRESETS
-    from rsp_workbench.engine import EngineConfig, create_engine
+    from rsp_workbench.engine import EngineConfig
+    from rsp_workbench.engines import create_engine
     from rsp_workbench.query.parser import parse_query
 
     stimuli = stimuli_for(size, count)
@@ -188,7 +189,8 @@ def register(benchmark: Callable[[str], Callable[[Any], Any]]) -> None:
     def make(engine_type: str) -> Callable[[Path, Any], Callable[[], int]]:
         def prepare(workdir: Path, options: Any) -> Callable[[], int]:
             from rsp_workbench.core.semantics import PRESETS
-            from rsp_workbench.engine import EngineConfig, create_engine
+            from rsp_workbench.engine import EngineConfig
+            from rsp_workbench.engines import create_engine
             from rsp_workbench.query.parser import parse_query
 
             stimuli = stimuli_for(10, 100)

@@ -1,9 +1,9 @@
 """The engine interface: register a query, push stimuli, advance time, close (Heaven's E).
 
-Pure core code (no Qt, no Spark, no process handling). Built-in engines live in the
-top-level ``engines`` package and are found by name through :data:`ENGINE_REGISTRY`
-(``"module:Class"`` strings, imported lazily on first use, so importing the workbench never
-imports an engine). Measured runs never call an engine in the workbench's own process:
+Pure core code (no Qt, no Spark, no process handling). The engines themselves are plug-ins
+in `rsp_workbench.engines`, found by type name there (``rsp_workbench.engines.create_engine``;
+imported lazily on first use, so importing the workbench never imports an engine); this
+module only defines what every engine is. Measured runs never call an engine in the workbench's own process:
 the test stand (`rsp_workbench.stand.host`) starts ``python -m rsp_workbench.stand.worker``,
 which drives an :class:`Engine` through the JSON-lines protocol of
 ``docs/engine-protocol.md``. Tests and teaching views may call engines in-process.
@@ -17,7 +17,6 @@ come in one stimulus (the streamer guarantees both).
 from __future__ import annotations
 
 import heapq
-import importlib
 import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -151,75 +150,27 @@ class Engine(ABC):
         return responses
 
 
-#: Engine type → ``"module:Class"``; imported on first use (no import-time discovery).
-ENGINE_REGISTRY: dict[str, str] = {
-    "secret": "rsp_workbench.engines.secret:SecretEngine",
-    "naive": "rsp_workbench.engines.naive:NaiveEngine",
-    "incremental": "rsp_workbench.engines.incremental:IncrementalEngine",
-    "eviction": "rsp_workbench.engines.eviction:EvictionEngine",
-    "null": "rsp_workbench.engines.null:NullEngine",
-}
 #: ``external`` engines are programs, not classes: the stand runs their command directly.
 EXTERNAL_TYPE = "external"
 
 
 @dataclass(frozen=True)
 class ProgramEngine:
-    """A shipped engine that is a program (another language) behind the protocol.
+    """What an experiment needs to know of a shipped engine that is a program (another language)
+    behind the protocol: the semantics it runs under unless the experiment says otherwise
+    (``preset``) and the query text it reads (``dialect``, `rsp_workbench.query.writer`).
 
-    ``command`` is ``"module:function"``; the function takes the EngineConfig and returns
-    the command line, raising UserError with how to install it when it is not installed.
-    ``preset`` is the semantics it runs under unless the experiment says otherwise;
-    ``dialect`` the query text it reads (`rsp_workbench.query.writer`).
+    How to start it is the plug-in's own business (`rsp_workbench.engines.program_command`).
     """
 
-    command: str
     preset: str
     dialect: str
 
 
-#: Shipped program engines by type (imported on first use, like ENGINE_REGISTRY).
+#: Shipped program engines by type.
 PROGRAM_ENGINES: dict[str, ProgramEngine] = {
-    "rspjs": ProgramEngine("rsp_workbench.engines.rspjs:command", preset="rspjs", dialect="rspjs"),
+    "rspjs": ProgramEngine(preset="rspjs", dialect="rspjs"),
 }
-
-
-def program_command(config: "EngineConfig") -> list[str]:
-    """The command line of a shipped program engine (UserError saying how to install it)."""
-    module_name, _, function = PROGRAM_ENGINES[config.type].command.partition(":")
-    return list(getattr(importlib.import_module(module_name), function)(config))
-
-
-def register_engine(type_name: str, target: str) -> None:
-    """Add or replace a plug-in: ``target`` is ``"package.module:ClassName"``."""
-    if ":" not in target:
-        raise ValueError("target must look like 'package.module:ClassName'")
-    ENGINE_REGISTRY[type_name] = target
-
-
-def engine_class(type_name: str) -> type[Engine]:
-    """The Engine subclass registered under ``type_name`` (imports its module now)."""
-    try:
-        target = ENGINE_REGISTRY[type_name]
-    except KeyError:
-        known = ", ".join(sorted([*ENGINE_REGISTRY, *PROGRAM_ENGINES, EXTERNAL_TYPE]))
-        raise UserError(f"unknown engine type {type_name!r}; expected one of {known}", field="type") from None
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name and module_name.startswith(error.name):
-            raise UserError(f"engine type {type_name!r} is not available (no module {module_name})", field="type") from None
-        raise
-    cls = getattr(module, class_name)
-    if not (isinstance(cls, type) and issubclass(cls, Engine)):
-        raise TypeError(f"{target} is not an Engine subclass")
-    return cls
-
-
-def create_engine(config: EngineConfig) -> Engine:
-    """Instantiate the engine ``config.type`` (not registered yet: call ``register``)."""
-    return engine_class(config.type)(config)
 
 
 def engine_config_from_spec(spec: Any, parameters: Mapping[str, Any] | None = None) -> EngineConfig:

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-# GUI tests run without a display (STYLE.md); set before anything imports Qt.
+# GUI tests run without a display (docs/design/STYLE.md); set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Every SparkSession of the test run is the one local[1] session (docs/design/STYLE.md), also one that code under
+# test starts on its own (an oracle or generator choosing Spark) before the `spark` fixture does.
+os.environ.setdefault("RSPWB_SPARK_MASTER", "local[1]")
 
 import pytest
 
@@ -32,3 +35,11 @@ def spark() -> Iterator[object]:
     session = get_spark("local[1]", app_name="rsp-workbench-tests", conf=TEST_SPARK_CONF)
     yield session
     stop_spark()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that needs the JVM is slow whatever its own time: the first one starts Spark (10-20 s).
+    ``./run-tests -m "not slow"`` is the quick loop (README)."""
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.slow)

@@ -234,7 +234,7 @@ def _transform(args: argparse.Namespace, fmt: str) -> int:
     seconds = time.perf_counter() - started
     sys.stderr.write(f"wrote {count:,} elements in {seconds:.2f} s -> {args.out}\n")
     if args.json:
-        from rsp_workbench.cli.main import print_json
+        from rsp_workbench.cli.terminal import print_json
 
         print_json({"out": args.out, "format": fmt, "elements": count, "seconds": round(seconds, 3)})
     return 0
@@ -244,7 +244,7 @@ def _transform(args: argparse.Namespace, fmt: str) -> int:
 def cancel_on_stop_signals(cancel: Callable[[], None]) -> Iterator[None]:
     """Ctrl-C, SIGTERM or SIGHUP: the first cancels (``cancel`` runs on its own thread, since it may call
     into the JVM, which a signal handler must not); a second one interrupts at once."""
-    from rsp_workbench.cli.main import STOP_SIGNALS
+    from rsp_workbench.cli.terminal import STOP_SIGNALS
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -267,7 +267,7 @@ def cancel_on_stop_signals(cancel: Callable[[], None]) -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.pipeline.generate import GenerationCancelled, TaskState, generate
 
     if args.experiment_option:

@@ -8,15 +8,12 @@ only inside the command functions, so ``rspwb --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import json
-import signal
 import sys
-import threading
-from typing import Any, Iterator, Sequence
+from typing import Sequence
 
 from rsp_workbench import __version__
+from rsp_workbench.cli.terminal import stop_signals_as_interrupt
 from rsp_workbench.errors import UserError
 
 # Subcommand modules in the order ``--help`` lists them.
@@ -50,40 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
     return parser
-
-
-def print_json(payload: Any) -> None:
-    """``--json`` output: exactly one JSON object on stdout."""
-    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
-
-
-# What a scheduler, a container stop or a closing terminal sends: handled like Ctrl-C.
-STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-
-
-def _stop_like_ctrl_c(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
-@contextlib.contextmanager
-def stop_signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in the main thread while a command runs.
-
-    Every cleanup path already handles Ctrl-C (``.partial`` files removed, bundles marked
-    cancelled, engine processes stopped), so the other stop signals take the same path
-    instead of killing the process with files half-written. Handlers are restored after.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {signum: signal.signal(signum, _stop_like_ctrl_c) for signum in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -542,7 +542,7 @@ def write_oracle_dir(out: str, args: argparse.Namespace, prepared: Prepared, ans
 def run_check(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.oracle.judge import JudgeOptions, RecordedRun, judge
     from rsp_workbench.oracle.run import OracleMethod, check_variables
 

@@ -55,7 +55,7 @@ def _settings(pairs: list[str]) -> dict[str, Any]:
 
 
 def probe_command(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.cli.run_cmd import ask_on_terminal
     from rsp_workbench.errors import UserError
     from rsp_workbench.probe.infer import format_inference

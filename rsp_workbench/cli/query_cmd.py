@@ -88,7 +88,7 @@ def _load_query_arguments(args: argparse.Namespace) -> Any:
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
 
     query = _load_query_arguments(args)
     if args.json:

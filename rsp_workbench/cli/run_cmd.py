@@ -57,7 +57,7 @@ def ask_on_terminal(prompt: str) -> bool:
 
 def run_command(args: argparse.Namespace) -> int:
     from rsp_workbench.results.bundle import format_table
-    from rsp_workbench.cli.main import STOP_SIGNALS, print_json
+    from rsp_workbench.cli.terminal import STOP_SIGNALS, print_json
     from rsp_workbench.experiment import load_experiment
     from rsp_workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
 
@@ -106,7 +106,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.results.bundle import format_table
     from rsp_workbench.results.published import read_results
 

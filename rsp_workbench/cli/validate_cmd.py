@@ -32,7 +32,7 @@ def _plural(count: int, word: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.main import print_json
+    from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.experiment import apply_size, load_experiment
     from rsp_workbench.experiment.runs import count_runs, expand_runs, variable_combinations
 

@@ -266,7 +266,7 @@ def compile_select(query_algebra: Any, window_graphs: set[str]) -> CompiledQuery
 def _expression_variables(expr: Any) -> set[str] | None:
     """Variables an expression reads; None if it has EXISTS or aggregates (not supported)."""
     from rdflib import Variable
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
 
     found: set[str] = set()
 
@@ -290,7 +290,7 @@ class FilterEvaluator:
 
     def __init__(self, expressions: list[Any]) -> None:
         from rdflib import Graph, Variable
-        from rdflib.plugins.sparql.sparql import QueryContext
+        from rsp_workbench.query.rdflib_sparql import QueryContext
 
         self.expressions = expressions
         self.context = QueryContext(Graph())
@@ -316,12 +316,12 @@ class FilterEvaluator:
         return True
 
     def _evaluate(self, index: int, names: list[str], binding: dict[str, str]) -> bool:
-        from rdflib.plugins.sparql.evalutils import _ebv
-        from rdflib.plugins.sparql.sparql import FrozenBindings, SPARQLError
+        from rsp_workbench.query.rdflib_sparql import ebv
+        from rsp_workbench.query.rdflib_sparql import FrozenBindings, SPARQLError
 
         values = {self._var(name): to_rdflib(binding[name]) for name in names}
         try:
-            return bool(_ebv(self.expressions[index], FrozenBindings(self.context, values)))
+            return bool(ebv(self.expressions[index], FrozenBindings(self.context, values)))
         except SPARQLError:
             return False
 
@@ -330,7 +330,7 @@ _VOLATILE = ("Builtin_NOW", "Builtin_RAND", "Builtin_UUID", "Builtin_STRUUID", "
 
 
 def _mentions(expr: Any, names: tuple[str, ...]) -> bool:
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
 
     if isinstance(expr, CompValue):
         if expr.name.startswith(names):
@@ -638,8 +638,8 @@ class RdflibMirror:
 
     def pattern_is_empty(self, pattern: Any, prologue: Any) -> bool:
         """True if an algebra pattern has no solution over the dataset (for the null_aggregate fault)."""
-        from rdflib.plugins.sparql.evaluate import evalPart
-        from rdflib.plugins.sparql.sparql import QueryContext
+        from rsp_workbench.query.rdflib_sparql import evalPart
+        from rsp_workbench.query.rdflib_sparql import QueryContext
 
         context = QueryContext(self.dataset, initBindings={})
         context.prologue = prologue

@@ -7,7 +7,7 @@ start=t0)`` — same candidates, same conjunction of strategies, same content ra
 the same window primitives (``WindowSpec.closing_within``/``active``/``boundaries_between``,
 ``content_range``). Positions are absolute (element ``i`` of the stream is position ``i``)
 while only a suffix of the timestamps is kept (:class:`StreamBuffer`).
-``tests/test_engine_secret.py`` checks the equivalence with hypothesis.
+``tests/engines/test_engine_secret.py`` checks the equivalence with hypothesis.
 
 Ordering at one instant t (all elements at t arrive in one stimulus):
 instants strictly before t are evaluated first (time-driven, nothing new has ticked in),

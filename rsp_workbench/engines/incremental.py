@@ -1,6 +1,6 @@
 """``incremental``: the Heaven incremental ρDF baseline — maintain the materialisation under Δ+ / Δ−.
 
-Heaven (heaven.md Sect. 6, Fig. 2B, like TrOWL and RDFox): between two evaluations the
+Heaven (Heaven Sect. 6, Fig. 2B, like TrOWL and RDFox): between two evaluations the
 DSMS hands the reasoner the differences of the window content — Δ+ (elements that
 entered) and Δ− (elements that left) — and the reasoner maintains the materialisation
 (:class:`rsp_workbench.engines._rhodf.IncrementalClosure`, support counting). The materialised triples
@@ -8,7 +8,7 @@ that appear/disappear are in turn fed to the incremental BGP matcher
 (:class:`rsp_workbench.engines._match.IncrementalBGP`), so the bag of solution mappings is maintained
 too; queries outside the native fragment go through an rdflib dataset that is updated
 with the same deltas. Scheduling, parameters and R2S as in :mod:`rsp_workbench.engines.naive`; on
-every stimulus the answers equal the naive baseline's (tests/test_rhodf_engines.py).
+every stimulus the answers equal the naive baseline's (tests/engines/test_rhodf_engines.py).
 """
 
 from __future__ import annotations

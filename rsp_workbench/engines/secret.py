@@ -16,7 +16,7 @@ dataset that is itself updated incrementally. Istream/Dstream differences are co
 the mappings that changed only. Under a window-close policy the store does not wait for the
 close: between evaluations it is moved toward the next window's content as the elements
 arrive (``_prefill``), so the close finds the relation in place and only emits. With all faults off the answer equals
-``rsp_workbench.oracle.reference.expected_answer`` (tests/test_engine_secret.py).
+``rsp_workbench.oracle.reference.expected_answer`` (tests/engines/test_engine_secret.py).
 
 Fault knobs (off by default; each reproduces a behaviour found in a real engine):
 
@@ -51,7 +51,7 @@ matcher joins each element into the next window's store as it arrives, so a clos
 emits; false: the window is joined at its close; ``tick_runs``: true by default, the elements
 of a tuple tick at one instant join the store in one batch and each evaluation then takes
 the mappings its element adds; false: one delta join per element (both: the same answers,
-tests/test_engine_prefill.py compares them).
+tests/engines/test_engine_prefill.py compares them).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class SecretEngine(WindowedEngine):
     def _evaluate_run(self, run: list[Evaluation], out: list[EngineResponse]) -> None:
         """Evaluate a tick run (:meth:`_tick_run`): its elements join the store in one batch
         delta join, then each evaluation applies the mappings its element adds and answers —
-        the answers of one evaluation after the other (tests/test_engine_prefill.py)."""
+        the answers of one evaluation after the other (tests/engines/test_engine_prefill.py)."""
         window = self.windows[0]
         buffer = self.buffers[window.stream]
         added = self.store.add_run(window.graph, buffer.elements[window.hi - buffer.offset:run[-1].hi - buffer.offset])

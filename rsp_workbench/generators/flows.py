@@ -1,6 +1,6 @@
 """Flow shapes: how many triples each stimulus carries and when (Heaven's streamer).
 
-Heaven's RDF2RDF-Stream (heaven.md Sect. 5) cuts any RDF file into STIMULI — sets of
+Heaven's RDF2RDF-Stream (Heaven Sect. 5) cuts any RDF file into STIMULI — sets of
 triples sharing one application time — whose cardinality over time follows a function F:
 flows that stay stable, that are stable and then suddenly increase, or that follow a
 distribution (Poisson, Gaussian). A :class:`FlowShape` is that F as a pure value: it
@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 from rsp_workbench.core.time import parse_duration
 from rsp_workbench.errors import UserError
@@ -128,8 +128,8 @@ def _parse_jumps(raw: Any, field: str) -> tuple[tuple[int, int], ...]:
             pairs = []
             for part in raw.replace(";", ",").split(","):
                 if part.strip():
-                    x, y = part.split(":")
-                    pairs.append((int(x.strip()), int(y.strip())))
+                    index, size = part.split(":")
+                    pairs.append((int(index.strip()), int(size.strip())))
         else:
             pairs = [(int(x), int(y)) for x, y in raw]
     except (TypeError, ValueError):
@@ -372,7 +372,7 @@ def apply_flow(
             if isinstance(item, StreamElement):
                 yield item._replace(t=t)
             else:
-                s, p, o = item
+                s, p, o = cast(tuple[str, str, str], item)  # not a StreamElement: a triple of term texts
                 yield StreamElement(s, p, o, t)
         if taken < size:
             return

@@ -45,10 +45,10 @@ STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "timeout": "#c62828", "c
 
 def builtin_engines() -> list[tuple[str, str]]:
     """(label, key) of the presets (the ``secret`` engine under each) and the engine types."""
-    import rsp_workbench.engine as registry
     from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.engines import engine_types
 
-    types = sorted({*registry.ENGINE_REGISTRY, *getattr(registry, "PROGRAM_ENGINES", {})})
+    types = [name for name in engine_types() if name != "external"]
     return [*((f"{name} (preset)", f"preset:{name}") for name in PRESETS),
             *((f"{name} (engine)", f"builtin:{name}") for name in types)]
 

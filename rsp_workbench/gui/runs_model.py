@@ -129,7 +129,7 @@ def execute_request(request: RunRequest, cancel: threading.Event,
 
     Local runs execute in a child process: the oracle and the stand are CPU-bound Python,
     and in the GUI's process they would hold the interpreter lock long enough to freeze the
-    window (issue 6: never more than 100 ms). Spark runs stay here, on the SparkSession the
+    window. Spark runs stay here, on the SparkSession the
     window warmed up.
     """
     if request.scheduler != "local":

@@ -1,6 +1,6 @@
 """The Results browser's Timeline tab: window controls, loading a stream or a bundle run, overlays.
 
-The core results view (issue 6). :class:`TimelineView` is the controls and the work around
+The core results view. :class:`TimelineView` is the controls and the work around
 the plot: the window spec and report policy fields, reading a stream file or a result
 bundle's run off the GUI thread (`timeline_bundle`), overlaying other runs on the same
 stream, the selected window's expected vs actual bindings, and export. The plot itself —

@@ -27,7 +27,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, PARTIAL, RUN_FILE, RUNS_DIR, read_json
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, read_json
+from rsp_workbench.files import PARTIAL
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
 from rsp_workbench.results.yabench_files import first_of_each_pair
 from rsp_workbench.core.report import Evaluation

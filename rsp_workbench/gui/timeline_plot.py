@@ -1,6 +1,6 @@
 """The window timeline plot: stream lanes, expected window borders, evaluations and emissions.
 
-The core results view (issue 6). Stream elements run along application time, one lane per
+The core results view. Stream elements run along application time, one lane per
 station/stream, drawn as per-pixel-bucket counts (peak-preserving: every non-empty bucket
 shows) computed with one ``searchsorted`` per view change (`timeline_data`), so millions of
 elements pan and zoom smoothly; when few elements are in view they are drawn one by one.

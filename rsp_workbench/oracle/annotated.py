@@ -87,7 +87,7 @@ class FastPlan:
 
 
 def _walk_expr(expr: Any, names: set[str], variables: set[Any]) -> None:
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
     from rdflib.term import Variable
 
     if isinstance(expr, Variable):
@@ -141,7 +141,7 @@ def compile_plan(query: ContinuousQuery) -> FastPlan:
     Raises `FastPathUnsupported` naming the construct when the fast path cannot
     reproduce rdflib exactly.
     """
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
 
     if query.form is not QueryForm.SELECT:
         raise FastPathUnsupported(f"the fast oracle path evaluates SELECT queries, not {query.form.value}")
@@ -219,7 +219,7 @@ class NumericBound:
 
 def numeric_bounds(expr: Any) -> list[NumericBound]:
     """The ``?var op number`` conjuncts of a FILTER expression (others are ignored)."""
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
     from rdflib.term import Literal, Variable
 
     if not isinstance(expr, CompValue):
@@ -311,13 +311,13 @@ class Relation:
     rows: list[Row]
 
 
-def _key(term: Any) -> str:
+def term_key(term: Any) -> str:
     from rdflib.term import BNode
 
     return f"_:{term}" if isinstance(term, BNode) else str(term)
 
 
-def _is_var(term: Any) -> bool:
+def is_variable(term: Any) -> bool:
     from rdflib.term import BNode, Variable
 
     return isinstance(term, (Variable, BNode))
@@ -346,7 +346,7 @@ class Annotator:
 
     def __init__(self, context: AnnotationContext, prologue: Any = None) -> None:
         from rdflib import Dataset
-        from rdflib.plugins.sparql.sparql import QueryContext
+        from rsp_workbench.query.rdflib_sparql import QueryContext
 
         self.context = context
         self.rdflib_context = QueryContext(graph=Dataset())
@@ -403,11 +403,11 @@ class Annotator:
         raise FastPathUnsupported(f"{name} is not supported by the fast oracle path")
 
     def values(self, res: list[Mapping[Any, Any]]) -> Relation:
-        variables = tuple(dict.fromkeys(_key(k) for r in res for k in r))
+        variables = tuple(dict.fromkeys(term_key(k) for r in res for k in r))
         true = (self.context.true_requirement(),)
         rows = []
         for r in res:
-            bound = {_key(k): from_rdflib(v) for k, v in r.items() if v != "UNDEF"}
+            bound = {term_key(k): from_rdflib(v) for k, v in r.items() if v != "UNDEF"}
             rows.append((tuple(bound.get(v) for v in variables), true))
         return Relation(variables, rows)
 
@@ -423,8 +423,8 @@ class Annotator:
 
     def candidates(self, pattern: tuple[Any, Any, Any], graph: str | None) -> list[tuple[tuple[str, ...], Requirement]]:
         """Matches of one triple pattern: (values of its variable positions, requirement)."""
-        constants = [None if _is_var(t) else from_rdflib(t) for t in pattern]
-        var_positions = [i for i, t in enumerate(pattern) if _is_var(t)]
+        constants = [None if is_variable(t) else from_rdflib(t) for t in pattern]
+        var_positions = [i for i, t in enumerate(pattern) if is_variable(t)]
         # a variable repeated inside the pattern must match the same term
         repeats = [(i, j) for i in var_positions for j in var_positions if i < j and pattern[i] == pattern[j]]
 
@@ -459,15 +459,15 @@ class Annotator:
         variables: list[str] = []
         for pattern in patterns:
             for term in pattern:
-                if _is_var(term) and _key(term) not in variables:
-                    variables.append(_key(term))
+                if is_variable(term) and term_key(term) not in variables:
+                    variables.append(term_key(term))
         index_of = {v: i for i, v in enumerate(variables)}
         partial: list[tuple[tuple[str | None, ...], Requirement]] = [
             ((None,) * len(variables), self.context.true_requirement())
         ]
         bound: set[str] = set()
-        for pattern in _connected_order(patterns):
-            names = [_key(t) for t in pattern if _is_var(t)]
+        for pattern in connected_order(patterns):
+            names = [term_key(t) for t in pattern if is_variable(t)]
             unique_names = list(dict.fromkeys(names))
             join_names = [n for n in unique_names if n in bound]
             index: dict[tuple[str, ...], list[tuple[tuple[str, ...], Requirement]]] = defaultdict(list)
@@ -497,7 +497,7 @@ class Annotator:
         return Relation(tuple(variables), [(v, minimal_requirements(r)) for v, r in grouped.items()])
 
     def _bindings(self, relation: Relation, values: tuple[str | None, ...]) -> Any:
-        from rdflib.plugins.sparql.sparql import FrozenBindings
+        from rsp_workbench.query.rdflib_sparql import FrozenBindings
         from rdflib.term import BNode, Variable
 
         return FrozenBindings(
@@ -526,18 +526,18 @@ class Annotator:
         return value_of
 
     def filter(self, node: Any, relation: Relation) -> Relation:
-        from rdflib.plugins.sparql.evaluate import _ebv
+        from rsp_workbench.query.rdflib_sparql import ebv
 
-        test = self._expression(node, relation, lambda bindings: _ebv(node.expr, bindings))
+        test = self._expression(node, relation, lambda bindings: ebv(node.expr, bindings))
         return Relation(relation.variables, [row for row in relation.rows if test(row[0])])
 
     def extend(self, node: Any, relation: Relation) -> Relation:
-        from rdflib.plugins.sparql.evaluate import _eval
-        from rdflib.plugins.sparql.sparql import SPARQLError
+        from rsp_workbench.query.rdflib_sparql import eval_expression
+        from rsp_workbench.query.rdflib_sparql import SPARQLError
 
         def compute(bindings: Any) -> str | None:
             try:
-                value = _eval(node.expr, bindings)
+                value = eval_expression(node.expr, bindings)
             except SPARQLError:
                 return None
             if isinstance(value, SPARQLError):
@@ -591,20 +591,20 @@ class Annotator:
         return Relation(variables, rows)
 
 
-def _connected_order(patterns: Sequence[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
+def connected_order(patterns: Sequence[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
     """Most selective pattern first, then patterns sharing a variable with what is bound."""
     remaining = list(patterns)
     order: list[tuple[Any, Any, Any]] = []
     bound: set[Any] = set()
     while remaining:
         def score(p: tuple[Any, Any, Any]) -> tuple[int, int]:
-            shares = any(_is_var(t) and t in bound for t in p)
-            return (0 if shares or not bound else 1, sum(1 for t in p if _is_var(t) and t not in bound))
+            shares = any(is_variable(t) and t in bound for t in p)
+            return (0 if shares or not bound else 1, sum(1 for t in p if is_variable(t) and t not in bound))
 
         best = min(remaining, key=score)
         remaining.remove(best)
         order.append(best)
-        bound.update(t for t in best if _is_var(t))
+        bound.update(t for t in best if is_variable(t))
     return order
 
 
@@ -707,7 +707,7 @@ class RelationEvaluator:
 
     def _upper(self, key: ContentKey) -> Counter[Hashable]:
         from rdflib import BNode, Dataset, Variable
-        from rdflib.plugins.sparql.sparql import Query
+        from rsp_workbench.query.rdflib_sparql import Query
 
         for table, placeholder in zip(self.tables, self.plan.placeholders):
             names = [BNode(v[2:]) if v.startswith("_:") else Variable(v) for v in table.relation.variables]

@@ -2,7 +2,7 @@
 
 For a big stream the per-element Python objects of the `fast` path (`annotated.Annotator`)
 and the JVM start of the Spark job (`rsp_workbench.pipeline.oracle_job`) both cost more than
-the work itself (issue 11: YABench BIG, 2.1 M triples). Here:
+the work itself. Here:
 
 * a stream is read once into `StreamColumns`: every element's time (the timeline), and
   the terms of only the elements some triple pattern of the query can match (its
@@ -38,9 +38,9 @@ from rsp_workbench.oracle.annotated import (
     Annotator,
     NumericBound,
     Relation,
-    _connected_order,
-    _is_var,
-    _key,
+    connected_order,
+    is_variable,
+    term_key,
     minimal_requirements,
 )
 from rsp_workbench.streams.model import StreamElement
@@ -71,7 +71,7 @@ def _empty_table() -> pa.Table:
 def query_predicates(query: Any) -> frozenset[str] | None:
     """The constant predicates of every triple pattern of ``query``'s algebra; None when a
     pattern has a variable predicate (then every element is kept)."""
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
 
     found: set[str] = set()
     seen: set[int] = set()
@@ -83,7 +83,7 @@ def query_predicates(query: Any) -> frozenset[str] | None:
         if isinstance(node, CompValue):
             if node.name == "BGP":
                 for pattern in node.get("triples") or ():
-                    if _is_var(pattern[1]):
+                    if is_variable(pattern[1]):
                         return False
                     found.add(from_rdflib(pattern[1]))
             return all(walk(value) for value in node.values())
@@ -205,13 +205,13 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     ``report`` and the elements sorted by time (stable), as the oracle's CLI does.
     """
     from rsp_workbench.streams.readers import (
-        _SKIP_LINE,
-        _YABENCH_LINE,
-        _YABENCH_STEPS,
+        SKIP_LINE,
+        YABENCH_LINE,
+        YABENCH_STEPS,
         ReadReport,
-        _decode_error,
-        _diagnose,
-        _open_text,
+        decode_error,
+        diagnose_line,
+        open_text,
         checked_time,
     )
 
@@ -229,7 +229,7 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     skipped: list[int] = []  # line numbers without an element (comments, blank lines)
     last = None  # time of the last element so far
     try:
-        with _open_text(name) as handle:
+        with open_text(name) as handle:
             for text in _text_blocks(handle):
                 lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
                 lines = lines.slice(0, len(lines) - 1).cast(pa.string())  # the text ends with "\n"
@@ -256,14 +256,14 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
                 for i in odd:
                     line = lines[i].as_py()
                     number = line_base + i + 1
-                    match = _YABENCH_LINE.fullmatch(line)
+                    match = YABENCH_LINE.fullmatch(line)
                     if match is None:
-                        if _SKIP_LINE.fullmatch(line):
+                        if SKIP_LINE.fullmatch(line):
                             dropped.append(i)
                             continue
                         _raise_disorder_before(name, number, on_disorder, last, strict_lines, strict_times, extra,
                                                line_base, skipped + [line_base + d + 1 for d in dropped])
-                        raise _diagnose(line, _YABENCH_STEPS, name, number)
+                        raise diagnose_line(line, YABENCH_STEPS, name, number)
                     s, p, o, time_text = match.groups()
                     try:
                         s, p, o = canonical_term(s), canonical_term(p), canonical_term(o)
@@ -303,7 +303,7 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
                     last = int(times[-1])
                 line_base += len(lines)
     except UnicodeDecodeError:
-        raise _decode_error(name, line_base + 1) from None
+        raise decode_error(name, line_base + 1) from None
     columns = builder.finish()
     report.elements += len(columns.times)
     if on_disorder == "warn":
@@ -400,7 +400,7 @@ def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     ``on_disorder="warn"`` counted and sorted as `read_yabench_columns` does."""
     import pyarrow.parquet as pq
 
-    from rsp_workbench.streams.parquet import _READ_ERRORS, _arrow_message, _check_batch, check_parquet_stream
+    from rsp_workbench.streams.parquet import READ_ERRORS, arrow_message, check_batch, check_parquet_stream
     from rsp_workbench.streams.readers import ReadReport
 
     name = os.fspath(path)
@@ -411,14 +411,14 @@ def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     last = None
     try:
         parquet = pq.ParquetFile(path, page_checksum_verification=True)
-    except _READ_ERRORS as error:
-        raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
+    except READ_ERRORS as error:
+        raise UserError(f"not a readable Parquet file ({arrow_message(error)})", file=name) from None
     with parquet:
         first_row = 1
         try:
             for batch in parquet.iter_batches(batch_size=1 << 17, columns=["subject", "predicate", "object", "t"]):
                 batch.validate(full=True)
-                _check_batch(batch, first_row, name)
+                check_batch(batch, first_row, name)
                 times = batch.column(3).to_numpy()
                 if on_disorder == "error" and len(times):
                     full = np.concatenate([[last], times]) if last is not None else times
@@ -445,8 +445,8 @@ def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_dis
                 if len(times):
                     last = int(times[-1])
                 first_row += len(times)
-        except _READ_ERRORS as error:
-            raise UserError(f"cannot read Parquet data near row {first_row} ({_arrow_message(error)})",
+        except READ_ERRORS as error:
+            raise UserError(f"cannot read Parquet data near row {first_row} ({arrow_message(error)})",
                             file=name) from None
     columns = builder.finish()
     report.elements += len(columns.times)
@@ -507,8 +507,8 @@ def fails_bound(value: Any, bound: NumericBound, absolute: Callable[[Any], Any] 
 def bgp_order(context: AnnotationContext, patterns: Sequence[tuple[Any, Any, Any]]
               ) -> tuple[list[tuple[Any, Any, Any]], list[str], Relation | None]:
     """The join order of a BGP's patterns, its variables, and its relation if it has no pattern."""
-    ordered = _connected_order(patterns)
-    variables = list(dict.fromkeys(_key(t) for pattern in patterns for t in pattern if _is_var(t)))
+    ordered = connected_order(patterns)
+    variables = list(dict.fromkeys(term_key(t) for pattern in patterns for t in pattern if is_variable(t)))
     trivial = None if ordered else Relation((), [((), (context.true_requirement(),))])
     return ordered, variables, trivial
 
@@ -543,7 +543,7 @@ class ArrowBGP:
         joined: pa.Table | None = None
         bound: list[str] = []
         for pattern in ordered:
-            names = list(dict.fromkeys(_key(t) for t in pattern if _is_var(t)))
+            names = list(dict.fromkeys(term_key(t) for t in pattern if is_variable(t)))
             frame = self._pattern_table(pattern, graph, bounds, annotator)
             if joined is None:
                 joined = frame
@@ -585,7 +585,7 @@ class ArrowBGP:
                        annotator: Annotator) -> pa.Table:
         """One pattern's matches: a column per variable (``v:NAME``), requirement and time columns."""
         width = self.context.width
-        names = [_key(t) if _is_var(t) else None for t in pattern]
+        names = [term_key(t) if is_variable(t) else None for t in pattern]
         unique = list(dict.fromkeys(n for n in names if n is not None))
         first = {n: names.index(n) for n in unique}
         own_bounds = [(i, b) for i, n in enumerate(names) for b in bounds if n == b.variable]

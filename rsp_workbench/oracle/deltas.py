@@ -160,7 +160,7 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
     is `_rank_among_equal(ticks)` computed once for many t0. Window-close (with
     content-change / non-empty conjuncts), or content change with the time or tuple tick
     and the earliest active window. Pinned against the scalar definition by
-    tests/test_oracle_fast.py and tests/test_oracle_deltas.py.
+    tests/oracle/test_oracle_fast.py and tests/oracle/test_oracle_deltas.py.
     """
     ticks = np.asarray(ticks, dtype=np.int64)
     start, beta, omega, t0 = spec.t0, spec.slide, spec.size, spec.t0

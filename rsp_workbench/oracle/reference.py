@@ -124,11 +124,11 @@ def _register_sparql11_aggregates() -> None:
     does. Only algebra rewritten by `with_sparql11_aggregates` uses these keys, so other
     rdflib users in the process are unaffected.
     """
-    from rdflib.plugins.sparql.aggregates import Aggregator, Average, Sum, type_safe_numbers
-    from rdflib.plugins.sparql.datatypes import type_promotion
-    from rdflib.plugins.sparql.evalutils import _eval
-    from rdflib.plugins.sparql.operators import numeric
-    from rdflib.plugins.sparql.sparql import NotBoundError, SPARQLError
+    from rsp_workbench.query.rdflib_sparql import Aggregator, Average, Sum, type_safe_numbers
+    from rsp_workbench.query.rdflib_sparql import type_promotion
+    from rsp_workbench.query.rdflib_sparql import eval_expression
+    from rsp_workbench.query.rdflib_sparql import numeric
+    from rsp_workbench.query.rdflib_sparql import NotBoundError, SPARQLError
 
     if "Aggregate_Sum_SPARQL11" in Aggregator.accumulator_classes:
         return
@@ -136,7 +136,7 @@ def _register_sparql11_aggregates() -> None:
     def number_of(accumulator: Any, row: Any) -> Any:
         """The row's numeric value; None to skip the row (unbound); sets ``error`` otherwise."""
         try:
-            value = _eval(accumulator.expr, row)
+            value = eval_expression(accumulator.expr, row)
         except NotBoundError:
             return None
         if isinstance(value, NotBoundError):
@@ -191,7 +191,7 @@ def with_sparql11_aggregates(node: Any) -> Any:
     Copy-on-write: subtrees without SUM/AVG are shared, not copied (the fast path's VALUES
     placeholders stay the same objects).
     """
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rsp_workbench.query.rdflib_sparql import CompValue
 
     if isinstance(node, CompValue):
         changed = {key: with_sparql11_aggregates(value) for key, value in node.items()}
@@ -210,7 +210,7 @@ def with_sparql11_aggregates(node: Any) -> Any:
 
 def sparql11_query(query: ContinuousQuery) -> Any:
     """``query.algebra`` (an rdflib Query) with SPARQL 1.1 SUM/AVG, cached per query."""
-    from rdflib.plugins.sparql.sparql import Query
+    from rsp_workbench.query.rdflib_sparql import Query
 
     algebra = query.algebra
     cached = _SPARQL11_QUERIES.get(id(algebra))

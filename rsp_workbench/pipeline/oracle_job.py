@@ -268,7 +268,7 @@ class SparkBGP:
                  bounds: Sequence[NumericBound] = ()) -> Relation:
         from pyspark.sql import functions as F
 
-        from rsp_workbench.oracle.annotated import _is_var, _key
+        from rsp_workbench.oracle.annotated import is_variable, term_key
         from rsp_workbench.oracle.columnar import bgp_order
 
         width = self.context.width
@@ -277,7 +277,7 @@ class SparkBGP:
             return trivial
         uses: dict[str, int] = defaultdict(int)
         for pattern in ordered:
-            for name in {_key(t) for t in pattern if _is_var(t)}:
+            for name in {term_key(t) for t in pattern if is_variable(t)}:
                 uses[name] += 1
         shared = {name for name, count in uses.items() if count > 1}
         column = {v: f"h{i}" for i, v in enumerate(variables)}
@@ -288,7 +288,7 @@ class SparkBGP:
         for k, pattern in enumerate(ordered):
             frame, source = self._pattern_frame(k, pattern, graph, column, shared, bounds, annotator)
             sources.append(source)
-            names = list(dict.fromkeys(_key(t) for t in pattern if _is_var(t)))
+            names = list(dict.fromkeys(term_key(t) for t in pattern if is_variable(t)))
             if joined is None:
                 joined = frame
             else:
@@ -312,7 +312,7 @@ class SparkBGP:
         refs = [c for k in range(len(ordered)) for c in (f"src{k}", f"ref{k}")]
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
         needed = {(self.lookups[w], _SLOTS[i]) for k, pattern in enumerate(ordered) for w in sources[k].windows
-                  for i, term in enumerate(pattern) if _is_var(term)}
+                  for i, term in enumerate(pattern) if is_variable(term)}
         with ThreadPoolExecutor(max_workers=1) as pool:  # the driver reads terms while Spark joins
             prefetch = pool.submit(lambda: [lookup.prefetch(slot) for lookup, slot in needed])
             table = joined.select(*refs, *reqs).toArrow()
@@ -322,7 +322,7 @@ class SparkBGP:
     def _relation(self, ordered: Sequence[tuple[Any, Any, Any]], variables: list[str],
                   sources: list[_PatternSource], table: Any, reqs: list[str]) -> Relation:
         """Terms by position, exact equality of shared variables, equal mappings grouped."""
-        from rsp_workbench.oracle.annotated import _is_var, _key
+        from rsp_workbench.oracle.annotated import is_variable, term_key
 
         n = table.num_rows
         src = [table.column(f"src{k}").to_numpy() for k in range(len(ordered))]
@@ -331,9 +331,9 @@ class SparkBGP:
         values: dict[str, np.ndarray] = {}
         for k, pattern in enumerate(ordered):
             for i, term in enumerate(pattern):
-                if not _is_var(term):
+                if not is_variable(term):
                     continue
-                name = _key(term)
+                name = term_key(term)
                 terms = self._terms(sources[k], i, src[k], ref[k])
                 if name in values:
                     keep &= values[name] == terms
@@ -362,10 +362,10 @@ class SparkBGP:
         from pyspark.sql import functions as F
         from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-        from rsp_workbench.oracle.annotated import _is_var, _key
+        from rsp_workbench.oracle.annotated import is_variable, term_key
 
         width = self.context.width
-        names = [_key(t) if _is_var(t) else None for t in pattern]
+        names = [term_key(t) if is_variable(t) else None for t in pattern]
         keys = [n for n in dict.fromkeys(n for n in names if n is not None) if n in shared]
         first = {n: _SLOTS[names.index(n)] for n in keys}
         own_bounds = [(i, b) for i, n in enumerate(names) for b in bounds if n == b.variable]

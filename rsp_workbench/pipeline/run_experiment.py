@@ -33,24 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from rsp_workbench.results.bundle import (
-    EXPERIMENT_COPY,
-    MANIFEST,
-    ORACLE_FILE,
-    PARTIAL,
-    RUN_FILE,
-    RUNS_DIR,
-    STREAMS_DIR,
-    SUMMARY,
-    YABENCH_DIR,
-    BundleSummary,
-    JsonRows,
-    read_json,
-    run_row,
-    write_json_atomic,
-    write_lines_atomic,
-    write_text_atomic,
-)
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, BundleSummary, read_json, run_row
+from rsp_workbench.files import JsonRows, PARTIAL, write_json_atomic, write_lines_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment, RunSpec, RunStream
 from rsp_workbench.experiment.runs import expand_runs
@@ -195,7 +179,8 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
     command's program exists; a shipped program engine is installed; the query can be
     written in the engine's dialect; the oracle's preset exists and can compute the query.
     """
-    from rsp_workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, create_engine
+    from rsp_workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES
+    from rsp_workbench.engines import create_engine
     from rsp_workbench.oracle.judge import oracle_semantics
     from rsp_workbench.query.parser import parse_query
     from rsp_workbench.query.writer import write_query

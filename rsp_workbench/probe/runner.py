@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from rsp_workbench.engine import EXTERNAL_TYPE, ENGINE_REGISTRY, EngineConfig
+from rsp_workbench.engine import EXTERNAL_TYPE, EngineConfig
+from rsp_workbench.engines import ENGINE_REGISTRY
 from rsp_workbench.errors import UserError
 from rsp_workbench.probe.battery import Probe, battery
 from rsp_workbench.probe.infer import ProbeInference, ProbeObservation, infer
@@ -64,11 +65,12 @@ def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str,
     ``preset`` and ``semantics`` overrides (and ``faults``, ``parameters``) configure the
     engine as an experiment file would; the probe is not told them.
     """
-    import rsp_workbench.engine as registry
+    from rsp_workbench.engine import PROGRAM_ENGINES
+    from rsp_workbench.engines import create_engine, program_command
     from rsp_workbench.core.semantics import PRESETS, EngineSemantics
     from rsp_workbench.core.semantics import preset as preset_semantics
 
-    programs: Mapping[str, Any] = getattr(registry, "PROGRAM_ENGINES", {})  # shipped non-Python engines
+    programs = PROGRAM_ENGINES  # shipped non-Python engines
     if name in ENGINE_REGISTRY or name in programs:
         engine_type = name
         chosen = preset or (programs[name].preset if name in programs else None)
@@ -91,9 +93,9 @@ def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str,
         from dataclasses import replace
 
         config = replace(config, dialect=programs[engine_type].dialect)  # type: ignore[call-arg]
-        registry.program_command(config)  # type: ignore[attr-defined]  # not installed: one line saying how
+        program_command(config)  # not installed: one line saying how
     else:
-        registry.create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe
+        create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe
     parts = [f"type {engine_type}"] + ([f"preset {chosen}"] if chosen else [])
     if semantics:
         parts.append("semantics " + ", ".join(f"{k}={v}" for k, v in semantics.items()))

@@ -35,7 +35,7 @@ class _Renderer:
     # -- terms and expressions ------------------------------------------------------------
 
     def term(self, value: Any) -> str:
-        from rdflib.plugins.sparql.parserutils import CompValue
+        from rsp_workbench.query.rdflib_sparql import CompValue
         from rdflib.namespace import XSD
         from rdflib.term import BNode, Literal, Node
 
@@ -58,7 +58,7 @@ class _Renderer:
         return str(value)
 
     def expr(self, value: Any) -> str:
-        from rdflib.plugins.sparql.parserutils import CompValue
+        from rsp_workbench.query.rdflib_sparql import CompValue
 
         if not isinstance(value, CompValue):
             return self.term(value)
@@ -93,7 +93,7 @@ class _Renderer:
     # -- operators ------------------------------------------------------------------------
 
     def node(self, value: Any, depth: int) -> None:
-        from rdflib.plugins.sparql.parserutils import CompValue
+        from rsp_workbench.query.rdflib_sparql import CompValue
 
         pad = "  " * depth
         if not isinstance(value, CompValue):

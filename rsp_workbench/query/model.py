@@ -20,7 +20,7 @@ from rsp_workbench.core.semantics import R2S
 from rsp_workbench.core.time import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rdflib.plugins.sparql.sparql import Query
+    from rsp_workbench.query.rdflib_sparql import Query
 
 
 class QuerySyntax(Enum):
@@ -144,8 +144,8 @@ class ContinuousQuery:
         ``.algebra`` of the result is the SPARQL algebra tree; the object can be passed to
         ``Graph.query`` / ``Dataset.query`` directly. `parse_query` fills this cache.
         """
-        from rdflib.plugins.sparql.algebra import translateQuery
-        from rdflib.plugins.sparql.parser import parseQuery
+        from rsp_workbench.query.rdflib_sparql import translateQuery
+        from rsp_workbench.query.rdflib_sparql import parseQuery
 
         return translateQuery(parseQuery(self.sparql))
 

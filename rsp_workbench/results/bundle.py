@@ -8,15 +8,13 @@ whose writer crashed or was cancelled never holds a file that looks complete but
 
 from __future__ import annotations
 
-import itertools
-import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
+from rsp_workbench.files import json_safe
 from rsp_workbench.results.json_files import read_json
 from rsp_workbench.results.oracle_file import read_oracle
 
@@ -28,7 +26,6 @@ RUNS_DIR = "runs"
 YABENCH_DIR = "yabench"
 ORACLE_FILE = "oracle.json"
 RUN_FILE = "run.json"
-PARTIAL = ".partial"
 BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
 BUNDLE_FORMAT = "rspwb-result-bundle/1"
 
@@ -43,127 +40,6 @@ TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("responses", "responses", 9),
     ("peak RSS MB", "peak_rss_mb", 11),
 )
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` via ``path.partial`` + rename (never a half-written ``path``)."""
-    write_lines_atomic(path, (text,))
-
-
-def write_lines_atomic(path: str | os.PathLike[str], pieces: Iterable[str]) -> None:
-    """Write the concatenated ``pieces`` to ``path`` via ``path.partial`` + rename, holding a
-    few MB of them at a time (a run's per-window files grow with the stream)."""
-    target = Path(path)
-    partial = target.with_name(target.name + PARTIAL)
-    try:
-        with open(partial, "w", encoding="utf-8") as handle:
-            batch: list[str] = []
-            for piece in pieces:
-                batch.append(piece)
-                if len(batch) >= _WRITE_BATCH:
-                    handle.write("".join(batch))
-                    batch.clear()
-            handle.write("".join(batch))
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, target)
-
-
-_WRITE_BATCH = 65_536  # pieces joined per write: few syscalls, bounded memory
-
-
-@dataclass(frozen=True)
-class JsonRows:
-    """A JSON array that is written row by row from ``rows()`` and never built (a top-level
-    value of :func:`write_json_atomic`'s object): ``oracle.json``'s windows of a long run."""
-
-    rows: Callable[[], Iterable[Any]]
-    count: int
-
-    def __len__(self) -> int:
-        return self.count
-
-
-def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
-    """``json.dumps(payload, indent=2)`` + newline, atomically, encoded piece by piece: the
-    text of a long-stream ``oracle.json`` (one entry per window) is never held whole, nor,
-    for a `JsonRows` value, the entries themselves."""
-    write_lines_atomic(path, itertools.chain(_json_pieces(_clean(payload)), ("\n",)))
-
-
-def _json_pieces(value: Any, level: int = 0) -> Iterator[str]:
-    """The text of ``json.dumps(value, indent=2)`` nested at ``level``, in pieces."""
-    if isinstance(value, dict) and any(isinstance(item, JsonRows) for item in value.values()):
-        if not value:
-            yield "{}"
-            return
-        inner = "\n" + "  " * (level + 1)
-        yield "{"
-        for index, (key, item) in enumerate(value.items()):
-            yield ("," if index else "") + inner + json.dumps(key) + ": "
-            yield from _json_pieces(item, level + 1)
-        yield "\n" + "  " * level + "}"
-    elif isinstance(value, JsonRows):
-        inner = "\n" + "  " * (level + 1)
-        written = 0
-        flat = json.JSONEncoder(separators=("," + inner + "  ", ": "))
-        for row in value.rows():
-            yield ("," if written else "[") + inner
-            row = _clean(row)
-            if type(row) is dict and row and _SCALARS.issuperset(map(type, row.values())):
-                # a flat row (a window's numbers) through the C encoder: the same text, 3x faster
-                yield "{" + inner + "  " + flat.encode(row)[1:-1] + inner + "}"
-            else:
-                yield from _json_pieces(row, level + 1)
-            written += 1
-        yield "\n" + "  " * level + "]" if written else "[]"
-    else:
-        pieces = _ENCODER.iterencode(value)
-        if level == 0:
-            yield from pieces
-        else:
-            indent = "\n" + "  " * level
-            for piece in pieces:
-                yield piece.replace("\n", indent) if "\n" in piece else piece
-
-
-_ENCODER = json.JSONEncoder(indent=2)
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: NaN/inf become null, paths become strings, mappings dicts with string keys.
-
-    Copies only what changes (the payload of a long run holds millions of window entries)."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:  # the common case, before the ABC checks
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if kind is dict or isinstance(value, Mapping):
-        copy: dict[str, Any] | None = None
-        for index, (key, item) in enumerate(value.items()):
-            cleaned = _clean(item)
-            if copy is None and (cleaned is not item or type(key) is not str):
-                copy = dict(itertools.islice(value.items(), index))
-            if copy is not None:
-                copy[str(key)] = cleaned
-        if copy is not None:
-            return copy
-        return value if isinstance(value, dict) else dict(value)
-    if isinstance(value, (list, tuple)):
-        items: list[Any] | None = None
-        for index, item in enumerate(value):
-            cleaned = _clean(item)
-            if items is None and cleaned is not item:
-                items = list(value[:index])
-            if items is not None:
-                items.append(cleaned)
-        return value if items is None else items
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    return value
 
 
 @dataclass(frozen=True)
@@ -194,7 +70,7 @@ class BundleSummary:
         if self.notes or self.problems:
             payload["notes"] = list(self.notes)
             payload["problems"] = list(self.problems)
-        return _clean(payload)
+        return json_safe(payload)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -263,7 +139,7 @@ def run_row(folder: Path, spec: Mapping[str, Any], *, oracle: Mapping[str, Any] 
         found = read_oracle(oracle_file)  # the verdict fields and the number of windows, not the windows
         oracle, windows = found.fields, found.window_count or 0
     elif oracle is not None:
-        oracle = _clean(oracle)  # as the file has it
+        oracle = json_safe(oracle)  # as the file has it
         windows = len(oracle.get("windows") or ())
     if oracle is not None:
         row.update({

@@ -24,19 +24,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import (
-    MANIFEST,
-    ORACLE_FILE,
-    PARTIAL,
-    RUN_FILE,
-    RUNS_DIR,
-    SUMMARY,
-    YABENCH_DIR,
-    read_bundle,
-    read_json,
-    run_row,
-    tolerant_run_row,
-)
+from rsp_workbench.results.bundle import MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, SUMMARY, YABENCH_DIR, read_bundle, read_json, run_row, tolerant_run_row
+from rsp_workbench.files import PARTIAL
 from rsp_workbench.errors import UserError
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
 from rsp_workbench.results.published import PUBLISHED_FORMAT, is_published, published_boxplots, read_published

@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import psutil
 
-from rsp_workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, EngineConfig, StaticGraphs, Stimulus, program_command
+from rsp_workbench.engine import EXTERNAL_TYPE, PROGRAM_ENGINES, EngineConfig, StaticGraphs, Stimulus
+from rsp_workbench.engines import program_command
 from rsp_workbench.errors import UserError
 from rsp_workbench.stand.protocol import (
     ProtocolError,
@@ -105,7 +106,7 @@ def engine_command(config: EngineConfig) -> list[str]:
         if not command:
             raise UserError("an external engine needs parameters.command", field="parameters.command")
         return [str(part) for part in ([command] if isinstance(command, str) else command)]
-    from rsp_workbench.engine import engine_class
+    from rsp_workbench.engines import engine_class
 
     engine_class(config.type)  # unknown types fail here, before a process starts
     return [sys.executable, "-m", "rsp_workbench.stand.worker"]

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from rsp_workbench.engine import EngineConfig, StaticGraphs, Stimulus
 from rsp_workbench.responses.model import EngineResponse, make_mapping
-from rsp_workbench.stand.kit import decode_line, encode_line
+from rsp_workbench.engines.kit.python import decode_line, encode_line
 from rsp_workbench.streams.model import StreamElement
 
 PROTOCOL_VERSION = 1

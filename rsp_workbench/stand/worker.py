@@ -1,6 +1,6 @@
 """``python -m rsp_workbench.stand.worker``: run a built-in engine behind the JSON-lines protocol.
 
-The protocol loop is the wrapping kit's (`rsp_workbench.stand.kit`): reads host messages on
+The protocol loop is the wrapping kit's (`rsp_workbench.engines.kit.python`): reads host messages on
 stdin, writes engine messages on stdout (flushed after every ``done``), diagnostics on
 stderr; anything the engine code prints goes to stderr. Exit code 0 after ``close``, 2 on
 an engine error such as a query it cannot run (reported as an ``error`` message first),
@@ -14,7 +14,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
-from rsp_workbench.stand.kit import EngineError, WrappedEngine, serve
+from rsp_workbench.engines.kit.python import EngineError, WrappedEngine, serve
 from rsp_workbench.stand.protocol import parse_static, parse_stimulus
 
 
@@ -26,7 +26,8 @@ class BuiltinEngine(WrappedEngine):
         self.engine: Any = None
 
     def register(self, query: Mapping[str, Any], engine: Mapping[str, Any], static: Mapping[str, Any]) -> dict[str, Any]:
-        from rsp_workbench.engine import EngineConfig, create_engine
+        from rsp_workbench.engine import EngineConfig
+        from rsp_workbench.engines import create_engine
         from rsp_workbench.query.parser import parse_query
 
         config = EngineConfig.from_json(engine)

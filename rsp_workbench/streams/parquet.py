@@ -1,4 +1,4 @@
-"""The workbench's columnar stream format (FORMATS.md "Streams in" 4): Parquet via pyarrow.
+"""The workbench's columnar stream format (docs/design/FORMATS.md "Streams in" 4): Parquet via pyarrow.
 
 Columns: ``subject``, ``predicate``, ``object`` (N-Triples term text, not null), ``graph``
 (N-Triples term text or null) and ``t`` (int64 application time in ms), rows in
@@ -81,7 +81,7 @@ class ParquetStreamWriter(AtomicStreamWriter):
 
 #: What reading a damaged file can raise: Arrow's errors, I/O errors, and text that is not
 #: UTF-8 (a flipped bit in a string page or in the footer's column names).
-_READ_ERRORS = (pa.ArrowException, OSError, UnicodeDecodeError)
+READ_ERRORS = (pa.ArrowException, OSError, UnicodeDecodeError)
 
 
 def check_parquet_stream(path: str | os.PathLike[str]) -> pa.Schema:
@@ -95,8 +95,8 @@ def check_parquet_stream(path: str | os.PathLike[str]) -> pa.Schema:
         metadata = pq.read_metadata(path)
         schema = metadata.schema.to_arrow_schema()
         names = set(schema.names)
-    except _READ_ERRORS as error:
-        raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
+    except READ_ERRORS as error:
+        raise UserError(f"not a readable Parquet file ({arrow_message(error)})", file=name) from None
     for column in ("subject", "predicate", "object", "t"):
         if column not in names:
             raise UserError(
@@ -125,14 +125,19 @@ def parquet_stream_extent(path: str | os.PathLike[str]) -> tuple[int, int | None
     check_parquet_stream(path)
     try:
         times = pq.read_table(path, columns=["t"]).column("t")
-    except _READ_ERRORS as error:
-        raise UserError(f"cannot read Parquet data ({_arrow_message(error)})", file=str(path), field="t") from None
+    except READ_ERRORS as error:
+        raise UserError(f"cannot read Parquet data ({arrow_message(error)})", file=str(path), field="t") from None
     return len(times), (int(times[len(times) - 1].as_py()) if len(times) and times[len(times) - 1].is_valid else None)
 
 
-def _arrow_message(error: BaseException) -> str:
+def arrow_message(error: BaseException) -> str:
     """Arrow's message on one line, without the file name it sometimes repeats."""
     return " ".join(str(error).split())
+
+
+#: One batch of a Parquet stream as Python lists: subjects, predicates, objects, graphs (None
+#: without a graph column), times, and the in-batch indices where time goes backwards.
+ParquetBatch = tuple[list[Any], list[Any], list[Any], list[Any], list[int], list[int]]
 
 
 def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 << 16) -> Iterator[ParquetBatch]:
@@ -151,14 +156,14 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
     strings = [column for column in wanted if column != "t"]
     try:  # dictionary decoding: each distinct term becomes one Python string per batch
         parquet = pq.ParquetFile(path, read_dictionary=strings, page_checksum_verification=True)
-    except _READ_ERRORS as error:
-        raise UserError(f"not a readable Parquet file ({_arrow_message(error)})", file=name) from None
+    except READ_ERRORS as error:
+        raise UserError(f"not a readable Parquet file ({arrow_message(error)})", file=name) from None
     with parquet:
         first_row = 1
         try:
             for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
                 batch.validate(full=True)  # corrupt pages can decode to dictionary indices out of range
-                _check_batch(batch, first_row, name)
+                check_batch(batch, first_row, name)
                 times = batch.column(3)
                 backwards: list[int] = []
                 if len(times) > 1:
@@ -175,15 +180,16 @@ def iter_parquet_columns(path: str | os.PathLike[str], *, batch_size: int = 1 <<
                     backwards,
                 )
                 first_row += len(times)
-        except _READ_ERRORS as error:  # a corrupt page, a ZSTD frame that does not decode
-            raise UserError(f"cannot read Parquet data near row {first_row} ({_arrow_message(error)})",
+        except READ_ERRORS as error:  # a corrupt page, a ZSTD frame that does not decode
+            raise UserError(f"cannot read Parquet data near row {first_row} ({arrow_message(error)})",
                             file=name) from None
 
 
 def _strings(values: pa.Array) -> list[Any]:
     """Python strings of a (dictionary) column; each distinct value is decoded once per batch."""
     if not pa.types.is_dictionary(values.type):
-        return values.to_pylist()
+        plain: list[Any] = values.to_pylist()
+        return plain
     dictionary = values.dictionary.to_pylist()
     if values.null_count:
         dictionary.append(None)
@@ -196,7 +202,7 @@ def _strings(values: pa.Array) -> list[Any]:
 _TERM_START = {"subject": "^[<_]", "predicate": "^<", "object": '^[<_"]', "graph": "^[<_]"}
 
 
-def _check_batch(batch: pa.RecordBatch, first_row: int, file: str) -> None:
+def check_batch(batch: pa.RecordBatch, first_row: int, file: str) -> None:
     """No nulls (except graph), terms start with ``<``, ``_`` or ``"``; the error names the first bad row.
 
     Dictionary columns are checked on their dictionary (distinct values) first, rows only

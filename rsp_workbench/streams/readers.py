@@ -115,7 +115,7 @@ class _TimeOrder:
             report.first_disorder_line = line
 
 
-def _open_text(path: str | os.PathLike[str]) -> IO[str]:
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
     """Open a text stream file (``.gz`` transparently), UTF-8, large buffer."""
     name = os.fspath(path)
     try:
@@ -126,7 +126,7 @@ def _open_text(path: str | os.PathLike[str]) -> IO[str]:
         raise UserError(f"cannot open stream: {error.strerror or error}", file=name) from None
 
 
-def _decode_error(name: str, line: int) -> UserError:
+def decode_error(name: str, line: int) -> UserError:
     """Decoding happens in blocks, so the exact line is unknown; say after which line it failed."""
     return UserError(f"not UTF-8 text (after line {max(line - 1, 0)})", file=name)
 
@@ -137,13 +137,13 @@ _WS = re.compile(r"[ \t]*")
 _WS1 = re.compile(r"[ \t]+")
 
 
-def _diagnose(line: str, steps: list[tuple[str, re.Pattern[str], bool]], file: str, number: int) -> UserError:
+def diagnose_line(line: str, steps: list[tuple[str, re.Pattern[str], bool]], file: str, number: int) -> UserError:
     """Find where ``line`` stops following ``steps`` and say what was expected there.
 
     ``steps`` are ``(description, pattern, needs_space_before)``; the column is 1-based.
     """
     text = line.rstrip("\r\n")
-    position = _WS.match(text).end()  # type: ignore[union-attr]
+    position = _WS.match(text).end()  # type: ignore[union-attr]  # `[ \t]*` matches everywhere (maybe empty)
     for description, pattern, needs_space in steps:
         if needs_space:
             space = _WS1.match(text, position)
@@ -156,7 +156,7 @@ def _diagnose(line: str, steps: list[tuple[str, re.Pattern[str], bool]], file: s
                 f"expected {description}, got {_snippet(text, position)}", file=file, line=number, column=position + 1
             )
         position = match.end()
-    rest = _WS.match(text, position).end()  # type: ignore[union-attr]
+    rest = _WS.match(text, position).end()  # type: ignore[union-attr]  # `[ \t]*` matches everywhere (maybe empty)
     if rest == len(text) or text[rest] == "#":
         return UserError("malformed statement", file=file, line=number)
     return UserError(
@@ -180,7 +180,7 @@ _OBJECT_STEP = (
     True,
 )
 _DOT_STEP = ("' .' at the end of the statement", re.compile(r"[ \t]*\."), False)
-_YABENCH_STEPS = [
+YABENCH_STEPS = [
     _SUBJECT_STEP,
     _PREDICATE_STEP,
     _OBJECT_STEP,
@@ -205,10 +205,10 @@ _YABENCH_BLOCK = re.compile(
     rf'^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{LITERAL}|{QUIRK_LITERAL}) "(-?[0-9]+)" \.\r?\n|([^\n]*\n?))',
     re.MULTILINE,
 )
-_YABENCH_LINE = re.compile(
+YABENCH_LINE = re.compile(
     rf'[ \t]*({SUBJECT})[ \t]+({IRI})[ \t]+({OBJECT})[ \t]+"(-?[0-9]+)"[ \t]*\.[ \t]*(?:#.*)?\r?\n?'
 )
-_SKIP_LINE = re.compile(r"[ \t]*(?:#.*)?\r?\n?")
+SKIP_LINE = re.compile(r"[ \t]*(?:#.*)?\r?\n?")
 _BLOCK_CHARS = 1 << 20
 
 
@@ -251,7 +251,7 @@ def read_yabench(
     report.source, report.format = name, "yabench"
     order = _TimeOrder(name, on_disorder, report)
     findall = _YABENCH_BLOCK.findall
-    general = _YABENCH_LINE.fullmatch
+    general = YABENCH_LINE.fullmatch
     canonical = canonical_term
     element = StreamElement
     new = tuple.__new__  # StreamElement's generated __new__ is a Python function: skip it
@@ -260,7 +260,7 @@ def read_yabench(
     count = 0
     number = 0
     try:
-        with _open_text(name) as handle:
+        with open_text(name) as handle:
             for block in _line_blocks(handle):
                 for s, p, o, time_text, other in findall(block):
                     if not s:
@@ -269,9 +269,9 @@ def read_yabench(
                         number += 1
                         match = general(other)
                         if match is None:
-                            if _SKIP_LINE.fullmatch(other):
+                            if SKIP_LINE.fullmatch(other):
                                 continue
-                            raise _diagnose(other, _YABENCH_STEPS, name, number)
+                            raise diagnose_line(other, YABENCH_STEPS, name, number)
                         s, p, o, time_text = match.groups()
                         s = canonical(s)
                         p = canonical(p)
@@ -292,7 +292,7 @@ def read_yabench(
                     count += 1
                     yield new(element, (s, p, o, t, None))
     except UnicodeDecodeError:
-        raise _decode_error(name, number + 1) from None
+        raise decode_error(name, number + 1) from None
     except TermError as error:
         raise UserError(str(error), file=name, line=number) from None
     finally:
@@ -318,9 +318,9 @@ def _general_quad(line: str, name: str, number: int) -> tuple[str, str, str, str
     """Slow path for one N-Quads line: canonical ``(s, p, o, g)``, None to skip, or raise."""
     match = _NQUAD_LINE.fullmatch(line)
     if match is None:
-        if _SKIP_LINE.fullmatch(line):
+        if SKIP_LINE.fullmatch(line):
             return None
-        raise _diagnose(line, _NQUADS_STEPS, name, number)
+        raise diagnose_line(line, _NQUADS_STEPS, name, number)
     s, p, o, g = match.groups()
     return canonical_term(s), canonical_term(p), canonical_term(o), canonical_term(g) if g is not None else None
 
@@ -331,7 +331,7 @@ def _quad_batches(name: str) -> Iterator[list[QuadRow]]:
     canonical = canonical_term
     number = 0
     try:
-        with _open_text(name) as handle:
+        with open_text(name) as handle:
             for block in _line_blocks(handle):
                 batch: list[QuadRow] = []
                 append = batch.append
@@ -344,7 +344,7 @@ def _quad_batches(name: str) -> Iterator[list[QuadRow]]:
                         parsed = _general_quad(other, name, number)
                         if parsed is None:
                             continue
-                        s, p, o, g = parsed  # type: ignore[assignment]
+                        s, p, o, g = parsed
                     else:
                         first = o[0]
                         if first != "<" and (first != '"' or o[-1] != '"' or "\\" in o):
@@ -352,7 +352,7 @@ def _quad_batches(name: str) -> Iterator[list[QuadRow]]:
                     append((number, s, p, o, g))
                 yield batch
     except UnicodeDecodeError:
-        raise _decode_error(name, number + 1) from None
+        raise decode_error(name, number + 1) from None
     except TermError as error:
         raise UserError(str(error), file=name, line=number) from None
 
@@ -418,7 +418,7 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
     own: str | None = None
     number = 0
     try:
-        with _open_text(name) as handle:
+        with open_text(name) as handle:
             for block in _line_blocks(handle):
                 elements: list[StreamElement] = []
                 append = elements.append
@@ -431,7 +431,7 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
                         parsed = _general_quad(other, name, number)
                         if parsed is None:
                             continue
-                        s, p, o, g = parsed  # type: ignore[assignment]
+                        s, p, o, g = parsed
                     else:
                         first = o[0]
                         if first != "<" and (first != '"' or o[-1] != '"' or "\\" in o):
@@ -456,7 +456,7 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
                 yield from elements
                 report.elements += len(elements)
     except UnicodeDecodeError:
-        raise _decode_error(name, number + 1) from None
+        raise decode_error(name, number + 1) from None
     except TermError as error:
         raise UserError(str(error), file=name, line=number) from None
 
@@ -598,7 +598,7 @@ def _parse_turtle(path: Path) -> object:
         column = None
         if isinstance(text, (bytes, str)) and line is not None:
             newline = b"\n" if isinstance(text, bytes) else "\n"
-            column = offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]
+            column = offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]  # newline has text's type (bytes or str)
         why = getattr(error, "_why", None) or str(error)
         raise UserError(
             f"Turtle syntax error: {why}", file=str(path), line=line + 1 if line is not None else None, column=column
@@ -641,9 +641,9 @@ def read_csrbench_dir(
                     if label is None:
                         label = labels[node] = f"{prefix}{len(labels)}"
                     return label
-                return from_rdflib(node)  # type: ignore[arg-type]
+                return from_rdflib(node)
 
-            triples = sorted((text(s), text(p), text(o)) for s, p, o in graph)  # type: ignore[attr-defined]
+            triples = sorted((text(s), text(p), text(o)) for s, p, o in graph)  # type: ignore[attr-defined]  # rdflib types Graph iteration loosely
             del graph
             for s, p, o in triples:
                 count += 1
@@ -815,7 +815,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         with open(file, "rb") as raw:
             if raw.read(4) == b"PAR1":
                 return "parquet"
-        with _open_text(file) as handle:  # the first 64 KiB only (a file of one endless line: /dev/zero)
+        with open_text(file) as handle:  # the first 64 KiB only (a file of one endless line: /dev/zero)
             head = handle.read(1 << 16)
             lines = head.splitlines(keepends=True)
             if len(head) == 1 << 16:
@@ -823,9 +823,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             for index, line in enumerate(lines):
                 if index > 1000:
                     break
-                if _SKIP_LINE.fullmatch(line):
+                if SKIP_LINE.fullmatch(line):
                     continue
-                if _YABENCH_LINE.fullmatch(line):
+                if YABENCH_LINE.fullmatch(line):
                     return "yabench"
                 if _NQUAD_LINE.fullmatch(line):
                     return "nquads"

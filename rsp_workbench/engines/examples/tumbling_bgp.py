@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A complete external RSP engine in one file: tumbling windows + SPARQL over rdflib, Rstream out.
 
-It runs on the Python wrapping kit (`rsp_workbench.stand.kit`, standard library only: copy
+It runs on the Python wrapping kit (`rsp_workbench.engines.kit.python`, standard library only: copy
 it next to an engine that lives elsewhere), which speaks the JSON-lines protocol of
 ``docs/engine-protocol.md`` on stdin/stdout; the engine writes only:
 
@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 try:
-    from rsp_workbench.stand.kit import EngineError, WrappedEngine, serve
+    from rsp_workbench.engines.kit.python import EngineError, WrappedEngine, serve
 except ImportError:  # run from a checkout without the workbench installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-    from rsp_workbench.stand.kit import EngineError, WrappedEngine, serve
+    from rsp_workbench.engines.kit.python import EngineError, WrappedEngine, serve
 
 _WINDOW_CLAUSE = re.compile(
     r"FROM\s+NAMED\s+WINDOW\s+(\S+)\s+ON\s+(\S+)\s*\[\s*RANGE\s+(\S+)(?:\s+STEP\s+(\S+))?\s*\]", re.IGNORECASE
@@ -84,7 +84,7 @@ def plan(query_text: str, parameters: dict[str, Any]) -> tuple[str, int]:
 
 
 class TumblingEngine(WrappedEngine):
-    """Window state and evaluation; the kit (`rsp_workbench.stand.kit`) speaks the protocol."""
+    """Window state and evaluation; the kit (`rsp_workbench.engines.kit.python`) speaks the protocol."""
 
     def register(self, query: dict[str, Any], engine: dict[str, Any], static: dict[str, Any]) -> dict[str, Any]:
         from rdflib.plugins.sparql import prepareQuery

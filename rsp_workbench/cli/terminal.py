@@ -1,0 +1,48 @@
+"""What every `rspwb` command shares at the terminal: ``--json`` output and stop signals.
+
+Its own module so that the commands and `rsp_workbench.cli.main` (which lists the commands)
+do not import each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+import threading
+from typing import Any, Iterator
+
+
+def print_json(payload: Any) -> None:
+    """``--json`` output: exactly one JSON object on stdout."""
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+
+
+# What a scheduler, a container stop or a closing terminal sends: handled like Ctrl-C.
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _stop_like_ctrl_c(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def stop_signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in the main thread while a command runs.
+
+    Every cleanup path already handles Ctrl-C (``.partial`` files removed, bundles marked
+    cancelled, engine processes stopped), so the other stop signals take the same path
+    instead of killing the process with files half-written. Handlers are restored after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _stop_like_ctrl_c) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

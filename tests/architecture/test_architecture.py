@@ -1,0 +1,200 @@
+"""The architecture README's layout table claims, enforced on the source (docs/design/ARCHITECTURE.md layers; docs/design/STYLE.md).
+
+Each rule also runs on a planted tree with one violation of its kind, so a rule that silently
+stopped seeing anything would fail here too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.architecture.rules import (
+    QT,
+    SPARK,
+    SourceTree,
+    is_model,
+    module_cycles,
+    read_tree,
+    reaching,
+    readme_mismatches,
+    room_cycles,
+    strongly_connected,
+    unlisted_rooms,
+    upward_imports,
+)
+from tests.paths import ROOT
+
+#: Rooms from the bottom up; a module may import its own layer or a lower one, never a higher.
+#: README.md's layout table lists the same rooms with the same layers (checked below).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("rsp_workbench", "rsp_workbench.errors", "rsp_workbench.files"),
+    ("rsp_workbench.core",),
+    ("rsp_workbench.streams", "rsp_workbench.query"),
+    ("rsp_workbench.responses", "rsp_workbench.generators"),
+    ("rsp_workbench.engine", "rsp_workbench.experiment"),
+    ("rsp_workbench.oracle", "rsp_workbench.results", "rsp_workbench.stand", "rsp_workbench.engines"),
+    ("rsp_workbench.pipeline", "rsp_workbench.probe"),
+    ("rsp_workbench.cli", "rsp_workbench.gui"),
+)
+#: The only rooms that may reach Qt, and the only ones that may reach Spark.
+QT_ROOMS = ("rsp_workbench.gui",)
+SPARK_ROOMS = ("rsp_workbench.pipeline", "rsp_workbench.cli", "rsp_workbench.gui")
+
+
+@pytest.fixture(scope="module")
+def tree() -> SourceTree:
+    return read_tree(ROOT, "rsp_workbench")
+
+
+@pytest.mark.slow
+def test_every_room_is_in_a_layer_and_every_listed_room_exists(tree: SourceTree) -> None:
+    assert unlisted_rooms(tree, LAYERS) == []
+
+
+def test_imports_point_down_the_layers(tree: SourceTree) -> None:
+    assert upward_imports(tree, LAYERS) == []
+
+
+def test_the_judge_imports_nothing_from_the_engines(tree: SourceTree) -> None:
+    """The oracle's ground truth is its own (docs/oracle.md, "Which verdicts are independent")."""
+    assert [f"{module} imports {target}" for module in tree.files if tree.room(module) == "rsp_workbench.oracle"
+            for target in sorted(tree.imports[module]) if tree.room(target) == "rsp_workbench.engines"] == []
+
+
+def test_no_import_cycles_between_modules(tree: SourceTree) -> None:
+    assert module_cycles(tree) == []
+
+
+def test_no_import_cycles_between_rooms(tree: SourceTree) -> None:
+    assert room_cycles(tree) == []
+
+
+def test_qt_only_in_the_gui_and_spark_only_in_the_pipeline_and_its_callers(tree: SourceTree) -> None:
+    assert "rsp_workbench.core.report" in tree.files and "rsp_workbench.oracle.verdict" in tree.files
+    not_qt = [m for m in tree.files if not m.startswith(QT_ROOMS)]
+    not_spark = [m for m in tree.files if not m.startswith(SPARK_ROOMS)]
+    assert reaching(tree, not_qt, QT) == []
+    assert reaching(tree, not_spark, SPARK) == []
+
+
+def test_gui_models_are_qt_free(tree: SourceTree) -> None:
+    models = [m for m in tree.files if is_model(m)]
+    assert len(models) >= 3, models  # the runs, teaching and designer models at least
+    assert reaching(tree, models, QT) == []
+    views = [f"{m} imports the view {t}" for m in models for t in tree.imports[m]
+             if t.startswith("rsp_workbench.gui") and not is_model(t) and tree.external[t] & set(QT)]
+    assert views == []
+
+
+def test_readme_layout_table_matches_the_layers() -> None:
+    assert readme_mismatches((ROOT / "README.md").read_text(encoding="utf-8"), LAYERS) == []
+
+
+@pytest.mark.slow
+def test_core_imports_neither_qt_nor_spark_when_imported() -> None:
+    """The same rule at run time: importing every module outside the outer rooms loads no Qt or Spark."""
+    tree = read_tree(ROOT, "rsp_workbench")
+    modules = sorted(m for m in tree.files if not m.startswith(SPARK_ROOMS))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {QT + SPARK!r})\n"
+        "print(','.join(bad))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert result.stdout.strip() == "", f"core modules import {result.stdout.strip()}"
+
+
+def test_cli_help_does_not_start_heavy_dependencies() -> None:
+    code = (
+        "import sys\n"
+        "from rsp_workbench.cli.main import build_parser\n"
+        "build_parser()\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'PySide6', 'rdflib'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
+
+
+# --- a test of the test: each rule catches a planted violation of its kind ---------------------
+
+PLANTED_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("pkg", "pkg.errors"),
+    ("pkg.core",),
+    ("pkg.oracle", "pkg.results", "pkg.engines"),
+    ("pkg.gui",),
+)
+
+
+def planted(tmp_path: Path, files: dict[str, str]) -> SourceTree:
+    """A package ``pkg`` under ``tmp_path`` with the given modules (paths relative to ``pkg/``)."""
+    for name in ("", "core", "oracle", "results", "engines", "gui", "gui/runs"):
+        (tmp_path / "pkg" / name).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "pkg" / name / "__init__.py").touch()
+    (tmp_path / "pkg" / "errors.py").touch()
+    for name, text in files.items():
+        (tmp_path / "pkg" / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return read_tree(tmp_path, "pkg")
+
+
+def test_a_clean_planted_tree_passes(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"core/a.py": "from pkg.errors import *\n", "oracle/b.py": "from ..core import a\n"})
+    assert upward_imports(tree, PLANTED_LAYERS) == [] and module_cycles(tree) == [] and room_cycles(tree) == []
+    assert unlisted_rooms(tree, PLANTED_LAYERS) == [] and reaching(tree, ["pkg.core.a"], QT) == []
+
+
+def test_a_relative_upward_import_is_caught(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"core/a.py": "def f():\n    from ..oracle import b\n", "oracle/b.py": ""})
+    assert upward_imports(tree, PLANTED_LAYERS) == ["pkg.core.a imports pkg.oracle.b"]
+
+
+def test_a_plugin_named_in_a_string_is_an_import(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"core/a.py": 'PLUGINS = {"x": "pkg.engines.secret:SecretEngine"}\n', "engines/secret.py": ""})
+    assert upward_imports(tree, PLANTED_LAYERS) == ["pkg.core.a imports pkg.engines.secret"]
+
+
+def test_a_lazy_spark_import_in_the_core_is_caught(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"core/a.py": "from . import b\n", "core/b.py": "def go():\n    import pyspark.sql\n"})
+    assert reaching(tree, ["pkg.core.a"], SPARK) == ["pkg.core.a reaches pyspark through pkg.core.b"]
+
+
+def test_a_gui_model_reaching_qt_is_caught(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"gui/runs/model.py": "from .view import RunsView\n",
+                              "gui/runs/view.py": "from PySide6.QtWidgets import QWidget\n"})
+    models = [m for m in tree.files if is_model(m)]
+    assert models == ["pkg.gui.runs.model"]
+    assert reaching(tree, models, QT) == ["pkg.gui.runs.model reaches PySide6 through pkg.gui.runs.view"]
+
+
+def test_a_cycle_between_rooms_without_a_module_cycle_is_caught(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"oracle/out.py": "from pkg.results import files\n", "results/files.py": "",
+                              "results/view.py": "from pkg.oracle import quality\n", "oracle/quality.py": ""})
+    assert module_cycles(tree) == []
+    assert room_cycles(tree) == [["pkg.oracle", "pkg.results"]]
+
+
+def test_a_module_cycle_is_caught(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"core/a.py": "from pkg.core import b\n", "core/b.py": "import pkg.core.a\n"})
+    assert module_cycles(tree) == [["pkg.core.a", "pkg.core.b"]]
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_an_unlisted_room_and_a_stale_one_are_caught(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "probe").mkdir(parents=True)
+    (tmp_path / "pkg" / "probe" / "__init__.py").touch()
+    tree = planted(tmp_path, {})
+    stale = PLANTED_LAYERS + (("pkg.bundle",),)
+    assert unlisted_rooms(tree, stale) == ["pkg.probe is in no layer", "pkg.bundle is listed but does not exist"]
+
+
+def test_a_readme_table_that_disagrees_is_caught() -> None:
+    readme = "| layer | folder | what |\n| --- | --- | --- |\n| 1 | `pkg/core` | x |\n| 2 | `pkg/oracle`, `pkg/gone` | y |\n"
+    layers = (("pkg",), ("pkg.core",), ("pkg.oracle", "pkg.results"))
+    assert readme_mismatches(readme, layers) == [
+        "pkg.gone: in README's table but not a room", "pkg.results: README says layer None, the rules say 2"]
