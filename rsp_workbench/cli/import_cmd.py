@@ -47,6 +47,8 @@ def import_yabench_command(args: argparse.Namespace) -> int:
     query_path.write_text(imported.query_text, encoding="utf-8")
     out.write_text(imported.yaml_text, encoding="utf-8")
     load_experiment(out)  # the contract: what we wrote validates (a UserError here names the line)
+    for warning in imported.warnings:
+        sys.stderr.write(f"rspwb: warning: {warning}\n")
     for note in imported.unmapped:
         sys.stderr.write(f"rspwb: not mapped: {note}\n")
     sys.stderr.write(f"rspwb: wrote {out} and {query_path}\n")

@@ -558,7 +558,7 @@ def run_check(args: argparse.Namespace) -> int:
     run = RecordedRun(query=prepared.query, streams=_LazyStreams(prepared.inputs), log=log,
                       semantics=prepared.semantics, end=prepared.end, end_fixed=args.end is not None)
     options = JudgeOptions(t0=prepared.t0_option, registration=prepared.registration, match=args.match,
-                           regroup=args.regroup, rel_tol=args.tolerance, quality=False)
+                           regroup=True if args.regroup else None, rel_tol=args.tolerance, quality=False)
     judgement = judge(run, options, expected_here)
     payload = dict(judgement.payload)
     used = OracleMethod(payload.pop("method"), payload.pop("method_engine"), payload.pop("method_reason"))

@@ -14,11 +14,11 @@ an :data:`ExpectedFunction`, so this module never imports Spark.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from rsp_workbench.core.semantics import EngineSemantics
+from rsp_workbench.core.semantics import EngineSemantics, Grouping
 from rsp_workbench.errors import UserError
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData
 from rsp_workbench.query.model import ContinuousQuery
@@ -55,14 +55,17 @@ def python_expected(query: ContinuousQuery, streams: Mapping[str, Sequence[Strea
 
 
 def oracle_semantics(settings: Mapping[str, Any], engine_semantics: EngineSemantics) -> EngineSemantics:
-    """The oracle's semantics: the named system (preset) + overrides, or the engine's own (``system: engine``)."""
+    """The oracle's semantics: the named system (preset) + overrides, or the engine's own (``system: engine``);
+    the engine's declared grouping either way."""
     from rsp_workbench.oracle.run import resolve_semantics
 
     system = settings.get("system") or "engine"
     overrides = dict(settings.get("semantics_overrides") or {})
     if system == "engine":
         return engine_semantics.with_overrides(overrides) if overrides else engine_semantics
-    return resolve_semantics(system, overrides)
+    resolved = resolve_semantics(system, overrides)
+    # how the responses group is the engine's (its output), whatever semantics judge them
+    return resolved if "grouping" in overrides else replace(resolved, grouping=engine_semantics.grouping)
 
 
 def static_data(static: Mapping[str, Any]) -> StaticData:
@@ -144,7 +147,8 @@ class JudgeOptions:
     Theorem 1); ``regroup``: the engine emits one response per binding (or per part of an
     evaluation), so consecutive responses with the same time and operation are one
     evaluation's output, and the verdict compares both sides per instant; ``quality``:
-    measure per-window precision/recall (needs the streams' elements).
+    measure per-window precision/recall (needs the streams' elements). ``regroup`` None: as
+    the semantics' ``grouping`` declares (``binding``: regroup); True/False override it.
     """
 
     t0: str | int | tuple[int, ...] | None = None
@@ -152,7 +156,7 @@ class JudgeOptions:
     match: str = "strict"
     gracious: bool = False
     report_window: int = 0
-    regroup: bool = False
+    regroup: bool | None = None
     rel_tol: float = 1e-9  # numeric literals (rsp_workbench.oracle.compare.Tolerance)
     quality: bool = True
     window_rows: bool = True  # False: the payload's "windows" is None, for `Judgement.window_rows` to fill
@@ -192,8 +196,11 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
             return Judgement({"verdict": "error", "precision": None, "recall": None, "windows": [],
                               "error": "the ρDF oracle cannot judge content change under a tuple tick (derived "
                                        "triples would count as ticks); use a time tick or a window-close policy"})
+        from rsp_workbench.oracle.rhodf import rhodf_entailed
+
         streams, static = rhodf_entailed(streams, static, run.engine_parameters.get("tbox"))
-    log = regroup_responses(run.log) if options.regroup else run.log
+    regroup = semantics.grouping is Grouping.BINDING if options.regroup is None else options.regroup
+    log = regroup_responses(run.log) if regroup else run.log
     try:
         check_variables(log, run.query)
     except UserError as error:
@@ -209,7 +216,7 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     strict = options.match == "strict"
     # strict: t0 whose instants miss an engine time are never computed, and the first match ends the search
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
-    candidates = _Candidates(order, label, answers, regroup=options.regroup)
+    candidates = _Candidates(order, label, answers, regroup=regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
                          tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict,
                          content_class=candidates.content_class, variables=frozenset(run.query.variables) or None)
@@ -348,47 +355,17 @@ def _mean(values: Sequence[float]) -> float | None:
 def judge_eviction(stimuli: Sequence[Any], query: ContinuousQuery, log: ResponseLog) -> Judgement:
     """Bounded-memory joins are judged by recall against the unbounded answer (eviction paper,
     Sect. 1): the RSP-QL oracle does not apply to an engine that drops bindings on purpose."""
-    from rsp_workbench.engines.eviction import recall, result_set, unbounded_answer
+    from rsp_workbench.oracle.unbounded_join import found_mappings, recall, unbounded_answer
 
-    truth = unbounded_answer(stimuli, query)
-    found = result_set(log.responses)
+    truth = unbounded_answer(stimuli, query)  # the oracle's own evaluation, not the engine's join
+    found = found_mappings(log.responses)
     return Judgement({
         "verdict": "recall",
         "precision": len(found & truth) / len(found) if found else 1.0,
-        "recall": recall(log.responses, truth),
+        "recall": recall(found, truth),
         "ground_truth_results": len(truth),
         "windows": [],
     })
-
-
-def rhodf_entailed(streams: Mapping[str, Sequence[Any]], static: Mapping[str, Any],
-                   tbox: Any) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-    """The oracle's inputs under the ρDF entailment regime of the Heaven baselines.
-
-    With the TBox fixed, every ρDF ABox rule has one instance premise, so the closure of a
-    window is the union of the closures of its elements: each element is replaced by its
-    own closure at its own time, and the static default graph by its closure; the plain
-    oracle over these inputs then expects what a ρDF reasoner over the window must answer.
-    """
-    from rsp_workbench.engines._rhodf import closure
-    from rsp_workbench.engines.naive import engine_schema
-    from rsp_workbench.streams.terms import canonical_triple
-
-    default = [canonical_triple(tuple(t)) for t in static.get("default", ())]
-    schema = engine_schema(str(tbox) if tbox else None, default)
-    expanded: dict[str, list[Any]] = {}
-    cache: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
-    for iri, elements in streams.items():
-        out: list[Any] = []
-        for element in elements:
-            triple = (element.subject, element.predicate, element.object)
-            derived = cache.get(triple)
-            if derived is None:
-                derived = cache[triple] = [t for t in closure([triple], schema) if t != triple]
-            out.append(element)
-            out.extend(element._replace(subject=s, predicate=p, object=o) for s, p, o in derived)
-        expanded[iri] = out
-    return expanded, {**static, "default": sorted(closure(default, schema))}
 
 
 def report_due_at(trace: Path, stand: Mapping[str, Any], run_start: int | None) -> Callable[[int], float] | None:

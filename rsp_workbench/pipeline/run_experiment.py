@@ -703,7 +703,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
     )
     options = JudgeOptions(
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
-        regroup=bool(settings.get("regroup")),
+        regroup=None if settings.get("regroup") is None else bool(settings["regroup"]),
         report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
         window_rows=False,  # written row by row into oracle.json (a content-change run has one per element)
     )

@@ -483,7 +483,8 @@ def _static_inputs(bundle: Path, run_id: str, experiment_error: str | None) -> d
 def _rhodf_inputs(bundle: Path, run_id: str, experiment_error: str | None, parameters: Mapping[str, Any],
                   streams: dict[str, list[StreamElement]]) -> tuple[dict[str, list[StreamElement]], Any]:
     """The oracle's inputs for a ρDF baseline run (as `rsp_workbench.oracle.judge.judge` prepares them)."""
-    from rsp_workbench.oracle.judge import rhodf_entailed, static_data
+    from rsp_workbench.oracle.judge import static_data
+    from rsp_workbench.oracle.rhodf import rhodf_entailed
 
     expanded, static = rhodf_entailed(streams, _static_inputs(bundle, run_id, experiment_error), parameters.get("tbox"))
     return expanded, static_data(static)

@@ -60,6 +60,12 @@ def test_imports_point_down_the_layers(tree: SourceTree) -> None:
     assert upward_imports(tree, LAYERS) == []
 
 
+def test_the_judge_imports_nothing_from_the_engines(tree: SourceTree) -> None:
+    """The oracle's ground truth is its own (docs/oracle.md, "Which verdicts are independent")."""
+    assert [f"{module} imports {target}" for module in tree.files if tree.room(module) == "rsp_workbench.oracle"
+            for target in sorted(tree.imports[module]) if tree.room(target) == "rsp_workbench.engines"] == []
+
+
 def test_no_import_cycles_between_modules(tree: SourceTree) -> None:
     assert module_cycles(tree) == []
 
