@@ -1,4 +1,4 @@
-"""Benchmark: reading a BIG run's result bundle (issue 11, "bounded memory everywhere").
+"""Benchmark: reading a BIG run's result bundle.
 
 Each reader runs in its own child process (``os.wait4`` gives that child's own peak RSS),
 once per source tree given with ``--code`` (e.g. the checkout before the change and the one

@@ -1,6 +1,6 @@
 """`rspwb import yabench-config DIR --out exp.yaml`: a YABench test folder as an experiment file.
 
-Contract (CLI.md): the written file is one that ``rspwb validate`` accepts; the engine query is
+Contract (docs/design/CLI.md): the written file is one that ``rspwb validate`` accepts; the engine query is
 copied next to it (``queries/<folder>.rq``, ``${…}`` placeholders kept: they are the experiment's
 variables). What could not be mapped is listed in a comment at the top of the file and on stderr.
 """

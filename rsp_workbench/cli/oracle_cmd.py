@@ -1,6 +1,6 @@
 """`rspwb oracle` (expected answers) and `rspwb check` (judge a recorded engine output).
 
-Contracts (CLI.md):
+Contracts (docs/design/CLI.md):
   rspwb oracle --stream s.stream --stream-format yabench --query q.rq --var TEMP=50.0 \
       --system yabench-window-close --json
   rspwb check --stream DIR --stream-format csrbench-dir --interval 1000 --query Q.rq \

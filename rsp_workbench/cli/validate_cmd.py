@@ -1,4 +1,4 @@
-"""`rspwb validate FILE`: check an experiment file without running anything (CLI.md).
+"""`rspwb validate FILE`: check an experiment file without running anything (docs/design/CLI.md).
 
 Exit 0 with a one-line summary when valid; otherwise a UserError (``FILE:LINE: field:
 message``, exit 2). Validation resolves every sweep combination and every size, so an

@@ -8,7 +8,7 @@ position interval ``[pmin, pmax]`` per window. A requirement holds for an evalua
 window contents are ``[lo_w, hi_w)`` iff ``lo_w ≤ pmin_w`` and ``pmax_w < hi_w`` for every
 window (window contents are contiguous position ranges, `rsp_workbench.core.report`).
 Requirements whose elements lie further apart in time than the window size can never hold
-and are dropped while joining (the band condition of ARCHITECTURE.md).
+and are dropped while joining (the band condition of docs/design/ARCHITECTURE.md).
 
 Exactness with respect to rdflib over a window snapshot (what the reference computes):
 

@@ -4,7 +4,7 @@ apart from the engines' own closure so that a bug in theirs cannot be "correct" 
 The rules (docs/design/SEMANTICS.md "Baselines"; W3C RDF 1.1 Semantics numbering), applied to one set of
 triples until nothing new follows:
 
-* rdfs5  ``p sp q, q sp r ⇒ p sp r``     rdfs7 ``p sp q, x p y ⇒ x q y`` (SEMANTICS.md's "rdfs5/6")
+* rdfs5  ``p sp q, q sp r ⇒ p sp r``     rdfs7 ``p sp q, x p y ⇒ x q y`` (docs/design/SEMANTICS.md's "rdfs5/6")
 * rdfs11 ``c sc d, d sc e ⇒ c sc e``     rdfs9 ``c sc d, x type c ⇒ x type d``
 * rdfs2  ``p dom c, x p y ⇒ x type c``   rdfs3 ``p range c, x p y ⇒ y type c`` (no literal subjects)
 

@@ -1,6 +1,6 @@
 """The scalable oracle job: BGP joins on Spark, window assignment for every t0 vectorised.
 
-Pipeline (issue 4 item 4, ARCHITECTURE.md "The oracle must scale"; docs/oracle.md):
+Pipeline (docs/design/ARCHITECTURE.md "The oracle must scale"; docs/oracle.md):
 
 1. Each stream is a DataFrame ``(s, p, o, t, pos)``; ``pos`` is the element's position in
    the time-ordered stream (the Parquet row index of a workbench stream file, else

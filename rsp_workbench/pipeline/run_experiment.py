@@ -11,7 +11,7 @@ others continue; cancelling stops the current engine process and marks the bundl
 ``cancelled``. Layout of the bundle: docs/result-bundle.md.
 
 Scheduling. ``scheduler="local"`` (default) runs at most one measured engine run at a time,
-in order, so that measurements never share the CPU (ARCHITECTURE.md, measurement
+in order, so that measurements never share the CPU (docs/design/ARCHITECTURE.md, measurement
 integrity). ``scheduler="spark"`` maps the runs over a Spark RDD with one partition per
 run, each task calling the same :func:`execute_run` on an executor (for sweeps on a
 cluster whose workers share the bundle folder, e.g. over NFS). Use it with one core per

@@ -1,4 +1,4 @@
-"""Published YABench results, read as a read-only result bundle (issue 13 §1).
+"""Published YABench results, read as a read-only result bundle.
 
 YABench's runner writes, per engine, a *test folder* (yabench.txt Sect. 3.1)::
 
@@ -17,7 +17,7 @@ without a repetition number (YABench-One's Experiment_4: ``results/ORACLE_gracio
 ``ORACLE_<test>`` is one run of its test.
 
 A folder holding several engines' test folders (YABench-One's ``Experiment_1/{cqels,csparql}``)
-is read as one bundle. One run per ``ORACLE_<test><n>`` file (CLI.md ``rspwb report``):
+is read as one bundle. One run per ``ORACLE_<test><n>`` file (docs/design/CLI.md ``rspwb report``):
 ``precision``/``recall`` are the file's means over its windows, ``peak_rss_mb`` and
 ``kpi_samples`` come from ``P_<test><n>``. Published folders are often incomplete: what the
 config declares but is not there (repetitions, ``P_`` files, ``_agg``, ``BOXPLOTS_``) is listed

@@ -241,7 +241,7 @@ def _line_blocks(handle: IO[str]) -> Iterator[str]:
 def read_yabench(
     path: str | os.PathLike[str], *, on_disorder: OnDisorder = "error", report: ReadReport | None = None
 ) -> Iterator[StreamElement]:
-    """Read YABench stream text: ``<s> <p> <o> "<t>" .`` per line (FORMATS.md "Streams in" 1).
+    """Read YABench stream text: ``<s> <p> <o> "<t>" .`` per line (docs/design/FORMATS.md "Streams in" 1).
 
     Accepts YABench's unquoted numbers (``76.0^^<…#float>``, normalised to
     ``"76.0"^^<…#float>``), any N-Triples object, blank and ``#`` comment lines.
@@ -384,7 +384,7 @@ def _first_graph(name: str) -> tuple[bool, str | None]:
 def read_nquads(
     path: str | os.PathLike[str], *, on_disorder: OnDisorder = "error", report: ReadReport | None = None
 ) -> Iterator[StreamElement]:
-    """Read timestamped N-Quads in either layout (FORMATS.md "Streams in" 3).
+    """Read timestamped N-Quads in either layout (docs/design/FORMATS.md "Streams in" 3).
 
     * Time in the graph name, ``<urn:rspwb:t:{t}>`` / ``<urn:rspwb:t:{t}:g:{graph}>``
       (the workbench interchange format, ``writers.format_nquads_line``): one pass,

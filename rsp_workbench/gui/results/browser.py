@@ -1,4 +1,4 @@
-"""The Results tab: open a result bundle and browse it (issue #6, item 4).
+"""The Results tab: open a result bundle and browse it.
 
 Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
 when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
@@ -130,7 +130,7 @@ class ResultsBrowser(QWidget):
             self.tabs.addTab(view, name)
             view.submit = self._submit
         # the timeline's own minimum width (its field rows) must not widen the window past 1024 px
-        # (issue 13 §2.4): its width is what the tab gives it
+        # its width is what the tab gives it
         policy = self.timeline_view.sizePolicy()
         policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
         self.timeline_view.setSizePolicy(policy)

@@ -1,5 +1,5 @@
 """Overlay: any runs of several bundles — the workbench's own and published YABench folders —
-in one chart (issue 13 §1), e.g. the published CQELS precision per window against the
+in one chart, e.g. the published CQELS precision per window against the
 ``cqels`` preset's, or the memory of a real engine against its model.
 
 Left, the bundles and their runs with a check box each (the bundle open in the browser is
