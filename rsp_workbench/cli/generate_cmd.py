@@ -56,12 +56,17 @@ def register(subparsers: Any) -> None:
     transform.add_argument("--speed", type=float, help="--replay: play FACTOR times faster (0.5 = half speed)")
     transform.add_argument("--rate", type=float, help="--replay: the mean rate to replay at, in triples per second")
     transform.add_argument("--merge", action="append", default=[], metavar="STREAM", help="merge several streams into one (repeatable)")
-    parser.add_argument("--out", required=True, metavar="PATH", help="output file (written atomically)")
+    parser.add_argument("--out", required=True, metavar="PATH",
+                        help="output file (written atomically; an existing file is replaced only with --force)")
+    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
     parser.add_argument(
         "--format",
         choices=("yabench", "nquads", "parquet"),
         help="output format (default from the extension: .parquet, .nq/.nquads, else yabench)",
     )
+    from rsp_workbench.cli.terminal import add_max_runs
+
+    add_max_runs(parser)
     parser.add_argument("--size", help="experiment form: apply this named size first")
     parser.add_argument("--case", type=int, default=0, help="experiment form: variable combination index (default 0)")
     parser.add_argument("--repetition", type=int, default=0, help="experiment form: repetition (seed) index (default 0)")
@@ -227,6 +232,7 @@ def _transform(args: argparse.Namespace, fmt: str) -> int:
         elements = flows.merge_streams(*(_read_recorded(path, "--merge") for path in args.merge))
     if flow is not None and not args.source:
         elements = flows.apply_flow(elements, flow)
+    refuse_to_replace(args.out, args.force)
     try:
         count = write_stream(args.out, elements, fmt)
     except UserError as error:
@@ -266,6 +272,17 @@ def cancel_on_stop_signals(cancel: Callable[[], None]) -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+def refuse_to_replace(out: str, force: bool) -> None:
+    """An existing ``--out`` is the user's until they say otherwise: replaced only with ``--force``
+    (never a folder, nor what a symbolic link points to)."""
+    import os
+
+    if os.path.isdir(out):
+        raise UserError("is a folder; give a file name", file=out, field="--out")
+    if os.path.lexists(out) and not force:
+        raise UserError("exists; pass --force to replace it", file=out, field="--out")
+
+
 def run(args: argparse.Namespace) -> int:
     from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.pipeline.generate import GenerationCancelled, TaskState, generate
@@ -291,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give an experiment file or --generator NAME", field="--generator")
     fmt = args.format or default_format(args.out)
     engine = "local" if args.local else "spark" if (args.spark or master) else "auto"
+    refuse_to_replace(args.out, args.force)  # after the arguments are known good: their errors come first
 
     stderr = sys.stderr
     bar = ProgressBar(stderr, enabled=not args.quiet and stderr.isatty())

@@ -56,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with stop_signals_as_interrupt():
+        from rsp_workbench.experiment.runs import allowing_runs
+
+        with stop_signals_as_interrupt(), allowing_runs(getattr(args, "max_runs", None)):
             return int(args.func(args) or 0)
     except UserError as error:
         # FILE:LINE: … lines start with the location (as compilers print them) so that

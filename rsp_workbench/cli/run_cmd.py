@@ -24,7 +24,14 @@ def register(subparsers: Any) -> None:
         description="Generate → engines on the test stand → oracle → result bundle (docs/result-bundle.md).",
     )
     run.add_argument("file", metavar="FILE", help="the experiment file (YAML)")
-    run.add_argument("--out", required=True, metavar="DIR", help="the result bundle folder (replaced if it is one)")
+    run.add_argument("--out", required=True, metavar="DIR",
+                     help="the result bundle folder: new, empty or an earlier bundle (whose own files are replaced; "
+                          "other files in it are kept)")
+    run.add_argument("--force", action="store_true",
+                     help="write the bundle into an existing folder that is not a bundle (its files are kept)")
+    from rsp_workbench.cli.terminal import add_max_runs
+
+    add_max_runs(run)
     run.add_argument("--size", default=None, help="a size the experiment defines (e.g. smoke, full)")
     run.add_argument("--yes", action="store_true", help="confirm the external engine commands the experiment runs")
     run.add_argument("--scheduler", choices=("local", "spark"), default="local",
@@ -64,7 +71,11 @@ def run_command(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.file)
     cancel = threading.Event()
 
+    stage = ["validate"]  # the phase the run is in, for the stop signals
+
     def progress(event: ExperimentProgress) -> None:
+        if event.stage != "kpi":
+            stage[0] = event.stage
         if args.quiet:
             return
         counter = f"[{event.done}/{event.total}] " if event.stage == "run-done" else ""
@@ -74,8 +85,10 @@ def run_command(args: argparse.Namespace) -> int:
     def interrupted(signum: int, frame: Any) -> None:  # first Ctrl-C/SIGTERM: cancel cleanly; second: abort
         if cancel.is_set():
             raise KeyboardInterrupt
-        sys.stderr.write("rspwb: cancelling (stopping the engine process)…\n")
         cancel.set()
+        if stage[0] not in ("engine", "stream"):  # only the stand and the generators poll `cancel`: elsewhere
+            raise KeyboardInterrupt  # (judging, reading inputs) stop now; the run is recorded as cancelled
+        sys.stderr.write("rspwb: cancelling (stopping the engine process)…\n")
 
     handled = (signal.SIGINT, *STOP_SIGNALS)
     previous = ({signum: signal.signal(signum, interrupted) for signum in handled}
@@ -87,6 +100,7 @@ def run_command(args: argparse.Namespace) -> int:
         summary = run_experiment(
             experiment, args.out, size=args.size, assume_yes=args.yes, ask=ask_on_terminal if sys.stdin.isatty() else None,
             cancel=cancel, progress=progress, scheduler=args.scheduler, stream_format=args.stream_format,
+            force=args.force,
         )
     finally:
         for signum, handler in previous.items():

@@ -1,4 +1,4 @@
-"""What every `rspwb` command shares at the terminal: ``--json`` output and stop signals.
+"""What every `rspwb` command shares at the terminal: ``--json`` output, stop signals, ``--max-runs``.
 
 Its own module so that the commands and `rsp_workbench.cli.main` (which lists the commands)
 do not import each other.
@@ -12,6 +12,15 @@ import signal
 import sys
 import threading
 from typing import Any, Iterator
+
+
+def add_max_runs(parser: Any) -> None:
+    """``--max-runs N``: allow an experiment more runs than the default bound (a typo fails fast without it);
+    `rsp_workbench.cli.main` applies it around the command."""
+    from rsp_workbench.experiment.runs import MAX_RUNS
+
+    parser.add_argument("--max-runs", type=int, metavar="N", default=None,
+                        help=f"allow the experiment up to N runs (default {MAX_RUNS:,})")
 
 
 def print_json(payload: Any) -> None:

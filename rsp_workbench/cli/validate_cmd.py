@@ -22,6 +22,9 @@ def register(subparsers: Any) -> None:
         "variables, semantics parameters, generator parameters, sweeps and sizes.",
     )
     parser.add_argument("file", metavar="FILE", help="experiment YAML file")
+    from rsp_workbench.cli.terminal import add_max_runs
+
+    add_max_runs(parser)
     parser.add_argument("--size", help="also report the runs of this size (smoke, full, …)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the summary")
     parser.set_defaults(func=run)
@@ -29,6 +32,33 @@ def register(subparsers: Any) -> None:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _read_static_data(experiment: Any) -> None:
+    """Static data is read here as the run reads it: a file that does not parse fails validate, not the run."""
+    if experiment.static:
+        from rsp_workbench.experiment.static_data import load_static
+
+        load_static(experiment)
+
+
+def commands_to_confirm(experiment: Any, chosen: Any, size: str | None) -> list[dict[str, Any]]:
+    """Every external command a run of the file may start: of the chosen ``size``, or, without one, of
+    the experiment as written and of each of its sizes (a size may swap an engine for a command).
+
+    Each entry names the engine and the command; one that only some of them run also names
+    those in ``sizes`` (``null`` standing for a run without ``--size``)."""
+    from rsp_workbench.experiment import apply_size
+
+    variants = [(size, chosen)] if size else [(None, experiment), *((name, apply_size(experiment, name))
+                                                                     for name in experiment.sizes)]
+    found: dict[tuple[str, tuple[str, ...]], list[str | None]] = {}
+    for name, variant in variants:
+        for engine in variant.engines:
+            if engine.requires_confirmation:
+                found.setdefault((engine.id, tuple(str(part) for part in engine.command or ())), []).append(name)
+    return [{"engine": engine, "command": list(command), **({"sizes": sizes} if len(sizes) < len(variants) else {})}
+            for (engine, command), sizes in found.items()]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         experiment = load_experiment(args.file)
         chosen = apply_size(experiment, args.size) if args.size else experiment
         runs = len(expand_runs(chosen))
+        _read_static_data(chosen)
     except UserError as error:
         if args.json:
             print_json({"valid": False, "error": {
@@ -47,10 +78,7 @@ def run(args: argparse.Namespace) -> int:
             }})
         raise
     sizes = {name: count_runs(apply_size(experiment, name)) for name in experiment.sizes}
-    confirm = [
-        {"engine": engine.id, "command": list(engine.command or ())}
-        for engine in chosen.engines if engine.requires_confirmation
-    ]
+    confirm = commands_to_confirm(experiment, chosen, args.size)
     if args.json:
         print_json({
             "valid": True,

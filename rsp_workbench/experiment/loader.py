@@ -42,7 +42,7 @@ from rsp_workbench.experiment.model import (
     StaticData,
     StreamSpec,
 )
-from rsp_workbench.experiment.runs import VARIABLE_NAME, resolve_case, variable_combinations
+from rsp_workbench.experiment.runs import VARIABLE_NAME, check_run_count, resolve_case, variable_combinations
 from rsp_workbench.experiment.source import SourceMap, is_identifier, join_path, load_yaml
 from rsp_workbench.query.template import find_placeholders
 from rsp_workbench.query.writer import check_dialect
@@ -191,7 +191,10 @@ class _Checker:
         if directory is True and not resolved.is_dir():
             raise self.error(path, f"expected a directory: {text}")
         if directory is False and not resolved.is_file():
-            raise self.error(path, f"expected a file: {text}")
+            raise self.error(path, f"expected a file: {text}{_special(resolved)}")
+        if directory is None and not (resolved.is_file() or resolved.is_dir()):
+            # a FIFO nobody writes would block the run in open(), beyond the reach of Ctrl-C; a device never ends
+            raise self.error(path, f"expected a file or a folder: {text}{_special(resolved)}")
         return resolved
 
     def semantics(self, value: Any, path: str, base: EngineSemantics) -> tuple[EngineSemantics, dict[str, Any]]:
@@ -538,7 +541,7 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
 def _stand(c: _Checker, value: Any) -> StandSpec:
     if value is None:
         return StandSpec()
-    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch"))
+    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb"))
     return StandSpec(
         mode=c.choice(stand.get("mode", "real-time"), "stand.mode", STAND_MODES),
         time_scale=c.positive_number(stand.get("time_scale", 1.0), "stand.time_scale"),
@@ -546,6 +549,9 @@ def _stand(c: _Checker, value: Any) -> StandSpec:
         batch=c.integer(stand["batch"], "stand.batch", minimum=1, maximum=STAND_BATCH_MAX,
                         why_maximum="a batch also stops at about that many elements")
         if stand.get("batch") is not None else None,
+        max_output_mb=c.integer(stand["max_output_mb"], "stand.max_output_mb", minimum=1, maximum=1 << 20,
+                                why_maximum="1 TiB of engine output")
+        if stand.get("max_output_mb") is not None else None,
     )
 
 
@@ -558,6 +564,17 @@ def _spark_master(c: _Checker, value: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------- public API
+
+
+def _special(path: Path) -> str:
+    """What a path that is neither a regular file nor a folder is, for errors."""
+    if path.is_fifo():
+        return " is a named pipe (FIFO); the workbench reads a stream several times, so it must be a file"
+    if path.is_char_device() or path.is_block_device():
+        return " is a device"
+    if path.is_socket():
+        return " is a socket"
+    return ""
 
 
 def build_experiment(
@@ -611,6 +628,7 @@ def build_experiment(
         raw=raw,
         source=source,
     )
+    check_run_count(experiment)  # before any combination is resolved
     query_texts: dict[tuple[int, str], Mapping[str, Scalar]] = {}
     for combination in variable_combinations(experiment):
         case = resolve_case(experiment, combination)

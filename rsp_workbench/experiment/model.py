@@ -166,6 +166,7 @@ class StandSpec:
     time_scale: float = 1.0
     timeout_ms: int | None = None
     batch: int | None = None
+    max_output_mb: int | None = None  # MiB an engine may write on stdout in one run (None: the stand's default)
 
 
 @dataclass(frozen=True)

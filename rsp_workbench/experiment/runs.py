@@ -10,11 +10,13 @@ reject a bad value for any combination before anything runs.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import itertools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rsp_workbench.core.time import parse_duration
 from rsp_workbench.engine import MATCHERS
@@ -469,6 +471,45 @@ def expand_runs(experiment: Experiment) -> list[RunSpec]:
     return runs
 
 
+def combination_count(experiment: Experiment) -> int:
+    """Number of variable combinations, counted without listing them (a sweep may be huge)."""
+    count = len(experiment.cases) or 1
+    for values in experiment.sweep.values():
+        count *= len(values)
+    return count
+
+
 def count_runs(experiment: Experiment) -> int:
-    """Number of runs ``expand_runs`` would produce, without resolving anything."""
-    return len(variable_combinations(experiment)) * experiment.repetitions * len(experiment.engines) * len(experiment.queries)
+    """Number of runs ``expand_runs`` would produce, without resolving (or listing) anything."""
+    return combination_count(experiment) * experiment.repetitions * len(experiment.engines) * len(experiment.queries)
+
+
+#: Runs one experiment may have unless the user allows more (``--max-runs``): a typo such as
+#: ``repetitions: 1000000000`` or a 1000 × 1000 sweep fails in a second instead of running for months.
+MAX_RUNS = 10_000
+_max_runs: contextvars.ContextVar[int] = contextvars.ContextVar("max_runs", default=MAX_RUNS)
+
+
+@contextlib.contextmanager
+def allowing_runs(limit: int | None) -> Iterator[None]:
+    """Within the block, experiments may have up to ``limit`` runs (None: the default :data:`MAX_RUNS`)."""
+    token = _max_runs.set(MAX_RUNS if limit is None else limit)
+    try:
+        yield
+    finally:
+        _max_runs.reset(token)
+
+
+def check_run_count(experiment: Experiment) -> None:
+    """A `UserError` at the field that multiplies the most when the experiment has more runs than allowed."""
+    limit = _max_runs.get()
+    runs = count_runs(experiment)
+    if runs <= limit:
+        return
+    factors = {"repetitions": experiment.repetitions, "sweep": combination_count(experiment) // (len(experiment.cases) or 1),
+               "cases": len(experiment.cases), "engines": len(experiment.engines), "queries": len(experiment.queries)}
+    field = max((name for name in factors if name in experiment.raw), key=lambda name: factors[name], default="repetitions")
+    raise _error(experiment, field,
+                 f"{runs:,} runs ({combination_count(experiment):,} variable combinations × {experiment.repetitions:,} "
+                 f"repetitions × {len(experiment.engines)} engines × {len(experiment.queries)} queries): more than the "
+                 f"{limit:,} runs an experiment may have; pass --max-runs {runs} to allow them")

@@ -204,6 +204,10 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
         kmax = max(kb, (end - t0 + omega) // beta + 2)
         if len(tick_times):  # boundaries after the last element + ω change nothing
             kmax = min(kmax, (int(tick_times[-1]) - t0 + omega) // beta + 2)
+        if kmax - kb + 1 > MAX_CLOSING_WINDOWS:  # each window boundary is a candidate instant: refuse before allocating
+            raise UserError(f"about {kmax - kb + 1:,} window boundaries lie between {start} and {end}, each an instant "
+                            "the content can change at (the stream's times are far apart for the slide): give a larger "
+                            "slide, a t0 near the stream's elements, or --end", field="--t0")
         k = np.arange(kb, kmax + 1, dtype=np.int64)
         enter = opens(k) + (0 if include_open else 1)
         leave = t0 + k * beta + offset + (1 if include_close else 0)

@@ -55,6 +55,11 @@ class StagedFolder:
         if out.is_dir() and any(out.iterdir()) and not _is_oracle_output(out):
             raise UserError("the folder exists and is not an rspwb oracle output (no manifest.json); "
                             "give a new or empty folder", file=str(out), field="--out")
+        foreign = _foreign_files(out) if out.is_dir() else []
+        if foreign:  # replacing the earlier output would delete them with it
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise UserError(f"the earlier oracle output holds files rspwb did not write ({shown}); move them out "
+                            "or give another folder", file=str(out), field="--out")
 
     def __enter__(self) -> "StagedFolder":
         self.check_target()
@@ -84,6 +89,18 @@ class StagedFolder:
         else:
             os.replace(self.partial, self.out)
         return False
+
+
+def _foreign_files(folder: Path) -> list[str]:
+    """Entries of an earlier oracle output that its manifest does not list (the user's, not ours)."""
+    try:
+        listed = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return []
+    ours = {MANIFEST, *(str(name) for name in listed or ())} if isinstance(listed, list) else None
+    if ours is None:
+        return []
+    return sorted(entry.name for entry in folder.iterdir() if entry.name not in ours)
 
 
 def _is_oracle_output(folder: Path) -> bool:

@@ -22,6 +22,7 @@ the job group; runs already finished stay in the bundle.
 
 from __future__ import annotations
 
+import itertools
 import os
 import platform
 import shutil
@@ -33,11 +34,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, BundleSummary, read_json, run_row
+from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, BundleSummary, read_json, run_row
 from rsp_workbench.files import JsonRows, PARTIAL, write_json_atomic, write_lines_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment, RunSpec, RunStream
 from rsp_workbench.experiment.runs import expand_runs
+from rsp_workbench.experiment.static_data import load_static
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -130,38 +132,6 @@ def engine_config(spec: RunSpec) -> Any:
     from rsp_workbench.engine import engine_config_from_spec
 
     return engine_config_from_spec(spec.engine, _json_parameters(spec.engine_parameters))
-
-
-def load_static(experiment: Experiment) -> dict[str, Any]:
-    """Static data (Heaven's T) as N-Triples term text: ``{"default": [...], "named": {g: [...]}}``."""
-    if not experiment.static:
-        return {"default": [], "named": {}}
-    import rdflib
-
-    formats = {"ntriples": "nt", "json-ld": "json-ld", "nquads": "nquads", "trig": "trig", "xml": "xml",
-               "n3": "n3", "turtle": "turtle"}
-    default: list[tuple[str, str, str]] = []
-    named: dict[str, list[tuple[str, str, str]]] = {}
-    for item in experiment.static:
-        path = item.file  # the loader already resolved it against the experiment's folder
-        fmt = formats.get(item.format, item.format)
-        try:
-            if fmt in ("nquads", "trig"):
-                dataset = rdflib.Dataset()
-                dataset.parse(str(path), format=fmt)
-                triples = [(s, p, o) for s, p, o, _ in dataset.quads((None, None, None, None))]
-            else:
-                graph = rdflib.Graph()
-                graph.parse(str(path), format=fmt)
-                triples = list(graph)
-        except Exception as error:  # rdflib raises many kinds
-            raise UserError(f"cannot read static data: {error}", file=str(path), field="static") from None
-        rows = [(s.n3(), p.n3(), o.n3()) for s, p, o in triples]
-        if item.graph:
-            named.setdefault(f"<{item.graph}>" if not item.graph.startswith("<") else item.graph, []).extend(rows)
-        else:
-            default.extend(rows)
-    return {"default": default, "named": named}
 
 
 def _static_graphs(static: Mapping[str, Any]) -> Any:
@@ -555,11 +525,9 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     complete. Engine misbehaviour and oracle errors are recorded, never raised.
     ``live_kpis`` reports the stand's probe samples as ``kpi`` events while the engine runs.
     ``spark_oracle=False`` (a run that is itself a Spark task) judges without starting a Spark job.
+    If the run cannot be carried out at all (its stream cannot be read, the disk is full), its
+    ``.partial`` folder is removed and the error raised.
     """
-    from rsp_workbench.oracle.run import end_by_rule
-    from rsp_workbench.query.parser import parse_query
-    from rsp_workbench.stand.host import StandOptions, run_engine
-
     spec = task.spec
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
@@ -569,16 +537,33 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
+    try:
+        return _execute_into(task, folder, final, cancel, report, live_kpis, spark_oracle)
+    except BaseException:  # a stream that cannot be read, a full disk, a second Ctrl-C: no half-written run stays
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Event, report: ProgressCallback,
+                  live_kpis: bool, spark_oracle: bool) -> dict[str, Any]:
+    """`execute_run` once its ``.partial`` folder exists: run, judge, write, rename to ``final``."""
+    from rsp_workbench.oracle.run import end_by_rule
+    from rsp_workbench.query.parser import parse_query
+    from rsp_workbench.stand.host import StandOptions, run_engine
+
+    spec = task.spec
     meta = _run_meta(spec, task.stream, task.streams)
     query = parse_query(spec.query_text, syntax=spec.query.syntax)
     streams, stimuli = run_inputs(task, query)
     end = end_by_rule(task.oracle.get("end", "after-last-window"), query, streams)  # the oracle's and the stand's
     stand = dict(task.stand)
+    _check_real_time_wall(task, streams, end)
     startup = spec.engine_parameters.get("startup_timeout")
     options = StandOptions(
         mode=stand["mode"], time_scale=stand["time_scale"], sampling_ms=stand["sampling_ms"],
         run_timeout_s=stand.get("run_timeout_s"), start_timeout_s=startup / 1000.0 if startup else 60.0, end=end,
         **({"batch": stand["batch"]} if stand.get("batch") is not None else {}),  # else the stand's default
+        **({"max_output_bytes": stand["max_output_mb"] << 20} if stand.get("max_output_mb") else {}),
     )
     config = engine_config(spec)
     command = [str(part) for part in spec.engine_parameters["command"]] if config.type == "external" else None
@@ -609,6 +594,9 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
         except Exception as error:  # an oracle bug must not stop the other runs, nor pass for a result
             failure = f"oracle failed: {type(error).__name__}: {error}".replace(str(folder), str(final))
             oracle = {"verdict": "error", "error": failure}
+        if not len(stimuli):  # a verdict over nothing must not read as a result
+            empty = "the stream has no elements: nothing was judged"
+            oracle["warning"] = f"{empty}; {oracle['warning']}" if oracle.get("warning") else empty
         write_json_atomic(folder / ORACLE_FILE, oracle)
     _record_outcome(folder / RUN_FILE, final, failure)
     write_json_atomic(folder / "run-spec.json", meta)
@@ -617,6 +605,33 @@ def execute_run(task: RunTask, cancel: threading.Event | None = None,
     os.replace(folder, final)
     meta["status"] = "failed" if failure else result.status
     return run_row(final, meta, oracle=oracle)  # not read back: a long run's oracle.json is large
+
+
+#: The longest real-time run (wall clock) that starts without ``stand.timeout`` saying so: a typo such as
+#: ``time_scale: 0.000001`` must fail in a second, not start a run of months.
+MAX_REAL_TIME_WALL_S = 24 * 3600
+
+
+def _check_real_time_wall(task: RunTask, streams: Mapping[str, Sequence[Any]], end: int | None) -> None:
+    """A `UserError` before a real-time run whose streams would take longer than :data:`MAX_REAL_TIME_WALL_S`
+    of wall time, unless the experiment's ``stand.timeout`` allows at least that long."""
+    stand = task.stand
+    if stand.get("mode") != "real-time":
+        return
+    from rsp_workbench.streams.readers import last_time
+
+    firsts = [element.t for stream in streams.values() for element in itertools.islice(iter(stream), 1)]
+    lasts = [t for t in (last_time(stream) for stream in streams.values()) if t is not None]
+    if not firsts or not lasts:
+        return
+    span_ms = max([*lasts, *([end] if end is not None else [])]) - min(firsts)
+    wall_s = span_ms / float(stand.get("time_scale") or 1.0) / 1000.0
+    allowed = max(MAX_REAL_TIME_WALL_S, stand.get("run_timeout_s") or 0)
+    if wall_s > allowed:
+        raise UserError(f"run {task.spec.run_id}: in real time at time_scale {stand.get('time_scale')} the stream's "
+                        f"{span_ms:,} ms take {wall_s / 3600:,.1f} hours of wall time, more than the "
+                        f"{MAX_REAL_TIME_WALL_S // 3600} hours a run may take unless stand.timeout allows it",
+                        field="stand.time_scale")
 
 
 def _record_outcome(run_file: Path, final: Path, failure: str | None) -> None:
@@ -755,8 +770,13 @@ def run_experiment(
     scheduler: str = "local",
     stream_format: str = "parquet",
     live_kpis: bool = False,
+    force: bool = False,
 ) -> BundleSummary:
     """Run the whole experiment into the bundle folder ``out_dir``; return its summary.
+
+    ``out_dir`` must be new, empty or a bundle of ours (``force``: any folder); only the
+    previous bundle's own entries are replaced, and a second run into it at the same
+    time is refused (`rsp_workbench.results.bundle_folder`).
 
     Raises UserError before anything is written for invalid runs or unconfirmed external
     commands (``assume_yes`` confirms; else ``ask(prompt)`` is asked). ``cancel`` stops
@@ -768,7 +788,7 @@ def run_experiment(
         raise UserError(f"unknown scheduler {scheduler!r}; expected one of {', '.join(SCHEDULERS)}", field="scheduler")
     if stream_format not in STREAM_FORMATS:
         raise UserError(f"streams are written as {' or '.join(STREAM_FORMATS)}", field="stream_format")
-    from rsp_workbench.experiment.loader import apply_size, experiment_to_yaml
+    from rsp_workbench.experiment.loader import apply_size
 
     cancel = cancel or threading.Event()
     report = progress or (lambda event: None)
@@ -784,16 +804,23 @@ def run_experiment(
     _warn_assumed_semantics(experiment, report)
     _confirm(experiment, runs, assume_yes, ask)
 
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        if not (out / MANIFEST).is_file():
-            raise UserError("the output folder exists and is not a result bundle; choose an empty or new folder",
-                            file=str(out), field="--out")
-        shutil.rmtree(out)  # re-running into the same bundle replaces it
+    from rsp_workbench.results.bundle_folder import locked_bundle_folder
+
+    with locked_bundle_folder(Path(out_dir), force=force) as out:
+        return _write_bundle(experiment, runs, static, out, size=size, scheduler=scheduler,
+                             stream_format=stream_format, cancel=cancel, report=report, live_kpis=live_kpis)
+
+
+def _write_bundle(experiment: Experiment, runs: Sequence[RunSpec], static: Mapping[str, Any], out: Path, *,
+                  size: str | None, scheduler: str, stream_format: str, cancel: threading.Event,
+                  report: ProgressCallback, live_kpis: bool) -> BundleSummary:
+    """Generate the streams, execute the runs and write the bundle into ``out`` (claimed and locked)."""
+    from rsp_workbench.experiment.loader import experiment_to_yaml
+
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / EXPERIMENT_COPY, experiment_to_yaml(experiment))
     manifest: dict[str, Any] = {
-        "format": "rspwb-result-bundle/1",
+        "format": BUNDLE_FORMAT,
         "name": experiment.name,
         "description": experiment.description,
         "experiment_file": str(experiment.file.resolve()) if experiment.file else None,
@@ -825,6 +852,7 @@ def run_experiment(
             "sampling_ms": experiment.kpis.sampling_ms,
             "run_timeout_s": experiment.stand.timeout_ms / 1000.0 if experiment.stand.timeout_ms else None,
             "batch": experiment.stand.batch,
+            "max_output_mb": experiment.stand.max_output_mb,
         }
         run_refs: dict[int, tuple[StreamRef, ...]] = {}
         for spec in runs:
@@ -845,7 +873,11 @@ def run_experiment(
             for done, task in enumerate(tasks):
                 if cancel.is_set():
                     break
-                row = execute_run(task, cancel, report, live_kpis)
+                try:
+                    row = execute_run(task, cancel, report, live_kpis)
+                except UserError as error:  # the run could not be carried out: it failed, and the experiment stops
+                    rows[task.spec.index] = _failed_row(out, task, error)
+                    raise
                 rows[task.spec.index] = row
                 report(ExperimentProgress("run-done", f"{task.spec.run_id}: {row.get('verdict') or row.get('status')}",
                                           done=done + 1, total=len(tasks), run_id=task.spec.run_id, data=row))
@@ -864,6 +896,14 @@ def run_experiment(
             _finish(out, manifest, runs, rows, status)
             raise
     return _finish(out, manifest, runs, rows, status)
+
+
+
+def _failed_row(out: Path, task: RunTask, error: UserError) -> dict[str, Any]:
+    """The summary row of a run that could not be carried out (no run folder): failed, with the error."""
+    meta = _run_meta(task.spec, task.stream, task.streams)
+    row = run_row(out / RUNS_DIR / task.spec.run_id, {**meta, "status": "not-run"})
+    return {**row, "status": "failed", "verdict": "failed", "error": str(error)}
 
 
 def _warn_assumed_semantics(experiment: Experiment, report: ProgressCallback) -> None:

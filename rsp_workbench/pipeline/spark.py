@@ -257,6 +257,9 @@ def session_config(master: str, extra: Mapping[str, str] | None = None) -> dict[
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # the executors' Python never puts its working directory (the user's, in local mode) on the
+        # import path: a module next to an experiment must not run in a Spark task either
+        "spark.executorEnv.PYTHONSAFEPATH": "1",
     }
     if _is_local(master):
         conf.update(

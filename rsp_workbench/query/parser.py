@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urljoin
 
 from rsp_workbench.core.semantics import R2S
@@ -675,4 +675,57 @@ class _QueryScanner:
 
                 names.sort(key=lambda n: (first_use(n), n))
             variables = tuple(names)
+        self.refuse_property_paths(prepared.algebra)
         return prepared, form, variables
+
+    def refuse_property_paths(self, algebra: Any) -> None:
+        """A property path (``:p+``, ``:p/:q``, ``^:p``, ``:p|:q``, ``!:p``) is refused with its position: the
+        oracle and the built-in engines match triple patterns whose predicate is an IRI or a variable."""
+        from rdflib.paths import Path as PropertyPath
+
+        path = _first_path(algebra, PropertyPath)
+        if path is None:
+            return
+        iri = next((str(node) for node in _path_iris(path)), "")
+        offset = self.text.find(f"<{iri}>") if iri else -1
+        if offset < 0 and iri:
+            local = re.split(r"[#/:]", iri)[-1]
+            found = re.search(rf":{re.escape(local)}\s*[+*?/|]|\^\s*\w*:{re.escape(local)}", self.text) if local else None
+            offset = found.start() if found else -1
+        text = path.n3()
+        raise self.error(f"property path {text if len(text) <= 60 else text[:59] + '…'} is not supported: the oracle "
+                         "matches triple patterns whose predicate is an IRI or a variable", max(offset, 0))
+
+
+def _first_path(node: Any, kind: type, depth: int = 0) -> Any:
+    """The first property path (an rdflib ``Path``) in the predicate position of a triple pattern of the algebra."""
+    if depth > 200:
+        return None
+    if isinstance(node, kind):
+        return node
+    if isinstance(node, dict):
+        items: Any = node.values()
+    elif isinstance(node, (list, tuple)):
+        items = node
+    else:
+        return None
+    for item in items:
+        found = _first_path(item, kind, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _path_iris(path: Any) -> Iterator[Any]:
+    """The IRIs a property path is made of, in order."""
+    from rdflib import URIRef
+
+    for name in ("path", "arg", "args"):
+        inner = getattr(path, name, None)
+        if inner is None:
+            continue
+        for part in inner if isinstance(inner, (list, tuple)) else [inner]:
+            if isinstance(part, URIRef):
+                yield part
+            else:
+                yield from _path_iris(part)

@@ -8,6 +8,7 @@ whose writer crashed or was cancelled never holds a file that looks complete but
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,37 @@ ORACLE_FILE = "oracle.json"
 RUN_FILE = "run.json"
 BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
 BUNDLE_FORMAT = "rspwb-result-bundle/1"
+
+def run_folder(root: Path, run_id: Any, *, file: Path, field: str) -> Path:
+    """``runs/<run_id>`` of the bundle at ``root``; a `UserError` naming ``file`` and ``field`` if the
+    id is not one plain folder name or the folder leads outside the bundle (a symbolic link).
+
+    A bundle is untrusted input (it may come from anyone): its run ids never make the
+    workbench read, or report on, anything outside it."""
+    if (not isinstance(run_id, str) or run_id in ("", ".", "..") or len(run_id) > 255
+            or any(c in run_id for c in "/\\\0")):
+        raise UserError(f"run id {_token(run_id)} is not a folder name inside the bundle; refused",
+                        file=str(file), field=field)
+    folder = root / RUNS_DIR / run_id
+    if not inside_bundle(root, folder):
+        raise UserError(f"{RUNS_DIR}/{run_id} leads outside the bundle (a symbolic link); refused",
+                        file=str(file), field=field)
+    return folder
+
+
+def inside_bundle(root: Path, path: Path) -> bool:
+    """Whether ``path``, with every symbolic link followed, lies inside the bundle folder ``root``."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def _token(value: Any, limit: int = 60) -> str:
+    """A value from a bundle file as an error quotes it: JSON text, cut short."""
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 # Columns of the summary table (header, row key, width).
 TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -115,6 +147,10 @@ def run_row(folder: Path, spec: Mapping[str, Any], *, oracle: Mapping[str, Any] 
         row["status"] = row["verdict"] = "missing"  # the bundle lists it, someone deleted it
         row["error"] = f"the run folder {RUNS_DIR}/{folder.name} is missing"
         return row
+    root = folder.parent.parent
+    for name in (RUN_FILE, ORACLE_FILE):
+        if (folder / name).exists() and not inside_bundle(root, folder / name):
+            raise UserError("leads outside the bundle (a symbolic link); refused", file=str(folder / name))
     run_file = folder / RUN_FILE
     if run_file.is_file():
         run = read_json(run_file)
@@ -160,7 +196,7 @@ def tolerant_run_row(root: Path, spec: Mapping[str, Any], problems: list[UserErr
     """`run_row`, but a damaged ``run.json``/``oracle.json`` gives an ``unreadable`` row (and a problem)
     instead of an error: the other runs of the bundle still show."""
     try:
-        return run_row(root / RUNS_DIR / str(spec.get("run_id")), spec)
+        return run_row(run_folder(root, spec.get("run_id"), file=root / MANIFEST, field="runs.run_id"), spec)
     except UserError as error:
         if problems is not None:
             problems.append(error)
@@ -200,17 +236,34 @@ def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None
     if not (root / MANIFEST).is_file():
         raise UserError(f"not a result bundle (no {MANIFEST})", file=str(root))
     manifest = read_json(root / MANIFEST)
+    written_by = manifest.get("format", BUNDLE_FORMAT)
+    if written_by != BUNDLE_FORMAT:
+        raise UserError(f"written as bundle format {_token(written_by)}; this workbench reads {BUNDLE_FORMAT}",
+                        file=str(root / MANIFEST), field="format")
     specs = _objects(manifest.get("runs"), root / MANIFEST, "runs")
+    _check_run_ids(root, specs, root / MANIFEST)
     summary_file = root / SUMMARY
     rows: tuple[Mapping[str, Any], ...] | None = None
     if summary_file.is_file():
-        rows = tuple(_with_divergence(root, row)
-                     for row in _objects(read_json(summary_file).get("runs"), summary_file, "runs"))
+        summary_rows = _objects(read_json(summary_file).get("runs"), summary_file, "runs")
+        _check_run_ids(root, summary_rows, summary_file)
+        rows = tuple(_with_divergence(root, row) for row in summary_rows)
         if any(row.get("folder") and not (root / str(row["folder"])).is_dir() for row in rows):
             rows = None  # stale: run folders were deleted after the summary was written
     if rows is None:  # the writer stopped before the end (or the summary is stale): rebuild from what is there
         rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
     return BundleSummary(root, str(manifest.get("status", "running")), str(manifest.get("name", "")), rows, manifest)
+
+
+def _check_run_ids(root: Path, runs: Sequence[Mapping[str, Any]], file: Path) -> None:
+    """Every run of a manifest or summary names a run folder inside the bundle (`run_folder`), and a
+    summary row's ``folder`` is that one."""
+    for index, run in enumerate(runs):
+        folder = run_folder(root, run.get("run_id"), file=file, field=f"runs[{index}].run_id")
+        named = run.get("folder")
+        if named is not None and named != f"{RUNS_DIR}/{folder.name}":
+            raise UserError(f"folder {_token(named)} is not the run's folder {RUNS_DIR}/{folder.name}; refused",
+                            file=str(file), field=f"runs[{index}].folder")
 
 
 def _objects(value: Any, file: Path, field: str) -> tuple[Mapping[str, Any], ...]:

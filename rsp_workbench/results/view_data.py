@@ -25,6 +25,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 
 from rsp_workbench.results.bundle import MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, SUMMARY, YABENCH_DIR, read_bundle, read_json, run_row, tolerant_run_row
+from rsp_workbench.results.bundle import run_folder as bundle_run_folder
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.errors import UserError
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
@@ -66,7 +67,8 @@ class LoadedBundle:
         return next((r for r in self.rows if r.get("run_id") == run_id), None)
 
     def run_folder(self, run_id: str) -> Path:
-        return self.folder / RUNS_DIR / str(run_id)
+        """``runs/<run_id>``, never outside the bundle (`rsp_workbench.results.bundle.run_folder`)."""
+        return bundle_run_folder(self.folder, run_id, file=self.folder / MANIFEST, field="runs.run_id")
 
     @property
     def published(self) -> bool:
@@ -121,7 +123,7 @@ def load_bundle(folder: str | Path) -> LoadedBundle:
             problems.append(UserError("expected a JSON object", file=str(root / MANIFEST)))
             manifest = {}
         specs = [spec for spec in manifest.get("runs") or () if isinstance(spec, Mapping)]
-        specs = specs or _specs_from_run_folders(root, problems)
+        specs = _inside(root, specs, problems) or _specs_from_run_folders(root, problems)
         rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
         status = str(manifest.get("status", "unreadable" if not manifest else "running"))
         name = str(manifest.get("name") or root.name)
@@ -140,6 +142,20 @@ def load_bundle(folder: str | Path) -> LoadedBundle:
     return LoadedBundle(root, name, status, tuple(rows), manifest, tuple(problems), tuple(notes))
 
 
+def _inside(root: Path, specs: Sequence[Mapping[str, Any]], problems: list[UserError]) -> list[Mapping[str, Any]]:
+    """The run specs whose run folder lies inside the bundle; each other one is a problem, not a row."""
+    kept = []
+    for index, spec in enumerate(specs):
+        try:
+            bundle_run_folder(root, spec.get("run_id"), file=root / MANIFEST, field=f"runs[{index}].run_id")
+        except UserError as error:
+            if str(error) not in map(str, problems):
+                problems.append(error)
+            continue
+        kept.append(spec)
+    return kept
+
+
 def _specs_from_run_folders(root: Path, problems: list[UserError]) -> list[Mapping[str, Any]]:
     """No manifest: the run specs of the complete run folders (``runs/*/run-spec.json``)."""
     specs = []
@@ -151,7 +167,7 @@ def _specs_from_run_folders(root: Path, problems: list[UserError]) -> list[Mappi
         except UserError as error:
             problems.append(error)
             continue
-        specs.append({**spec, "run_id": spec.get("run_id") or spec_file.parent.name})
+        specs.append({**spec, "run_id": spec_file.parent.name})  # the folder it is in, whatever the file says
     return specs
 
 

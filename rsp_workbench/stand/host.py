@@ -45,6 +45,7 @@ from rsp_workbench.stand.protocol import (
     response_from_message,
     stimulus_message,
 )
+from rsp_workbench.stand.processes import isolated_python_command, new_run_mark, reap, start_engine
 from rsp_workbench.stand.run_folder import RunFolder, RunResult, TracedStimulus
 from rsp_workbench.stand.streamer import MODES, RealTimeSchedule
 
@@ -52,6 +53,7 @@ STATUSES = ("ok", "failed", "timeout", "cancelled")
 MIB = 1024 * 1024
 # Bounds on what an engine can make the stand hold (docs/engine-protocol.md, "Limits"):
 MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the run
+MAX_OUTPUT_BYTES = 1024 * MIB  # all of an engine's stdout in one run (StandOptions.max_output_bytes, stand.max_output_mb)
 STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
 _STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
 # Batches (docs/engine-protocol.md, "Batches"): one `batch` line carries at most StandOptions.batch
@@ -78,6 +80,8 @@ class StandOptions:
     # most stimuli per `batch` message to an engine that accepts batches; 1 = one stimulus per
     # message (and, in absolute time, one round trip per stimulus) whatever the engine accepts
     batch: int = 256
+    # bytes the engine may write on stdout in one run (responses.jsonl grows with it); more fails the run
+    max_output_bytes: int = MAX_OUTPUT_BYTES
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -109,7 +113,7 @@ def engine_command(config: EngineConfig) -> list[str]:
     from rsp_workbench.engines import engine_class
 
     engine_class(config.type)  # unknown types fail here, before a process starts
-    return [sys.executable, "-m", "rsp_workbench.stand.worker"]
+    return isolated_python_command("rsp_workbench.stand.worker")
 
 
 def query_for_engine(engine: EngineConfig, query_text: str, syntax: str | None) -> tuple[str, str | None]:
@@ -169,14 +173,6 @@ class _ProcessTree:
             except psutil.Error:
                 continue
         return {"rss_mb": round(rss / MIB, 3), "cpu_s": round(cpu, 4)}
-
-    def kill(self) -> None:
-        processes = self.refresh()
-        for process in reversed(processes):
-            try:
-                process.kill()
-            except psutil.Error:
-                pass
 
 
 try:
@@ -282,6 +278,7 @@ def run_engine(
     name = name or engine.name or engine.type
     argv = list(command) if command is not None else engine_command(engine)
     run = _Run(name, options, cancel, on_sample)
+    mark = new_run_mark()
     variables = _query_variables(query_text, syntax, strict=engine.type != EXTERNAL_TYPE)
     sent_text, sent_syntax = query_for_engine(engine, query_text, syntax)
     result = RunResult(name, "ok", None, str(out), engine=engine.to_json(), command=argv,
@@ -297,18 +294,15 @@ def run_engine(
     try:
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        cwd = None
+        # built-in and shipped engines work in the run folder: whatever they write there stays in it,
+        # and nothing in the user's working directory is on their path
+        cwd: str | None = str(out)
         if engine.type == "external":
             # the experiment's `cwd` and `env` for external programs (FORMATS.md: shown and confirmed first)
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
-        elif engine.type in PROGRAM_ENGINES:
-            cwd = str(out)  # whatever the program writes to its working directory stays in the run folder
         try:
-            process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                start_new_session=True, cwd=cwd,
-            )
+            process = start_engine(argv, env=env, cwd=cwd, mark=mark)
         except OSError as error:
             raise _Stop("failed", f"cannot start {argv[0]!r}: {error}") from None
         started = time.monotonic()
@@ -350,15 +344,9 @@ def run_engine(
         if run.failure is not None and result.status == "ok":
             result.status, result.error = run.failure.status, run.failure.message
         if process is not None:
-            if process.poll() is None:
-                if result.status != "ok":
-                    run.tree.kill() if run.tree else process.kill()
-                else:
-                    process.kill()
-            try:
-                result.exit_code = process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+            # whatever happened, nothing of the engine outlives its run; run.json names what had to be killed
+            result.killed = reap(process, mark, run.tree.processes() if run.tree else ())
+            result.exit_code = process.poll()
         inbox.put(None)
         with run.condition:
             run.closed = True
@@ -556,21 +544,38 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
     start = time.thread_time()
     stdout = process.stdout
     assert stdout is not None
+    number = 0  # of the line on the engine's stdout, for errors
+    read = 0  # bytes of stdout so far
     try:
         for line in iter(lambda: stdout.readline(MAX_MESSAGE_BYTES + 1), b""):
             received = time.time() * 1000.0
+            number += 1
+            read += len(line)
+            if read > run.options.max_output_bytes:
+                run.fail("failed", f"the engine wrote more than {run.options.max_output_bytes // MIB} MiB on stdout "
+                                   f"(by line {number}; the limit for one run, stand.max_output_mb); stopped reading")
+                break
             if len(line) > MAX_MESSAGE_BYTES:
                 run.fail("failed", f"protocol error: the engine wrote a line of more than {MAX_MESSAGE_BYTES // MIB} MiB "
-                                   "on stdout (the limit for one message, docs/engine-protocol.md); stopped reading")
+                                   f"on stdout (line {number}; the limit for one message, docs/engine-protocol.md); "
+                                   "stopped reading")
                 break
             if not line.strip():
                 continue
             try:
                 message = parse_engine_line(line)
             except ProtocolError as error:
-                run.fail("failed", f"protocol error: {error}")
+                run.fail("failed", f"protocol error: line {number} of the engine's stdout: {error}")
                 break
-            _handle(run, message, received)
+            try:
+                _handle(run, message, received)
+            except OSError as error:  # the responses or the trace could not be written (a full disk)
+                _cannot_write(run, error, run.files.path if run.files else Path("."))
+                break
+            except Exception as error:  # noqa: BLE001 - the receiver never dies silently: the run fails at once
+                run.fail("failed", f"the stand could not handle line {number} of the engine's stdout "
+                                   f"({message['type']}): {type(error).__name__}: {error}")
+                break
             if run.failure is not None:
                 break
         else:
@@ -587,6 +592,9 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
                                    + (f"; stderr:\n{tail}" if tail else ""))
     except (OSError, ValueError):
         pass
+    except Exception as error:  # noqa: BLE001 - the receiver never dies silently: the run fails at once, saying why
+        run.fail("failed", f"the stand could not handle line {number} of the engine's stdout: "
+                           f"{type(error).__name__}: {error}")
     finally:
         run.thread_cpu["receiver"] = time.thread_time() - start
 
@@ -714,7 +722,11 @@ def _stderr_drain(run: _Run, process: subprocess.Popen[bytes], files: RunFolder)
     assert stderr is not None
     try:
         for piece in iter(lambda: stderr.readline(_STDERR_PIECE), b""):
-            files.write_stderr(piece)
+            try:
+                files.write_stderr(piece)
+            except OSError as error:  # a full disk: the run stops at once, saying where
+                _cannot_write(run, error, files.path / "stderr.log")
+                break
             text = piece.decode("utf-8", "replace").rstrip("\n")
             if len(text) > STDERR_TAIL_LINE_CHARS:
                 text = text[:STDERR_TAIL_LINE_CHARS] + f"… [{len(text) - STDERR_TAIL_LINE_CHARS} more characters]"
@@ -761,7 +773,11 @@ def _probe(run: _Run, started: float, files: RunFolder) -> None:
             elapsed = time.monotonic() - started
             rss_mb = rss / MIB
             _note_rss(run, {"rss_mb": rss_mb})
-            files.write_sample(elapsed, rss_mb, cpu, mem, threads)
+            try:
+                files.write_sample(elapsed, rss_mb, cpu, mem, threads)
+            except OSError as error:
+                _cannot_write(run, error, files.samples_path)
+                break
             run.samples += 1
             if run.on_sample is not None:
                 _report_sample(run, elapsed, rss_mb, cpu, threads)
@@ -773,8 +789,14 @@ def _probe(run: _Run, started: float, files: RunFolder) -> None:
             if run.stopped.wait(delay) or run.cancel.is_set():
                 break
     finally:
-        files.samples.flush()
+        with contextlib.suppress(OSError):
+            files.samples.flush()
         run.thread_cpu["probe"] = time.thread_time() - start
+
+
+def _cannot_write(run: _Run, error: OSError, path: Path) -> None:
+    """A run file could not be written (a full disk): the run fails at once, naming the file."""
+    run.fail("failed", f"cannot write {error.filename or path}: {error.strerror or error}")
 
 
 def _report_sample(run: _Run, elapsed: float, rss_mb: float, cpu: float, threads: int) -> None:

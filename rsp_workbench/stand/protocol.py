@@ -9,6 +9,7 @@ application time, ``system_time`` epoch ms.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping
 
 from rsp_workbench.engine import EngineConfig, StaticGraphs, Stimulus
@@ -90,25 +91,84 @@ def parse_static(payload: Mapping[str, Any] | None) -> StaticGraphs:
 
 
 def parse_engine_line(line: bytes) -> dict[str, Any]:
-    """Decode one line from an engine; raise ProtocolError for anything not in the protocol."""
+    """Decode one line from an engine; raise ProtocolError for anything not in the protocol.
+
+    Every field the stand uses is checked here, so that a malformed one is an immediate
+    protocol error naming the message and the field, never an exception in the stand's
+    receiver (docs/engine-protocol.md, "Engine → host").
+    """
     try:
         message = loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ProtocolError(f"not a JSON line: {_shorten(line)}") from None
     if not isinstance(message, dict) or message.get("type") not in ENGINE_MESSAGES:
         raise ProtocolError(f"not an engine message (ready/response/done/error): {_shorten(line)}")
-    if message["type"] == "response":
+    kind = message["type"]
+    if kind == "response":
         bindings = message.get("bindings")
         if not isinstance(bindings, list) or not all(isinstance(b, dict) for b in bindings):
             raise ProtocolError(f"response without a list of bindings: {_shorten(line)}")
         if message.get("operation", "=") not in ("+", "-", "="):
             raise ProtocolError(f"response operation must be +, - or =: {_shorten(line)}")
+        _check_time(message, "t", kind, optional=True)
+        _check_id(message, "stimulus", kind, optional=True)
+        for binding in bindings:
+            for name, term in binding.items():
+                if term is not None and not isinstance(term, str):
+                    raise ProtocolError(f"response: field 'bindings', variable {name!r} must be a term "
+                                        f"(N-Triples text) or null, not {_token(term)}")
+    elif kind == "done":
+        named = [key for key in ("stimulus", "advance", "closed") if key in message]
+        if len(named) != 1:
+            raise ProtocolError(f"done must name exactly one of stimulus, advance, closed: {_shorten(line)}")
+        if named[0] == "stimulus":
+            _check_id(message, "stimulus", kind, optional=False)
+        elif named[0] == "advance":
+            _check_time(message, "advance", kind, optional=False)
+        elif message["closed"] is not True:
+            raise ProtocolError(f"done: field 'closed' must be true, not {_token(message['closed'])}")
+    elif kind == "error" and not isinstance(message.get("fatal", True), bool):
+        raise ProtocolError(f"error: field 'fatal' must be true or false, not {_token(message['fatal'])}")
     return message
+
+
+_INT64 = 1 << 63
+
+
+def _check_time(message: Mapping[str, Any], field: str, kind: str, *, optional: bool) -> None:
+    """A time field: an integer number of ms (a float with an integral value is read as one) in int64."""
+    value = message.get(field)
+    if value is None and optional:
+        return
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not -_INT64 <= value < _INT64:
+        raise ProtocolError(f"{kind}: field {field!r} must be an integer time in ms"
+                            f"{' or null' if optional else ''}, not {_token(message.get(field))}")
+
+
+def _check_id(message: Mapping[str, Any], field: str, kind: str, *, optional: bool) -> None:
+    """A stimulus id: an integer (the stand's ids are)."""
+    value = message.get(field)
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError(f"{kind}: field {field!r} must be a stimulus id (an integer)"
+                            f"{' or absent' if optional else ''}, not {_token(value)}")
+
+
+def _token(value: Any, limit: int = 40) -> str:
+    """The offending value as JSON text, cut short (an error quotes the token, not the line)."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def response_from_message(message: Mapping[str, Any], receive_time_ms: int) -> EngineResponse:
     """The workbench model of a response; ``system_time`` is the stand's receive time."""
-    t = message.get("t")
+    t = message.get("t")  # checked by parse_engine_line
     return EngineResponse(
         int(t) if t is not None else None,
         receive_time_ms,

@@ -70,6 +70,9 @@ class RunResult:
     time_scale: float = 1.0
     batch: int = 1  # the most stimuli the stand put in one message (1: the engine got one per message)
     stderr_tail: str = ""
+    # processes of the engine's tree still alive at the end of the run, killed by the stand
+    # (pid, name, command): a daemon or child it left behind, or the engine itself if it had to be stopped
+    killed: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -100,7 +103,8 @@ class RunFolder:
         self.responses = ResponseLogWriter(folder / "responses.jsonl", variables=variables, engine=name,
                                            query=query_id, source="stand")
         self.trace = open(folder / "trace.jsonl", "wb")
-        self.samples = open(folder / f"P_{_safe(name)}.csv", "w", encoding="utf-8", newline="\n")
+        self.samples_path = folder / f"P_{_safe(name)}.csv"
+        self.samples = open(self.samples_path, "w", encoding="utf-8", newline="\n")
         self.samples.write(P_HEADER + "\n")
         self.stderr_bytes = 0  # of the engine's stderr, kept or not
         self.stderr_dropped = 0  # bytes beyond STDERR_LOG_BYTES, read and not kept (known at the end of stderr)

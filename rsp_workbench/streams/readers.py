@@ -578,6 +578,11 @@ def csrbench_files(directory: str | os.PathLike[str]) -> list[tuple[int, Path]]:
         match = CSRBENCH_FILE.fullmatch(entry.name)
         if match and entry.is_file():
             found.append((int(match.group(1)), entry.name))
+        elif entry.name.startswith("data_") and entry.name.endswith(".ttl"):
+            # a file meant as part of the stream that would be skipped without a word (data_1.5.ttl, data_-3.ttl)
+            what = "a folder" if match else f"not data_NN.ttl with NN a whole number ({entry.name})"
+            raise UserError(f"{what}: the stream's files are data_0.ttl, data_1.ttl, …; rename or move it",
+                            file=str(root / entry.name))
     if not found:
         raise UserError("no data_NN.ttl files in this directory (CSRBench stream layout)", file=str(root))
     return [(number, root / file_name) for number, file_name in sorted(found)]

@@ -85,6 +85,38 @@ def test_gui_models_are_qt_free(tree: SourceTree) -> None:
     assert views == []
 
 
+#: The GUI's shell (not a tab) may stay at the top of rsp_workbench/gui; everything of one tab is in its package.
+GUI_SHELL = {"__init__", "app", "main_window", "qt", "tasks", "highlight", "platform_check", "text", "fit"}
+#: One package per tab, each with a Qt-free model (the Results tab's is rsp_workbench.results).
+GUI_ROOMS = ("library", "designer", "runs", "results", "results.timeline", "teaching", "probe")
+GUI_MODULE_LINES, GUI_CLASS_LINES = 800, 400
+
+
+def test_every_gui_room_is_a_package_with_a_model(tree: SourceTree) -> None:
+    gui = ROOT / "rsp_workbench" / "gui"
+    assert sorted(path.stem for path in gui.glob("*.py") if path.stem not in GUI_SHELL) == []
+    packages = sorted(m.removeprefix("rsp_workbench.gui.") for m, path in tree.files.items()
+                      if m.startswith("rsp_workbench.gui.") and path.name == "__init__.py")
+    assert packages == sorted(GUI_ROOMS)
+    models = sorted(m.removeprefix("rsp_workbench.gui.") for m in tree.files if is_model(m))
+    assert models == sorted(f"{room}.model" for room in GUI_ROOMS if room != "results")
+
+
+def test_gui_modules_and_classes_stay_small() -> None:
+    """A view that outgrows these is split into cohesive pieces (as the Runs tab into form, queue and detail)."""
+    import ast
+
+    big = []
+    for path in sorted((ROOT / "rsp_workbench" / "gui").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > GUI_MODULE_LINES:
+            big.append(f"{path.name}: {len(text.splitlines())} lines")
+        big += [f"{path.name}: class {node.name} {node.end_lineno - node.lineno + 1} lines"
+                for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > GUI_CLASS_LINES]
+    assert big == []
+
+
 def test_readme_layout_table_matches_the_layers() -> None:
     assert readme_mismatches((ROOT / "README.md").read_text(encoding="utf-8"), LAYERS) == []
 

@@ -13,6 +13,7 @@ import gzip
 import json
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -615,6 +616,43 @@ def test_generate_into_a_full_disk_names_the_file(tmp_path: Path, fmt: str) -> N
 # --- engine runs: honest bundles and bounded engine output -----------------------------------
 
 
+def test_a_run_into_a_full_disk_fails_at_once_naming_the_file(tmp_path: Path, stream: Path) -> None:
+    """A real file-size limit (RLIMIT_FSIZE, as a full quota would) while the stand writes the engine's
+    stderr: the run fails at once naming the file, no thread traceback, no 30 s wait, no .partial."""
+    import resource
+    import subprocess
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    out = tmp_path / "bundle"
+    started = time.monotonic()
+    child = subprocess.run(
+        [PYTHON, "-m", "rsp_workbench.cli.main", "run", str(external_experiment(tmp_path, stream, "stderr-flood", 2)),
+         "--out", str(out), "--yes", "--quiet"],
+        capture_output=True, text=True, env=subprocess_env(), preexec_fn=limit, timeout=120,
+    )
+    assert time.monotonic() - started < 25
+    lines = [line for line in child.stderr.splitlines() if line.strip()]
+    assert child.returncode == 1 and len(lines) == 1 and "Traceback" not in child.stderr, child.stderr
+    assert "1 of 1 runs failed" in lines[0] and "cannot write" in lines[0] and "stderr.log: File too large" in lines[0]
+    assert json.loads((out / "manifest.json").read_text())["runs"][0]["status"] == "failed"
+    assert leftovers(out) == []
+
+
+def test_a_malformed_stream_fails_the_run_and_leaves_no_partial_folder(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.stream"
+    bad.write_text(ROOMS_STREAM + "garbage here\n", encoding="utf-8")
+    out = tmp_path / "bundle"
+    outcome = rspwb("run", external_experiment(tmp_path, bad, "ok"), "--out", out, "--yes", "--quiet")
+    assert_one_line(outcome, 2, f"{bad}:6:1", "expected a subject")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["runs"][0]["status"] == "failed"
+    assert leftovers(out) == [] and list((out / "runs").iterdir()) == []
+    report = rspwb("report", out, "--json")
+    assert json.loads(report.out)["runs"][0]["status"] == "failed" and "expected a subject" in report.out
+
+
 def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path, stream: Path) -> None:
     out = tmp_path / "bundle"
     outcome = rspwb("run", external_experiment(tmp_path, stream, "bad-term"), "--out", out, "--yes", "--quiet")
@@ -628,6 +666,27 @@ def test_a_malformed_term_fails_the_run_and_names_the_final_file(tmp_path: Path,
     assert leftovers(out) == []
     report = rspwb("report", out, "--json")
     assert json.loads(report.out)["runs"][0]["status"] == "failed"
+
+
+@pytest.mark.parametrize("mode, line, field", [
+    ("t-string", 2, "response: field 't'"), ("t-list", 2, "response: field 't'"),
+    ("t-infinity", 2, "response: field 't'"), ("t-nan", 2, "response: field 't'"),
+    ("stimulus-mapping", 2, "response: field 'stimulus'"), ("binding-nan", 2, "response: field 'bindings', variable 'x'"),
+    ("done-list", 3, "done: field 'stimulus'"),
+    ("advance-null", 12, "done: field 'advance'"), ("advance-string", 12, "done: field 'advance'"),
+])
+def test_a_malformed_protocol_field_fails_the_run_at_once(tmp_path: Path, stream: Path, mode: str, line: int,
+                                                           field: str) -> None:
+    """A field of the wrong type is a protocol error naming the message, its line on the engine's stdout
+    and the field, at once: the stand's receiver never dies on it, no 30 s timeout."""
+    out = tmp_path / "bundle"
+    started = time.monotonic()
+    outcome = rspwb("run", external_experiment(tmp_path, stream, mode), "--out", out, "--yes", "--quiet")
+    assert time.monotonic() - started < 20
+    assert_one_line(outcome, 1, "1 of 1 runs failed", f"protocol error: line {line} of the engine's stdout: {field}")
+    record = json.loads((out / "runs" / "case0-rep0-e-q" / "run.json").read_text())
+    assert record["status"] == "failed" and "protocol error" in record["error"]
+    assert leftovers(out) == []
 
 
 def test_a_flood_on_stderr_is_capped_and_said(tmp_path: Path, stream: Path) -> None:
@@ -666,3 +725,161 @@ def test_a_run_without_confirmation_starts_nothing(tmp_path: Path, stream: Path)
     outcome = rspwb("run", external_experiment(tmp_path, stream, "ok"), "--out", out, "--quiet")
     assert_one_line(outcome, 2, "--yes")
     assert not (out / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("line, expected", [
+    (b'{"type":"response","t":1000.0,"bindings":[]}', None),  # an integral float is a time (JavaScript writes them)
+    (b'{"type":"response","t":null,"stimulus":null,"bindings":[{"x":null}]}', None),
+    (b'{"type":"response","t":true,"bindings":[]}', "response: field 't' must be an integer time in ms or null, not true"),
+    (b'{"type":"response","t":1.5,"bindings":[]}', "field 't'"),
+    (b'{"type":"response","t":9223372036854775808,"bindings":[]}', "field 't'"),
+    (b'{"type":"response","t":1,"bindings":[{"x":1}]}', "variable 'x' must be a term (N-Triples text) or null, not 1"),
+    (b'{"type":"done","stimulus":1,"closed":true}', "exactly one of stimulus, advance, closed"),
+    (b'{"type":"done","closed":1}', "done: field 'closed' must be true, not 1"),
+    (b'{"type":"done","advance":"' + b"9" * 100 + b'"}', 'not "' + "9" * 38 + "…"),  # the token, cut short
+    (b'{"type":"error","message":"x","fatal":"no"}', "error: field 'fatal'"),
+])
+def test_protocol_fields_are_checked_when_read(line: bytes, expected: str | None) -> None:
+    from rsp_workbench.stand.protocol import ProtocolError, parse_engine_line
+
+    if expected is None:
+        assert parse_engine_line(line)["type"] == "response"
+    else:
+        with pytest.raises(ProtocolError) as raised:
+            parse_engine_line(line)
+        assert expected in str(raised.value)
+
+
+@pytest.mark.parametrize("extra, field", [
+    ("repetitions: 1000000000\n", "repetitions"),
+    ("sweep: {A: [" + ", ".join(map(str, range(1000))) + "], B: [" + ", ".join(map(str, range(1000))) + "]}\n", "sweep"),
+])
+def test_an_experiment_beyond_the_run_bound_fails_in_a_second(tmp_path: Path, extra: str, field: str) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text((ROOT / "sample_experiments" / "teaching" / "rooms.yaml").read_text()
+                    .replace("seed: 0\n", "seed: 0\n" + extra), encoding="utf-8")
+    shutil.copy(ROOT / "sample_experiments" / "teaching" / "rooms.stream", tmp_path)
+    started = time.monotonic()
+    for command in (("validate", path), ("run", path, "--out", tmp_path / "b"), ("generate", path, "--out", tmp_path / "s")):
+        line = assert_one_line(rspwb(*command), 2, f"{path}:9: {field}", "more than the 10,000 runs", "--max-runs")
+        assert f"--max-runs {int(line.split(' runs (')[0].split()[-1].replace(',', ''))}" in line
+    assert time.monotonic() - started < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.yaml", "rooms.stream"]
+
+
+def test_max_runs_allows_more_runs(tmp_path: Path) -> None:
+    rooms = ROOT / "sample_experiments" / "teaching" / "rooms.yaml"
+    assert_one_line(rspwb("validate", rooms, "--max-runs", "2"), 2, "3 runs", "--max-runs 3")
+    assert rspwb("validate", rooms, "--max-runs", "3").code == 0
+
+
+@pytest.mark.parametrize("pattern, shown, column", [
+    ("<http://ex.org/m1> <http://ex.org/detectedAt>+ ?room", "<http://ex.org/detectedAt>+", 28),
+    ("<http://ex.org/m1> <http://ex.org/knows>/<http://ex.org/detectedAt> ?room",
+     "<http://ex.org/knows>/<http://ex.org/detectedAt>", 28),
+    ("<http://ex.org/m1> ^<http://ex.org/detectedAt> ?room", "^<http://ex.org/detectedAt>", 29),
+])
+def test_a_property_path_is_refused_with_its_position(tmp_path: Path, pattern: str, shown: str, column: int) -> None:
+    """The oracle matches triple patterns only: a path is refused when the query is read, not a crash in the run."""
+    path = tmp_path / "q.rq"
+    path.write_text("REGISTER QUERY q AS SELECT ?room FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]\n"
+                    f"WHERE {{ {pattern} }}\n", encoding="utf-8")
+    assert_one_line(rspwb("query", "explain", path), 2, f"{path}:2:{column}", f"property path {shown} is not supported")
+
+
+def test_an_empty_stream_is_said_not_judged_green(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.stream"
+    empty.write_text("", encoding="utf-8")
+    out = tmp_path / "bundle"
+    outcome = rspwb("run", external_experiment(tmp_path, empty, "ok"), "--out", out, "--yes", "--quiet")
+    assert outcome.code == 0 and "warning: the stream has no elements: nothing was judged" in outcome.out
+    row = json.loads(rspwb("report", out, "--json").out)["runs"][0]
+    assert row["warning"].startswith("the stream has no elements: nothing was judged") and row["windows"] == 0
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_stream_that_is_a_pipe_or_a_device_is_refused_up_front(tmp_path: Path, special: str) -> None:
+    """A FIFO nobody writes would block the run in open(), where SIGTERM/Ctrl-C cannot reach it."""
+    import os
+
+    path = tmp_path / "fifo.stream"
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path(special)
+    for command in ("validate", "run"):
+        extra = ("--out", tmp_path / "b", "--yes") if command == "run" else ()
+        line = assert_one_line(rspwb(command, external_experiment(tmp_path, path, "ok"), *extra), 2, "stream.file",
+                               "expected a file or a folder")
+        assert ("named pipe" if special == "fifo" else "is a device") in line
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_real_time_run_of_months_is_refused_before_it_starts(tmp_path: Path, stream: Path) -> None:
+    path = tmp_path / "rt.yaml"
+    path.write_text(external_experiment(tmp_path, stream, "ok").read_text()
+                    .replace("stand: {mode: absolute-time, timeout: 30s}", "stand: {mode: real-time, time_scale: 0.000001}"),
+                    encoding="utf-8")
+    started = time.monotonic()
+    out = tmp_path / "bundle"
+    line = assert_one_line(rspwb("run", path, "--out", out, "--yes", "--quiet"), 2, "stand.time_scale",
+                           "9,444.4 hours of wall time", "more than the 24 hours", "stand.timeout")
+    assert "run case0-rep0-e-q" in line and time.monotonic() - started < 20
+    assert json.loads((out / "manifest.json").read_text())["runs"][0]["status"] == "failed"
+    assert leftovers(out) == []
+
+
+def test_what_an_engine_writes_in_one_run_is_capped(tmp_path: Path, stream: Path) -> None:
+    """``stand.max_output_mb`` caps an engine's stdout over the run (responses.jsonl grows with it)."""
+    path = tmp_path / "capped.yaml"
+    path.write_text(external_experiment(tmp_path, stream, "big-responses", 1).read_text()
+                    .replace("stand: {mode: absolute-time, timeout: 30s}",
+                             "stand: {mode: absolute-time, timeout: 30s, max_output_mb: 2}"), encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert_one_line(rspwb("run", path, "--out", out, "--yes", "--quiet"), 1, "1 of 1 runs failed",
+                    "the engine wrote more than 2 MiB on stdout (by line 4", "stand.max_output_mb")
+    run = out / "runs" / "case0-rep0-e-q"
+    assert (run / "responses.jsonl").stat().st_size < 3 << 20
+    assert leftovers(out) == []
+
+
+@pytest.mark.parametrize("name, folder, expected", [
+    ("data_1.5.ttl", False, "not data_NN.ttl with NN a whole number (data_1.5.ttl)"),
+    ("data_abc.ttl", False, "not data_NN.ttl"), ("data_-3.ttl", False, "not data_NN.ttl"),
+    ("data_2.ttl", True, "a folder"),
+])
+def test_a_csrbench_file_that_would_be_skipped_is_named(tmp_path: Path, query: Path, name: str, folder: bool,
+                                                          expected: str) -> None:
+    directory = tmp_path / "csr"
+    directory.mkdir()
+    (directory / "data_0.ttl").write_text(f"<{EX}m1> <{EX}detectedAt> <{EX}r1> .\n", encoding="utf-8")
+    (directory / name).mkdir() if folder else (directory / name).write_text(f"<{EX}m2> <{EX}p> <{EX}o> .\n")
+    outcome = rspwb("oracle", "--stream", directory, "--stream-format", "csrbench-dir", "--interval", "1000",
+                    "--query", query, "--system", "csparql", "--json")
+    assert_one_line(outcome, 2, str(directory / name), expected)
+
+
+@pytest.mark.parametrize("system", ["yabench-content-change", "csparql"])
+def test_windows_far_apart_are_refused_with_the_estimate_not_allocated(tmp_path: Path, system: str) -> None:
+    """A 1 ms slide over two elements 10¹⁴ ms apart: refused up front with the number, no 728 TiB allocation."""
+    stream = tmp_path / "far.stream"
+    stream.write_text(f'<{EX}m1> <{EX}detectedAt> <{EX}r1> "0" .\n'
+                      f'<{EX}m2> <{EX}detectedAt> <{EX}r1> "100000000000000" .\n', encoding="utf-8")
+    query = tmp_path / "far.rq"
+    query.write_text(f"REGISTER QUERY q AS SELECT ?room FROM STREAM <http://s> [RANGE 10ms STEP 1ms]\n"
+                     f"WHERE {{ ?x <{EX}detectedAt> ?room }}\n", encoding="utf-8")
+    started = time.monotonic()
+    outcome = rspwb("oracle", "--stream", stream, "--stream-format", "yabench", "--query", query, "--system", system,
+                    "--json")
+    assert_one_line(outcome, 2, "--t0", "about 100,000,000,000,0")
+    assert time.monotonic() - started < 20
+
+
+def test_oracle_out_never_deletes_files_it_did_not_write(tmp_path: Path, query: Path, stream: Path) -> None:
+    out = tmp_path / "expected"
+    args = ("oracle", "--stream", stream, "--stream-format", "yabench", "--query", query, "--system", "csparql",
+            "--out", out)
+    assert rspwb(*args).code == 0 and rspwb(*args).code == 0  # an earlier output of ours is replaced
+    (out / "notes.md").write_text("mine")
+    assert_one_line(rspwb(*args), 2, str(out), "--out", "files rspwb did not write (notes.md)")
+    assert (out / "notes.md").read_text() == "mine"

@@ -112,3 +112,30 @@ WHERE {{ ?a <{EX}detectedAt> ?r }}
     code, lines = stopped(child, signal.SIGTERM)
     assert code == 130 and lines == ["rspwb: interrupted"], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.rq", "s.stream"]
+
+
+def test_ctrl_c_while_a_run_is_judged_stops_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judging polls nothing, so the first Ctrl-C stops it at once (not after the judge, 20–35 s on a big run):
+    exit 130, one line, the bundle marked cancelled, no .partial."""
+    import os
+    import threading
+
+    import rsp_workbench.pipeline.run_experiment as pipeline
+    from tests.e2e.bad_inputs_support import rspwb
+
+    def slow_judge(*args: object, **kwargs: object) -> dict[str, object]:
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        time.sleep(60)
+        raise AssertionError("judging was not interrupted")
+
+    monkeypatch.setattr(pipeline, "judge_run", slow_judge)
+    out = tmp_path / "bundle"
+    started = time.monotonic()
+    stream = tmp_path / "rooms.stream"
+    stream.write_text(ROOMS_STREAM, encoding="utf-8")
+    outcome = rspwb("run", external_experiment(tmp_path, stream, "ok"), "--out", out, "--yes", "--quiet")
+    assert time.monotonic() - started < 20
+    assert outcome.code == 130 and outcome.lines() == ["rspwb: interrupted"], outcome.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "cancelled" and manifest["runs"][0]["status"] == "cancelled"
+    assert leftovers(out) == []

@@ -206,8 +206,9 @@ def test_experiment_with_several_streams_needs_stream(tmp_path: Path, capsys) ->
     assert f"{experiment}: --stream: the experiment declares 3 streams; choose one with --stream IRI: " \
            "<http://ex.org/S_a>, <http://ex.org/S_b>, <http://ex.org/S_rec>" in err
     assert not out.exists()
-    for form in (["--experiment", str(experiment)], [str(experiment)]):
-        assert main(["generate", *form, "--stream", "<http://ex.org/S_b>", "--out", str(out), "--local", "--quiet"]) == 0
+    for form in (["--experiment", str(experiment)], [str(experiment)]):  # the second replaces the first's file
+        assert main(["generate", *form, "--stream", "<http://ex.org/S_b>", "--out", str(out), "--local", "--quiet",
+                     "--force"]) == 0
         assert out.read_bytes() == reference(stations=4, interval="1s", duration="5s",
                                              seed=derive_stream_seed(7, "http://ex.org/S_b"))
     assert main(["generate", str(experiment), "--stream", "http://ex.org/S_z", "--out", str(out)]) == 2

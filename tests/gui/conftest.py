@@ -88,7 +88,7 @@ def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def browser(qtbot, settings, no_leaks):  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.results.browser import ResultsBrowser
 
     widget = ResultsBrowser(settings=settings)
     qtbot.addWidget(widget)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, parse_path, path_text
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_path, path_text
 from tests.paths import DATA as TEST_DATA, ROOT
 
 DATA = TEST_DATA / "experiments"
@@ -77,7 +77,7 @@ pytest.importorskip("PySide6")
 
 @pytest.fixture
 def designer(qtbot, no_leaks):  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer.view import DesignerView
 
     view = DesignerView()
     qtbot.addWidget(view)
@@ -154,7 +154,7 @@ def test_open_and_save(designer, tmp_path) -> None:  # type: ignore[no-untyped-d
     designer.ask_save_path = lambda: str(copy)
     assert designer.save_as()
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.designer_paths import path_fields
+    from rsp_workbench.gui.designer.save_as_paths import path_fields
 
     saved, original = yaml.safe_load(copy.read_text()), yaml.safe_load(source.read_text())
     moved = [item.field for item in designer.model.moved_paths]
@@ -177,7 +177,7 @@ SAMPLES = sorted((ROOT / "sample_experiments").glob("*/*.yaml"))
 
 
 def test_query_windows_are_located_in_every_syntax() -> None:
-    from rsp_workbench.gui.designer_windows import query_windows, set_window_value
+    from rsp_workbench.gui.designer.window_clauses import query_windows, set_window_value
 
     text = (
         "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
@@ -200,7 +200,7 @@ def test_query_windows_are_located_in_every_syntax() -> None:
 
 
 def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
-    from rsp_workbench.gui.designer_model import engine_with_type
+    from rsp_workbench.gui.designer.model import engine_with_type
 
     secret = {"id": "e", "type": "secret", "preset": "cqels", "faults": {"late_purge": True}}
     eviction = engine_with_type(secret, "eviction")
@@ -210,7 +210,7 @@ def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
 
 
 def test_command_text_round_trip() -> None:
-    from rsp_workbench.gui.designer_model import command_text, parse_command
+    from rsp_workbench.gui.designer.model import command_text, parse_command
 
     command = ["python3", "my engine.py", "--rate", "${RATE}"]
     assert parse_command(command_text(command)) == command
@@ -616,7 +616,7 @@ def test_undeclared_window_iri_is_marked_inline(designer) -> None:  # type: igno
 
 def test_library_describes_every_stream() -> None:
     """The library summary lists each stream of a `streams:` experiment with its IRI, not just the first."""
-    from rsp_workbench.gui.library import describe_experiment
+    from rsp_workbench.gui.library.model import describe_experiment
 
     valid, text = describe_experiment(COUPON)
     assert valid and "<b>Streams</b> (2" in text
@@ -775,7 +775,7 @@ def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path)
     does not widen the window (the window's menu, tabs and status bar take ~60 px of the 700)."""
     from PySide6.QtWidgets import QApplication
 
-    from rsp_workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer.view import DesignerView
 
     folder = tmp_path / ("a-folder-with-a-rather-long-name-" * 6)
     folder.mkdir()
@@ -800,7 +800,7 @@ def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path)
 
 def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -> None:
     """Which fields are paths (sizes and engine file/directory parameters included), and what is not moved."""
-    from rsp_workbench.gui.designer_paths import moved_paths
+    from rsp_workbench.gui.designer.save_as_paths import moved_paths
 
     raw = {
         "stream": {"file": "data/s.nq"},

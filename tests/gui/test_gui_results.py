@@ -389,7 +389,7 @@ def test_corrupt_bundle_shows_file_and_line(browser, real_bundle: Path, tmp_path
 @pytest.mark.slow
 @pytest.mark.gui
 def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.results.browser import ResultsBrowser
     from rsp_workbench.gui.tasks import TaskRegistry
 
     registry = TaskRegistry()
@@ -410,8 +410,9 @@ def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: P
 @pytest.mark.gui
 def test_main_window_results_tab_is_the_browser(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.main_window import MainWindow
-    from rsp_workbench.gui.results import ResultsBrowser
-    from rsp_workbench.gui.timeline import TimelineView, WindowTimeline
+    from rsp_workbench.gui.results.browser import ResultsBrowser
+    from rsp_workbench.gui.results.timeline.plot import WindowTimeline
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
     qtbot.addWidget(window)

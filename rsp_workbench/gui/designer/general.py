@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.gui.designer.fields import DesignerSection, cell_value, fit_rows, table_item, yaml_value
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel
 
 NO_COUNT = "— (the document is not valid)"
 

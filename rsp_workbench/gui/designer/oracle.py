@@ -14,7 +14,7 @@ from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
 from rsp_workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
 from rsp_workbench.gui.designer.semantics import semantics_form
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, parse_scalar
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_scalar
 
 
 class OracleSection(DesignerSection):
@@ -92,6 +92,10 @@ class OracleSection(DesignerSection):
                           tooltip="the most stimuli per message to an engine that accepts batches, 1–1024")
         batch.setObjectName("stand_batch")
         stand_form.addRow("Stimuli per message", batch)
+        max_output = self.line(lambda: ("stand", "max_output_mb"), placeholder="1024",
+                               tooltip="MiB the engine may write on stdout in one run; more fails the run")
+        max_output.setObjectName("stand_max_output_mb")
+        stand_form.addRow("Engine output (MiB)", max_output)
         master = self.line(lambda: ("spark", "master"), text=True,
                             placeholder="from the settings, $SPARK_MASTER or local[*]",
                             tooltip="where this experiment's Spark jobs run, e.g. spark://host:7077")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QHBoxLayout, QL
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.designer.fields import DesignerSection
-from rsp_workbench.gui.designer_model import MISSING, FieldPath, scalar_text
+from rsp_workbench.gui.designer.model import MISSING, FieldPath, scalar_text
 
 SEMANTICS_CHOICES = {
     "border": ("closed-open", "open-closed", "closed"),

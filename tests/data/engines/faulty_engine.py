@@ -8,18 +8,53 @@ and answers every stimulus with one response, except that MODE injects a fault:
 - ``bad-term``: a binding whose value is not an N-Triples term;
 - ``stderr-flood``: writes SIZE MB to stderr first, then behaves like ``ok``;
 - ``long-line``: writes one stdout line of SIZE MB without a newline, then hangs;
-- ``hang``: answers ``ready`` and then never answers a stimulus.
+- ``hang``: answers ``ready`` and then never answers a stimulus;
+- ``big-responses``: every response binds an IRI of SIZE MB;
+- ``child``: starts a child (``sleep``) that stays after the engine ends; ``daemon``: a
+  double-forked daemon in a session of its own; ``child-holds-stdout``: a child that keeps
+  the engine's stdout open after the engine has exited (each otherwise like ``ok``; the
+  child's command line carries SIZE as a marker to find it);
+- a protocol-field fault, the first stimulus answered with: ``t-string``, ``t-list``,
+  ``t-infinity``, ``t-nan`` (its response's ``t``), ``done-list`` (``done`` naming a list),
+  ``stimulus-mapping`` (a response naming a mapping as its stimulus), ``binding-nan`` (a
+  binding whose value is NaN); ``advance-null``, ``advance-string`` (``advance`` acknowledged so).
 Standard library only, so it starts fast.
 """
 
 import json
+import os
+import subprocess
 import sys
 import time
+
+FIELD_FAULTS = {
+    "t-string": ("t", "12"), "t-list": ("t", [1]), "t-infinity": ("t", float("inf")), "t-nan": ("t", float("nan")),
+    "stimulus-mapping": ("stimulus", {"id": 1}),
+}
+
+
+def leave_behind(mode: str, marker: str) -> None:
+    """Start the process that ``child``/``daemon``/``child-holds-stdout`` leave behind."""
+    command = ["sleep", f"36{marker}"]
+    if mode == "child":
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elif mode == "child-holds-stdout":
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # inherits stdout
+    elif mode == "daemon" and os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.execvp("sleep", command)
+        os._exit(0)
 
 
 def main() -> int:
     mode = sys.argv[1]
     size_mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    if mode in ("child", "daemon", "child-holds-stdout"):
+        leave_behind(mode, sys.argv[2] if len(sys.argv) > 2 else "00")
     out = sys.stdout.buffer
 
     def send(message: dict) -> None:
@@ -46,11 +81,18 @@ def main() -> int:
             if mode == "hang":
                 time.sleep(3600)
             value = "not a term" if mode == "bad-term" else "<http://ex.org/a>"
-            send({"type": "response", "stimulus": message["id"], "t": message["t"], "operation": "=",
-                  "bindings": [{"x": value}]})
-            send({"type": "done", "stimulus": message["id"]})
+            if mode == "big-responses":
+                value = "<http://ex.org/" + "a" * (size_mb << 20) + ">"
+            response = {"type": "response", "stimulus": message["id"], "t": message["t"], "operation": "=",
+                        "bindings": [{"x": float("nan") if mode == "binding-nan" else value}]}
+            if mode in FIELD_FAULTS:
+                field, bad = FIELD_FAULTS[mode]
+                response[field] = bad
+            send(response)
+            send({"type": "done", "stimulus": [message["id"]] if mode == "done-list" else message["id"]})
         elif kind == "advance":
-            send({"type": "done", "advance": message["t"]})
+            acknowledged = {"advance-null": None, "advance-string": str(message["t"])}.get(mode, message["t"])
+            send({"type": "done", "advance": acknowledged})
         elif kind == "close":
             send({"type": "done", "closed": True})
             return 0

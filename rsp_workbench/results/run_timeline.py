@@ -1,4 +1,4 @@
-"""One run of a result bundle as the window timeline shows it, without Qt (issue 6, item 4).
+"""One run of a result bundle as the window timeline shows it, without Qt.
 
 :func:`read_bundle_run` reads what the timeline draws for a run (docs/result-bundle.md):
 the stream, the window spec (the query's report window, the border convention of the
@@ -28,6 +28,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, read_json
+from rsp_workbench.results.bundle import run_folder as checked_run_folder
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
 from rsp_workbench.results.yabench_files import first_of_each_pair
@@ -35,7 +36,7 @@ from rsp_workbench.core.report import Evaluation
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.timeline_data import StreamLanes
+from rsp_workbench.results.stream_lanes import StreamLanes
 from rsp_workbench.query.model import ContinuousQuery
 from rsp_workbench.responses.model import ResponseLog
 from rsp_workbench.streams.model import StreamElement
@@ -176,8 +177,8 @@ def _require(mapping: Mapping[str, Any], key: str, file: Path, kind: type | tupl
 
 
 def run_folder(bundle: Path, run_id: str) -> Path:
-    """``runs/RUN_ID``; a clear message when it is missing or still being written."""
-    folder = bundle / RUNS_DIR / run_id
+    """``runs/RUN_ID``; a clear message when it is missing, still being written or outside the bundle."""
+    folder = checked_run_folder(bundle, run_id, file=bundle / MANIFEST, field="runs.run_id")
     if folder.is_dir():
         return folder
     if (bundle / RUNS_DIR / (run_id + PARTIAL)).is_dir():
@@ -471,7 +472,7 @@ def _rhodf_types() -> tuple[str, ...]:
 
 def _static_inputs(bundle: Path, run_id: str, experiment_error: str | None) -> dict[str, Any]:
     """The experiment's static data as ``load_static`` gives it (empty if the experiment copy is unusable)."""
-    from rsp_workbench.pipeline.run_experiment import load_static
+    from rsp_workbench.experiment.static_data import load_static
 
     if experiment_error is not None:
         return {"default": [], "named": {}}

@@ -1,0 +1,458 @@
+"""The bad-input catalogue, security: an experiment file, its folder and a result bundle are untrusted.
+
+Every case runs real ``rspwb`` processes (the launcher script, the installed console
+script, ``python -m``) and real engine processes, and checks the process tree after
+each run: no code from the experiment's folder or the working directory runs (a planted
+module writes a marker file if it is ever imported), nothing of the user's is deleted,
+and no engine process outlives the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.e2e.bad_inputs_support import EX, PYTHON, ROOT, ROOMS_STREAM, external_experiment, leftovers, subprocess_env
+
+# Modules a Python start or the workbench imports: planted next to the experiment and in the working
+# directory, each writes a marker file named after itself if it is ever imported.
+PLANTED = ("orjson", "psutil", "numpy", "yaml", "sitecustomize", "usercustomize", "rsp_workbench")
+
+
+def plant(folder: Path, markers: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PLANTED:
+        code = f"import pathlib\npathlib.Path({str(markers)!r}, {name!r} + '-' + __name__).write_text('ran')\n"
+        if name == "rsp_workbench":
+            (folder / name).mkdir(exist_ok=True)
+            (folder / name / "__init__.py").write_text(code, encoding="utf-8")
+        else:
+            (folder / f"{name}.py").write_text(code, encoding="utf-8")
+
+
+def rooms_experiment(folder: Path, engines: str = "{id: csparql, type: secret, preset: csparql}") -> Path:
+    (folder / "rooms.stream").write_text(ROOMS_STREAM, encoding="utf-8")
+    path = folder / "exp.yaml"
+    path.write_text(f"""\
+name: rooms
+stream: {{file: rooms.stream, format: yabench}}
+queries:
+  - id: rooms
+    text: |
+      REGISTER QUERY rooms AS SELECT ?room FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]
+      WHERE {{ <{EX}m1> <{EX}detectedAt> ?room . <{EX}m2> <{EX}detectedAt> ?room }}
+engines:
+  - {engines}
+""", encoding="utf-8")
+    return path
+
+
+def processes_under(folder: Path) -> list[str]:
+    """Processes (other than this one) whose working directory or command line lies under ``folder``."""
+    found = []
+    for process in psutil.process_iter():
+        if process.pid == os.getpid():
+            continue
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if str(folder) in process.cwd() or str(folder) in " ".join(process.cmdline()):
+                found.append(f"{process.pid} {process.cmdline()}")
+        except psutil.Error:
+            continue
+    return found
+
+
+def no_process_left(folder: Path, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while processes_under(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_under(folder) == []
+
+
+def run_cli(command: list[str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+# --- no code from the experiment's folder or the working directory runs ----------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["script", "installed", "isolated-python"])
+def test_modules_next_to_an_experiment_never_run(tmp_path: Path, launcher: str) -> None:
+    """``orjson.py``, ``psutil.py``, … in the experiment's folder and in the working directory are
+    imported neither by the CLI nor by the engine workers; the run itself is unaffected."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    experiment_folder = tmp_path / "downloaded"
+    plant(experiment_folder, markers)
+    experiment = rooms_experiment(experiment_folder, "{id: csparql, type: secret, preset: csparql}\n"
+                                                      "  - {id: cqels, type: naive, preset: cqels}")
+    elsewhere = tmp_path / "elsewhere"
+    plant(elsewhere, markers)
+    if launcher == "script":  # ./rspwb from the experiment's own folder
+        command, cwd = [str(ROOT / "rspwb")], experiment_folder
+    elif launcher == "installed":  # the console script pip installed, from another planted folder
+        console = Path(sys.executable).parent / "rspwb"
+        if not console.is_file():
+            pytest.skip("no installed rspwb console script next to this interpreter")
+        command, cwd = [str(console)], elsewhere
+    else:
+        from rsp_workbench.stand.processes import isolated_python_command
+
+        command, cwd = isolated_python_command("rsp_workbench.cli.main"), experiment_folder
+    out = tmp_path / "bundle"
+    result = run_cli([*command, "run", str(experiment), "--out", str(out), "--quiet"], cwd)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert sorted(path.name for path in markers.iterdir()) == []
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [run["status"] for run in manifest["runs"]] == ["ok", "ok"]
+    for run in manifest["runs"]:  # the workers ran in their run folder, isolated
+        command_run = json.loads((out / "runs" / run["run_id"] / "run.json").read_text())["command"]
+        assert command_run[1:3] == ["-I", "-u"] and "python" in Path(command_run[0]).name
+    no_process_left(tmp_path)
+
+
+def test_the_launchers_start_python_isolated() -> None:
+    """``./rspwb`` and ``./rsp-workbench`` start Python with ``-I`` and name the package folder explicitly."""
+    for name in ("rspwb", "rsp-workbench"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert 'exec "$python" -I -c ' in text and '"$here" "$@"' in text, name
+        assert " -m " not in text.split("exec", 1)[1], name
+
+
+def test_the_worker_command_ignores_the_working_directory_and_pythonpath(tmp_path: Path) -> None:
+    """The worker command itself, started in a planted folder also on PYTHONPATH: it answers (a close
+    before register is an error message) and imports nothing from there."""
+    from rsp_workbench.stand.processes import isolated_python_command
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    plant(tmp_path / "cwd", markers)
+    child = subprocess.run(isolated_python_command("rsp_workbench.stand.worker"), cwd=tmp_path / "cwd",
+                           input=b'{"type":"close"}\n', capture_output=True, timeout=60,
+                           env={**os.environ, "PYTHONPATH": str(tmp_path / "cwd")})
+    assert child.stdout.startswith(b'{"type":"error","message":"expected register first'), child.stderr[-2000:]
+    assert list(markers.iterdir()) == []
+    planted = subprocess.run([sys.executable, "-m", "rsp_workbench.stand.worker"], cwd=tmp_path / "cwd",
+                             input=b"", capture_output=True, timeout=60)
+    assert planted.returncode is not None and list(markers.iterdir())  # what the test catches: -m imports them
+
+
+# --- engine processes never outlive the run ----------------------------------------------------
+
+
+def _stream(tmp_path: Path) -> Path:
+    path = tmp_path / "rooms.stream"
+    path.write_text(ROOMS_STREAM, encoding="utf-8")
+    return path
+
+
+def _sleepers(marker: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and process.cmdline() == ["sleep", f"36{marker}"]:
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("mode", ["child", "daemon", "child-holds-stdout"])
+def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: str) -> None:
+    marker = str(4000 + os.getpid() % 1000 * 3 + ("child", "daemon", "child-holds-stdout").index(mode))
+    out = tmp_path / "bundle"
+    experiment = external_experiment(tmp_path, _stream(tmp_path), mode, size=int(marker))
+    started = time.monotonic()
+    result = subprocess.run([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out", str(out), "--yes",
+                             "--quiet"], cwd=tmp_path, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert time.monotonic() - started < 60  # a child holding stdout does not make the run wait for a timeout
+    run_id = json.loads((out / "manifest.json").read_text())["runs"][0]["run_id"]
+    record = json.loads((out / "runs" / run_id / "run.json").read_text())
+    assert record["status"] == "ok"
+    assert [entry["command"] for entry in record["killed"]] == [f"sleep 36{marker}"]
+    deadline = time.monotonic() + 5
+    while _sleepers(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sleepers(marker) == []
+    no_process_left(tmp_path)
+
+
+def test_engines_die_with_a_killed_rspwb(tmp_path: Path) -> None:
+    """SIGKILL to ``rspwb`` while an engine hangs: the kernel ends the engine too (PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    experiment = external_experiment(tmp_path, _stream(tmp_path), "hang", timeout=None)
+    child = subprocess.Popen([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out",
+                              str(tmp_path / "bundle"), "--yes", "--quiet"], cwd=tmp_path, env=subprocess_env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(child.pid)
+    deadline = time.monotonic() + 60
+    engines: list[psutil.Process] = []
+    while not engines:
+        assert time.monotonic() < deadline, "the engine never started"
+        time.sleep(0.05)
+        for process in parent.children(recursive=True):
+            try:
+                if "faulty_engine.py" in " ".join(process.cmdline()):
+                    engines.append(process)
+            except psutil.Error:
+                pass
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    _, alive = psutil.wait_procs(engines, timeout=5)
+    assert not alive
+    no_process_left(tmp_path)
+
+
+# --- a result bundle is untrusted --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real finished bundle of one run (built-in engine)."""
+    from tests.e2e.bad_inputs_support import rspwb
+
+    folder = tmp_path_factory.mktemp("sec-bundle")
+    out = folder / "bundle"
+    outcome = rspwb("run", rooms_experiment(folder), "--out", out, "--quiet")
+    assert outcome.code == 0, outcome.err
+    return out
+
+
+@pytest.fixture
+def hostile(bundle: Path, tmp_path: Path) -> Path:
+    """A copy of the bundle next to a run folder outside it (``outside/run``) that reads as correct."""
+    target = tmp_path / "bundle"
+    shutil.copytree(bundle, target)
+    run_id = json.loads((target / "manifest.json").read_text())["runs"][0]["run_id"]
+    (tmp_path / "outside").mkdir()
+    shutil.copytree(target / "runs" / run_id, tmp_path / "outside" / "run")
+    shutil.rmtree(target / "runs" / run_id)
+    return target
+
+
+def _set_run(bundle: Path, file: str, **fields: object) -> None:
+    document = json.loads((bundle / file).read_text())
+    document["runs"][0].update(fields)
+    (bundle / file).write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize("run_id", ["../../outside/run", "ABSOLUTE", "..", "", 7, "a\\b"])
+def test_a_run_id_that_leaves_the_bundle_is_refused(hostile: Path, run_id: object) -> None:
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    if run_id == "ABSOLUTE":
+        run_id = str(hostile.parent / "outside" / "run")
+    _set_run(hostile, "manifest.json", run_id=run_id)
+    (hostile / "summary.json").unlink()  # the rows are rebuilt from the run folders the manifest names
+    line = assert_one_line(rspwb("report", hostile, "--json"), 2, f"{hostile / 'manifest.json'}", "runs[0].run_id",
+                           "refused")
+    assert "correct" not in line
+
+
+def test_a_summary_that_points_outside_is_refused(hostile: Path) -> None:
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    _set_run(hostile, "summary.json", run_id="../../outside/run", folder="runs/../../outside/run")
+    assert_one_line(rspwb("report", hostile), 2, f"{hostile / 'summary.json'}", "runs[0].run_id", "refused")
+    _set_run(hostile, "summary.json", run_id=json.loads((hostile / "manifest.json").read_text())["runs"][0]["run_id"],
+             folder="../outside/run")
+    assert_one_line(rspwb("report", hostile), 2, f"{hostile / 'summary.json'}", "runs[0].folder", "refused")
+
+
+def test_a_run_folder_or_file_linked_outside_is_refused(hostile: Path) -> None:
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    run_id = json.loads((hostile / "manifest.json").read_text())["runs"][0]["run_id"]
+    (hostile / "runs" / run_id).symlink_to(hostile.parent / "outside" / "run", target_is_directory=True)
+    assert_one_line(rspwb("report", hostile), 2, "runs[0].run_id", "leads outside the bundle")
+    (hostile / "runs" / run_id).unlink()
+    (hostile / "runs" / run_id).mkdir()
+    for name in ("run.json", "oracle.json"):
+        (hostile / "runs" / run_id / name).symlink_to(hostile.parent / "outside" / "run" / name)
+    (hostile / "summary.json").unlink()
+    outcome = rspwb("report", hostile, "--json")
+    assert outcome.code == 1 and "leads outside the bundle" in outcome.err and "Traceback" not in outcome.err
+    assert json.loads(outcome.out)["runs"][0]["verdict"] == "unreadable"
+
+
+def test_the_results_view_never_reads_outside_the_bundle(hostile: Path) -> None:
+    from rsp_workbench.results.view_data import load_bundle
+
+    _set_run(hostile, "manifest.json", run_id="../../outside/run")
+    (hostile / "summary.json").unlink()
+    loaded = load_bundle(hostile)
+    assert loaded.rows == () and any("runs[0].run_id" in str(problem) for problem in loaded.problems)
+
+
+def test_a_bundle_of_another_format_version_is_refused(bundle: Path, tmp_path: Path) -> None:
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    target = tmp_path / "bundle"
+    shutil.copytree(bundle, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["format"] = "rspwb-result-bundle/2"
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    assert_one_line(rspwb("report", target), 2, "manifest.json: format", '"rspwb-result-bundle/2"',
+                    "rspwb-result-bundle/1")
+
+
+# --- nothing of the user's is deleted or overwritten ---------------------------------------------
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {str(path.relative_to(folder)): path.read_text() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_project_folder_with_a_manifest_is_not_a_bundle(tmp_path: Path) -> None:
+    """A folder that happens to hold a ``manifest.json`` (and sources) is refused; ``--force`` writes the
+    bundle into it and keeps every file of the user's, ``manifest.json`` aside (it is the bundle's name)."""
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "manifest.json").write_text('{"name": "my web app", "version": 3}')
+    (project / "src").mkdir()
+    (project / "src" / "main.py").write_text("print('mine')")
+    (project / "runs").mkdir()
+    before = _tree(project)
+    experiment = rooms_experiment(tmp_path)
+    assert_one_line(rspwb("run", experiment, "--out", project, "--quiet"), 2, str(project), "--out", "--force")
+    assert _tree(project) == before
+    outcome = rspwb("run", experiment, "--out", project, "--quiet", "--force")
+    assert outcome.code == 0, outcome.err
+    assert (project / "src" / "main.py").read_text() == "print('mine')"
+    assert json.loads((project / "manifest.json").read_text())["format"] == "rspwb-result-bundle/1"
+
+
+def test_a_rerun_keeps_the_users_files_in_the_bundle(tmp_path: Path) -> None:
+    from tests.e2e.bad_inputs_support import rspwb
+
+    out = tmp_path / "bundle"
+    experiment = rooms_experiment(tmp_path)
+    assert rspwb("run", experiment, "--out", out, "--quiet").code == 0
+    (out / "notes.md").write_text("what I saw")
+    (out / "figures").mkdir()
+    (out / "figures" / "plot.svg").write_text("<svg/>")
+    started = json.loads((out / "manifest.json").read_text())["started"]
+    assert rspwb("run", experiment, "--out", out, "--quiet").code == 0
+    assert (out / "notes.md").read_text() == "what I saw" and (out / "figures" / "plot.svg").read_text() == "<svg/>"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["started"] != started and manifest["status"] == "ok"
+    assert not (out / ".rspwb-lock").exists() and leftovers(out) == []
+
+
+def test_a_bundle_reached_through_a_symbolic_link_is_rerun_into(tmp_path: Path) -> None:
+    from tests.e2e.bad_inputs_support import rspwb
+
+    out = tmp_path / "bundle"
+    experiment = rooms_experiment(tmp_path)
+    assert rspwb("run", experiment, "--out", out, "--quiet").code == 0
+    link = tmp_path / "latest"
+    link.symlink_to(out, target_is_directory=True)
+    outcome = rspwb("run", experiment, "--out", link, "--quiet")
+    assert outcome.code == 0 and "Traceback" not in outcome.err, outcome.err
+    assert link.is_symlink() and json.loads((out / "manifest.json").read_text())["status"] == "ok"
+
+
+def test_generate_never_replaces_a_file_unasked(tmp_path: Path) -> None:
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    thesis = tmp_path / "thesis.tex"
+    thesis.write_text("\\chapter{Years of work}")
+    args = ("generate", "--generator", "sg1", "--param", "stations=2", "--param", "interval=1s", "--param", "duration=3s",
+            "--format", "yabench", "--local", "--quiet", "--out", thesis)
+    assert_one_line(rspwb(*args), 2, str(thesis), "--out", "--force")
+    assert thesis.read_text() == "\\chapter{Years of work}"
+    assert_one_line(rspwb(*args[:-1], tmp_path), 2, str(tmp_path), "is a folder")
+    outcome = rspwb(*args, "--force")
+    assert outcome.code == 0, outcome.err
+    assert thesis.read_text().startswith("<")
+
+
+def test_a_second_concurrent_run_into_the_same_bundle_is_refused(tmp_path: Path) -> None:
+    """While one ``rspwb run`` writes a bundle (its engine hangs), a second one into it stops with one line
+    and touches nothing; the first one, stopped, still leaves a consistent cancelled bundle."""
+    out = tmp_path / "bundle"
+    experiment = external_experiment(tmp_path, _stream(tmp_path), "hang", timeout=None)
+    first = subprocess.Popen([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out", str(out), "--yes",
+                              "--quiet"], cwd=tmp_path, env=subprocess_env(), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list((out / "runs").glob("*/stderr.log")) and not list((out / "runs").glob("*.partial/stderr.log")):
+        assert time.monotonic() < deadline and first.poll() is None, "the first run never started its engine"
+        time.sleep(0.05)
+    before = sorted(str(path) for path in out.rglob("*"))
+    second = subprocess.run([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out", str(out),
+                             "--yes", "--quiet"], cwd=tmp_path, env=subprocess_env(), capture_output=True, text=True,
+                            timeout=120)
+    lines = [line for line in second.stderr.splitlines() if line.strip()]
+    assert second.returncode == 2 and len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
+    assert "another rspwb run is writing this bundle" in lines[0] and str(out) in lines[0]
+    assert sorted(str(path) for path in out.rglob("*")) == before
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    assert first.returncode == 130
+    assert json.loads((out / "manifest.json").read_text())["status"] == "cancelled"
+    assert leftovers(out) == [] and not (out / ".rspwb-lock").exists()
+    no_process_left(tmp_path)
+
+
+# --- every command a run may start is listed before it starts -----------------------------------
+
+
+def test_validate_lists_the_commands_a_size_swaps_in(tmp_path: Path) -> None:
+    from tests.e2e.bad_inputs_support import rspwb
+
+    experiment = rooms_experiment(tmp_path)
+    experiment.write_text(experiment.read_text() + """\
+sizes:
+  smoke:
+    engines:
+      - {id: sneaky, type: external, parameters: {command: [sh, -c, "echo owned > marker"]}}
+  full: {}
+""")
+    outcome = rspwb("validate", experiment, "--json")
+    assert outcome.code == 0, outcome.err
+    assert json.loads(outcome.out)["requires_confirmation"] == [
+        {"engine": "sneaky", "command": ["sh", "-c", "echo owned > marker"], "sizes": ["smoke"]}]
+    assert json.loads(rspwb("validate", experiment, "--json", "--size", "full").out)["requires_confirmation"] == []
+    smoke = json.loads(rspwb("validate", experiment, "--json", "--size", "smoke").out)["requires_confirmation"]
+    assert smoke == [{"engine": "sneaky", "command": ["sh", "-c", "echo owned > marker"]}]
+    assert "1 external command(s) need confirmation" in rspwb("validate", experiment).out
+    refused = rspwb("run", experiment, "--size", "smoke", "--out", tmp_path / "b", "--quiet")
+    assert refused.code == 2 and "--yes" in refused.err and not (tmp_path / "marker").exists()
+
+
+# --- errors name the file and the place, never its contents ----------------------------------------
+
+
+@pytest.mark.parametrize("fmt, line", [("turtle", 2), ("ntriples", None), ("xml", 1), ("json-ld", None), ("n3", 2)])
+def test_static_data_that_is_not_rdf_fails_validate_without_quoting_it(tmp_path: Path, fmt: str,
+                                                                       line: int | None) -> None:
+    from tests.e2e.bad_inputs_support import assert_one_line, rspwb
+
+    secrets = tmp_path / "elsewhere" / "secrets.txt"
+    secrets.parent.mkdir()
+    secrets.write_text("# notes\nroot:x:0:0:SECRET-CONTENT:/root:/bin/bash {\n<a> hunter2 SECRET-CONTENT .\n")
+    experiment = rooms_experiment(tmp_path)
+    experiment.write_text(experiment.read_text() + f"static:\n  - {{file: {secrets}, format: {fmt}}}\n")
+    for command in (("validate", experiment), ("run", experiment, "--out", tmp_path / "b", "--quiet")):
+        located = f"{secrets}:{line}: static" if line else f"{secrets}: static"
+        text = assert_one_line(rspwb(*command), 2, located, f"cannot read static data as {fmt}")
+        assert "SECRET" not in text and "hunter2" not in text and "root:x" not in text
+    assert not (tmp_path / "b").exists()
