@@ -181,6 +181,8 @@ class ProgramEngine:
 #: Shipped program engines by type (imported on first use, like ENGINE_REGISTRY).
 PROGRAM_ENGINES: dict[str, ProgramEngine] = {
     "rspjs": ProgramEngine("rsp_workbench.engines.rspjs:command", preset="rspjs", dialect="rspjs"),
+    # rsp-rs's parser is a port of RSP-JS's line-based one (rsp_workbench/engines/rsprs/README.md)
+    "rsprs": ProgramEngine("rsp_workbench.engines.rsprs:command", preset="rsprs", dialect="rspjs"),
 }
 
 
