@@ -134,22 +134,26 @@ def test_rsprs_refuses_a_query_it_finds_no_window_in(tmp_path: Path) -> None:
     assert "rsp-rs found no window in the query" in (result.error or "")
 
 
-def test_a_panic_in_rsp_rs_fails_the_run_with_its_own_message_in_one_line(tmp_path: Path) -> None:
+def test_a_panic_in_rsp_rs_is_one_fatal_error_line_with_its_own_message() -> None:
+    import subprocess
+
     needs_rsprs()
-    # STEP 0 parses in rsp-rs (the workbench's parser refuses it, so the text goes as is) and its
-    # window operator divides by the slide at the first element
-    query = """SELECT ?s
-FROM NAMED WINDOW <urn:w> ON STREAM <http://s> [RANGE 1000 STEP 0]
-WHERE {
-WINDOW <urn:w> { ?s ?p ?o }
-}"""
-    config = EngineConfig("rsprs", PRESETS["rsprs"], name="rsprs")
-    result = run_engine(config, query, group_contemporaneous(ROOMS_STREAM), tmp_path, syntax="rspql")
-    assert result.status == "failed"
-    error = result.error or ""
-    assert "rsp-rs panicked: attempt to divide by zero" in error and "csparql_window.rs" in error, error
-    panic_line = next(line for line in error.splitlines() if "rsp-rs panicked" in line)
-    assert "divide by zero" in panic_line and "csparql_window.rs:263" in panic_line
+    # STEP 0 parses in rsp-rs, and its window operator divides by the slide at the first element.
+    # (The workbench's parser refuses STEP 0, so the stand never sends it: the adapter is driven here
+    # by hand, with the protocol's lines.)
+    query = "SELECT ?s\nFROM NAMED WINDOW <urn:w> ON STREAM <http://s> [RANGE 1000 STEP 0]\nWHERE {\nWINDOW <urn:w> { ?s ?p ?o }\n}"
+    lines = [{"type": "register", "protocol": 1, "engine": {"type": "rsprs", "parameters": {}},
+              "query": {"id": "q", "text": query}, "static": {"default": [], "named": {}}},
+             {"type": "stimulus", "id": 0, "t": 1000, "elements": [[f"<{EX}a>", f"<{EX}p>", '"x"']]},
+             {"type": "close"}]
+    run = subprocess.run(rsprs.command(), input="".join(json.dumps(line) + "\n" for line in lines),
+                         capture_output=True, text=True, timeout=30)
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [answer["type"] for answer in answers] == ["ready", "error"] and run.returncode == 1
+    error = answers[1]
+    assert error["fatal"] is True and "\n" not in error["message"]
+    assert error["message"].startswith("rsp-rs panicked: attempt to divide by zero at ")
+    assert "csparql_window.rs:263" in error["message"]
 
 
 def test_a_panic_fails_that_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -267,3 +271,19 @@ def test_rsprs_on_a_small_sg1_stream_is_judged_under_presets(system: str, verdic
     main(["report", str(out), "--json"])
     (row,) = json.loads(capsys.readouterr().out)["runs"]
     assert row["status"] == "ok" and row["verdict"] == verdict, row
+
+
+def test_probe_characterises_rsprs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`rspwb probe rsprs` on the real engine: its declared preset, one response per binding, and the
+    probes no parameter set explains — several windows closed by one element (only the latest is
+    reported), and a stream starting at 0 (the windows anchored on the next element)."""
+    from rsp_workbench.cli.main import main
+
+    needs_rsprs()
+    assert main(["probe", "rsprs", "--json", "--quiet"]) == 1  # probes stay unexplained: the engine's defects
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["preset"] == "rsprs" and payload["overrides"] == {} and payload["failed"] == []
+    assert payload["parameters"]["report"] == "window-close & next-element"
+    assert payload["parameters"]["grouping"] == "binding" and payload["parameters"]["border"] == "closed-open"
+    assert payload["parameters"]["alignment"] == "registration" and payload["parameters"]["t0"] is None
+    assert sorted(probe["probe"] for probe in payload["unexplained"]) == ["gap", "origin"]
