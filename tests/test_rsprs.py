@@ -260,8 +260,8 @@ stand: {{mode: absolute-time}}
 def test_rsprs_on_a_small_sg1_stream_is_judged_under_its_preset(legacy: bool, verdict: str, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """YABench Exp. 1's query on 5 SG1 stations, 10 s. YABench 1.1.0's SG1 (legacy_v110) starts at the
-    smallest phase, 397 ms: rsp-rs anchors its windows there and is correct under its preset (14
-    bindings at 5645, the first element after 5397). Today's SG1 starts at 0 ms, which rsp-rs takes for
+    smallest phase, 396 ms: rsp-rs anchors its windows there and is correct under its preset (14
+    bindings at 5397, the first element after 5396). Today's SG1 starts at 0 ms, which rsp-rs takes for
     an unset t0: the window [0, 5000) is made at 0 and fed, then the element at 397 anchors a second
     grid, and both are reported — [0, 5000) at 5396 and [397, 5397) at 5645: one evaluation more than
     any t0 explains (README.md, item 2)."""
@@ -287,7 +287,8 @@ def test_rsprs_on_a_small_sg1_stream_is_judged_under_its_preset(legacy: bool, ve
 def test_probe_characterises_rsprs(capsys: pytest.CaptureFixture[str]) -> None:
     """`rspwb probe rsprs` on the real engine: its declared preset, one response per binding, and the
     probes no parameter set explains — several windows closed by one element (only the latest is
-    reported), and a stream starting at 0 (the windows anchored on the next element)."""
+    reported), a stream starting at 0 (the windows anchored on the next element), and COUNT = 0 at
+    the second element (the empty window [R − ω, R) closing at the first element is evaluated)."""
     from rsp_workbench.cli.main import main
 
     needs_rsprs()
@@ -297,4 +298,4 @@ def test_probe_characterises_rsprs(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["parameters"]["report"] == "window-close & next-element"
     assert payload["parameters"]["grouping"] == "binding" and payload["parameters"]["border"] == "closed-open"
     assert payload["parameters"]["alignment"] == "registration" and payload["parameters"]["t0"] is None
-    assert sorted(probe["probe"] for probe in payload["unexplained"]) == ["gap", "origin"]
+    assert sorted(probe["probe"] for probe in payload["unexplained"]) == ["count", "gap", "origin"]

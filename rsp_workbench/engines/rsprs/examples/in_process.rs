@@ -62,8 +62,10 @@ fn main() {
     let definition = engine.parsed_query().s2r[0].clone();
     let window = engine.get_window(&definition.window_name).unwrap();
     let mut direct_bindings = 0usize;
+    let mut each: Vec<f64> = Vec::with_capacity(stimuli.len());
     let started = Instant::now();
     for (t, quads) in &stimuli {
+        let one = Instant::now();
         let container = QuadContainer::new(quads.iter().cloned().collect::<HashSet<Quad>>(), *t);
         let mut win = window.lock().unwrap();
         for q in &container.elements {
@@ -73,7 +75,10 @@ fn main() {
         while results.try_recv().is_ok() {
             direct_bindings += 1;
         }
+        each.push(one.elapsed().as_secs_f64() * 1e6);
     }
+    each.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let median_us = each.get(each.len() / 2).copied().unwrap_or(0.0);
     let direct_s = started.elapsed().as_secs_f64();
     drop(results);
     drop(engine);
@@ -106,7 +111,8 @@ fn main() {
         "{}",
         json!({
             "stimuli": stimuli.len(), "elements": elements,
-            "direct": {"seconds": direct_s, "us_per_stimulus": direct_s * 1e6 / n, "bindings": direct_bindings},
+            "direct": {"seconds": direct_s, "us_per_stimulus": direct_s * 1e6 / n, "median_us": median_us,
+                       "bindings": direct_bindings},
             "threads": {"seconds": threads_s, "us_per_stimulus": threads_s * 1e6 / n, "bindings": threads_bindings,
                         "note": "until the stream thread has handled the close_stream sentinel"},
             "peak_rss_kb": peak_rss_kb(),
