@@ -14,10 +14,40 @@
 #     packages exactly as pinned (npm ci in rsp_workbench/engines/rspjs);
 # The interpreter used is recorded in .rspwb-python; ./rspwb, ./rsp-workbench and ./run-tests
 # run with it, wherever they are called from.
+#
+# Optional engine plug-ins, built only when asked for:
+#   ./install.sh --engines rsprs      rsp-rs (Rust; cargo build --release --locked in rsp_workbench/engines/rsprs)
+#   ./install.sh --engines all        every optional engine
+# (a comma-separated list; plain ./install.sh installs the core as before).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 say() { echo "install: $*"; }
+
+# --- which optional engines -------------------------------------------------------------------
+# Each optional engine NAME is listed here and built by install_engine_NAME below (the hook for the
+# next one, e.g. esper: add it to the list and write install_engine_esper).
+OPTIONAL_ENGINES="rsprs"
+engines=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --engines) [ $# -ge 2 ] || { echo "install: --engines needs a list (rsprs, all)" >&2; exit 2; }
+               engines="$2"; shift 2 ;;
+    --engines=*) engines="${1#--engines=}"; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install: unknown argument $1 (expected --engines rsprs|all)" >&2; exit 2 ;;
+  esac
+done
+selected=""
+for engine in $(echo "$engines" | tr ',' ' '); do
+  case "$engine" in
+    all) selected="$selected $OPTIONAL_ENGINES" ;;
+    *) case " $OPTIONAL_ENGINES " in
+         *" $engine "*) selected="$selected $engine" ;;
+         *) echo "install: unknown engine '$engine' for --engines (expected one of: $OPTIONAL_ENGINES, all)" >&2; exit 2 ;;
+       esac ;;
+  esac
+done
 
 apt_updated=0
 apt_install() {
@@ -118,5 +148,26 @@ if [ -n "$missing" ]; then
          "(sudo apt-get install $(echo $still)); the command line (./rspwb) works without them" >&2
   fi
 fi
+
+# --- optional engine plug-ins (--engines) ------------------------------------------------------
+# rsp-rs: a Rust program over the crate rsp-rs, pinned in Cargo.toml and Cargo.lock, built into
+# rsp_workbench/engines/rsprs/target (git-ignored). Cargo from rustup (~/.cargo/bin) or Debian's.
+install_engine_rsprs() {
+  if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then PATH="$HOME/.cargo/bin:$PATH"; fi
+  if ! command -v cargo >/dev/null 2>&1; then
+    say "cargo not found; installing cargo (needed by the rsprs engine)"
+    apt_install cargo || {
+      echo "install: could not install Rust's cargo automatically (needed by engine type rsprs);" \
+           "install it (https://rustup.rs or 'sudo apt-get install cargo'), then rerun ./install.sh --engines rsprs" >&2
+      exit 1
+    }
+  fi
+  say "cargo build --release --locked in rsp_workbench/engines/rsprs (rsp-rs and its dependencies; minutes the first time)"
+  nice -n 10 cargo build --release --locked --quiet --manifest-path rsp_workbench/engines/rsprs/Cargo.toml || {
+    echo "install: building the rsprs engine failed (above); the core is installed" >&2
+    exit 1
+  }
+}
+for engine in $selected; do "install_engine_$engine"; done
 
 say "done ($python). Start the app with ./rsp-workbench; the CLI is ./rspwb; tests: ./run-tests"

@@ -170,6 +170,8 @@ class ProgramEngine:
 #: Shipped program engines by type.
 PROGRAM_ENGINES: dict[str, ProgramEngine] = {
     "rspjs": ProgramEngine(preset="rspjs", dialect="rspjs"),
+    # rsp-rs's parser is a port of RSP-JS's line-based one (rsp_workbench/engines/rsprs/README.md)
+    "rsprs": ProgramEngine(preset="rsprs", dialect="rspjs"),
 }
 
 

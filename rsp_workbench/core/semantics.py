@@ -288,6 +288,17 @@ PRESETS: dict[str, EngineSemantics] = {
         tick=Tick.TIME, r2s=R2S.RSTREAM,
         empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True, grouping=Grouping.BINDING,
     ),
+    # rsp-rs 0.3.5 (crates.io rsp-rs, a Rust port of RSP-JS's window operator) as read from its
+    # code: rsp_workbench/engines/rsprs/README.md cites each line. RSP-JS's windows, but aligned on
+    # the first element's time (a hidden t0; RSP-JS: 0), and a closed window is evaluated when the
+    # next element arrives whatever its content (no non-empty condition). What no parameter says
+    # (one window per element, a first element at time 0) is in the README.
+    "rsprs": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN,
+        report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT),
+        tick=Tick.TIME, r2s=R2S.RSTREAM,
+        empty_notification=False, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
+    ),
 }
 
 

@@ -27,6 +27,7 @@ ENGINE_REGISTRY: dict[str, str] = {
 #: install the engine when it is not installed.
 PROGRAM_COMMANDS: dict[str, str] = {
     "rspjs": "rsp_workbench.engines.rspjs:command",
+    "rsprs": "rsp_workbench.engines.rsprs:command",
 }
 
 

@@ -68,6 +68,10 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "log": ("string", False),  # `stderr`: keep RSP-JS's console output in stderr.log (default: dropped)
         "startup_timeout": ("duration", False),
     },
+    "rsprs": {
+        "close_stream": ("bool", False),  # on close, rsp-rs's own close_stream sentinel (engines/rsprs/README.md)
+        "startup_timeout": ("duration", False),
+    },
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),
@@ -340,6 +344,10 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind == "matcher":
         if value not in MATCHERS:
             raise _BadValue(f"{value!r} is not one of {', '.join(MATCHERS)}")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise _BadValue(f"expected true or false, got {value!r}")
         return value
     if kind == "string":
         if not isinstance(value, str) or not value.strip():

@@ -6,7 +6,8 @@ placed so that the operational-semantics parameters give *different* answers:
 * the first element of every probe is a non-matching ``:q`` element at the registration
   instant R (it starts the engine's clock and fixes a hidden t0 = R without producing a
   binding), and R differs from probe to probe (mod β and mod 100 ms), so windows aligned
-  on R ("registration") and windows aligned on a fixed t0 (e.g. 0) fall apart;
+  on R ("registration") and windows aligned on a fixed t0 (e.g. 0) fall apart — except in
+  ``origin``, whose R is 0 on purpose (a stream that starts at time 0);
 * matching ``:p`` elements sit at least 150 ms away from every border of both
   alignments — except in ``borders``, which puts them exactly *on* borders (to tell
   closed-open from open-closed from closed) and 50 ms after them;
@@ -138,6 +139,9 @@ def battery() -> tuple[Probe, ...]:
         _probe("join", "a self-join over elements of consecutive windows: expired elements that stay "
                "(late purge) join with new ones", "join", 1000, 1150,
                [(1400, "k"), (2400, "k"), (2800, "k"), (3400, "k")]),
+        _probe("origin", "the stream starts at time 0: a first element at 0 fixes a hidden t0 like any other "
+               "(rsp-rs takes t0 = 0 for unset and anchors its windows on the next element)", "subjects", 1000, 0,
+               [(1300, "a"), (2200, "b"), (3600, "c")]),
     )
 
 

@@ -69,6 +69,29 @@ def test_probes_keep_matching_elements_away_from_borders_except_the_border_probe
     assert starts == {0, 50}  # a t0 fixed at 0 is admissible with unit ms only
 
 
+@pytest.mark.parametrize("preset", ["rsprs", "rspjs", "yabench-window-close"])
+def test_the_origin_probe_is_hand_checked(preset: str) -> None:
+    """A stream that starts at 0: q@0, a@1300, b@2200, c@3600, β = ω = 1 s, horizon 6600. Every
+    alignment the battery knows (a hidden t0 = the first element's 0, or a t0 fixed at 0) gives the
+    windows [1000, 2000) = {a}, [2000, 3000) = {b}, [3000, 4000) = {c}: reported at the next element
+    (a at 2200, b at 3600, c after the horizon) or at the close (a at 2000, b at 3000, c at 4000; the
+    YABench window-close oracle also reports the filler-only [0, 1000] and the empty [4000, 5000],
+    [5000, 6000] as empty relations). rsp-rs, which takes t0 = 0 for "unset", would answer a and b
+    together at 3600 (its windows anchored on a at 1300)."""
+    (probe,) = [probe for probe in battery() if probe.name == "origin"]
+    assert probe.registration == 0 and probe.horizon == 6600
+    engine = create_engine(EngineConfig("secret", PRESETS[preset]))
+    engine.register(parse_query(probe.query_text))
+    answer = [(r.application_time, sorted(str(dict(m)["s"]).rsplit("-", 1)[1].strip(">") for m in r.bindings))
+              for r in engine.run(probe.stimuli()) if r.application_time <= probe.horizon]
+    expected = {
+        "rsprs": [(2200, ["e1"]), (3600, ["e2"])],
+        "rspjs": [(2200, ["e1"]), (3600, ["e2"])],
+        "yabench-window-close": [(1000, []), (2000, ["e1"]), (3000, ["e2"]), (4000, ["e3"]), (5000, []), (6000, [])],
+    }[preset]
+    assert answer == expected
+
+
 # --- naming --------------------------------------------------------------------------------------
 
 
