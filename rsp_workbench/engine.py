@@ -105,7 +105,7 @@ class EngineConfig:
 
 
 class Engine(ABC):
-    """An RSP engine behind the test stand (ARCHITECTURE.md layer 3).
+    """An RSP engine behind the test stand (docs/design/ARCHITECTURE.md layer 3).
 
     Lifecycle: ``register`` once, then any number of ``push``/``advance_time`` calls in
     non-decreasing application time, then ``close``. Every call returns the responses the

@@ -1,8 +1,8 @@
 """Operational-semantics parameters of an RSP engine (SECRET + CQL R2S), and presets.
 
-Names follow SEMANTICS.md. Every parameter an engine can hide is explicit here so that
+Names follow docs/design/SEMANTICS.md. Every parameter an engine can hide is explicit here so that
 the oracle, the reference engine and the teaching views can only diverge through a
-named parameter (ARCHITECTURE.md "One semantics implementation").
+named parameter (docs/design/ARCHITECTURE.md "One semantics implementation").
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ SEMANTICS_FIELDS = (
 
 _WC_NC = ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY)
 
-# CSRBench Table 1 (and YABench's oracle conventions, SEMANTICS.md / issue 4).
+# CSRBench Table 1 (and YABench's oracle conventions, docs/design/SEMANTICS.md).
 PRESETS: dict[str, EngineSemantics] = {
     "csparql": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TUPLE, r2s=R2S.RSTREAM,

@@ -212,7 +212,7 @@ class Experiment:
 
     @property
     def requires_confirmation(self) -> bool:
-        """True if any engine runs an external program (FORMATS.md: confirm before running)."""
+        """True if any engine runs an external program (docs/design/FORMATS.md: confirm before running)."""
         return any(engine.requires_confirmation for engine in self.engines)
 
 
