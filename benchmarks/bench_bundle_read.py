@@ -1,4 +1,4 @@
-"""Benchmark: reading a BIG run's result bundle (issue 11, "bounded memory everywhere").
+"""Benchmark: reading a BIG run's result bundle.
 
 Each reader runs in its own child process (``os.wait4`` gives that child's own peak RSS),
 once per source tree given with ``--code`` (e.g. the checkout before the change and the one
@@ -43,7 +43,7 @@ READERS = {
         "    print(group, [len(s) for s in series], [s.positions()[-1] for s in series], problems)\n"
     ),
     "timeline": (
-        "from rsp_workbench.gui.timeline_bundle import read_bundle_run\n"
+        "from rsp_workbench.results.run_timeline import read_bundle_run\n"
         "run = read_bundle_run({bundle!r}, {run_id!r})\n"
         "print(run.run_id, len(run.diverging), len(run.evaluations))\n"
     ),

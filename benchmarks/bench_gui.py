@@ -48,7 +48,8 @@ def measure_frames(app: Any, elements: int, frames: int) -> dict[str, Any]:
     """Pan/zoom frames on a synthetic SG1-shaped stream (20 lanes)."""
     from rsp_workbench.core.semantics import BorderConvention
     from rsp_workbench.core.windows import WindowSpec
-    from rsp_workbench.gui.timeline import WindowTimeline, synthetic_lanes
+    from rsp_workbench.gui.results.timeline.model import synthetic_lanes
+    from rsp_workbench.gui.results.timeline.plot import WindowTimeline
 
     started = time.perf_counter()
     lanes = synthetic_lanes(elements, stations=20, interval_ms=100)
@@ -152,7 +153,7 @@ def _run_function(experiment_file: Path, out: Path, size: str | None) -> Any:
     """The worker, as the Runs tab starts it: ``execute_request`` (the experiment in a child
     process, progress events forwarded), progress as (fraction, message)."""
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs_model import RunRequest, execute_request
+    from rsp_workbench.gui.runs.model import RunRequest, execute_request
 
     def run(state: Any) -> Any:
         experiment = load_experiment(experiment_file)
@@ -187,7 +188,7 @@ def measure_run_stalls(app: Any, experiment_file: Path, size: str | None) -> dic
     timeline loads the bundle's first run."""
     from rsp_workbench.results.bundle import read_bundle
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     Heartbeat, RunProgress = _gui_classes()
     registry = TaskRegistry()

@@ -2,7 +2,7 @@
 
 Window 5 s / 5 s, the temperature filter query, every admissible t0 (β = 5 s at 1 ms →
 5,000 values), for the presets ``yabench-window-close`` and ``yabench-content-change``
-(issue 4 item 4: targets < 20 s and < 60 s on the 2-core machine). Also timed, for the
+. Also timed, for the
 ratio: the rdflib reference path on ONE full BIG window (``evaluate_snapshot``).
 
 Run ``python3 benchmarks/bench_oracle.py [--small] [--json FILE] [--skip-reference]
@@ -13,7 +13,7 @@ preset over the same stream reuses the annotated rows (``annotations_reused``), 
 switching report policies would — run one preset per process to time it cold.
 
 ``--cli STREAM [--presets cqels,yabench-content-change] [--methods auto,spark]`` times the
-command a user runs instead (issue 11's targets): ``rspwb oracle --stream STREAM --system P
+command a user runs instead: ``rspwb oracle --stream STREAM --system P
 --t0 all --json`` per preset and method, end to end in a subprocess (JVM start included),
 with the wall time, the CPU time and peak RSS of the whole process tree, the path that ran
 and the number of t0 candidates (``--t0 all`` is the admissible set in the preset's time
@@ -108,7 +108,7 @@ def run_benchmark(params: dict[str, Any], workdir: Path, reference: bool = True,
 
 
 def reference_one_window(path: Path) -> dict[str, Any]:
-    """rdflib loading and answering ONE 5 s window of the stream (the yardstick of issue 11)."""
+    """rdflib loading and answering ONE 5 s window of the stream (the scale yardstick)."""
     from rsp_workbench.oracle.reference import StaticData, evaluate_snapshot
     from rsp_workbench.query.parser import parse_query
     from rsp_workbench.streams.readers import detect_format, read_stream

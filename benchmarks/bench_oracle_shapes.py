@@ -1,4 +1,4 @@
-"""Benchmark: the oracle's memory on the stream shapes issue 11 names as adversarial.
+"""Benchmark: the oracle's memory on the adversarial stream shapes (many windows per element, unsorted input, skewed joins).
 
 ``rspwb oracle --t0 all --json`` end to end (JVM included) on an SG1 stream and three reshaped
 copies of it, reporting wall time, CPU and the peak RSS of the whole process tree:

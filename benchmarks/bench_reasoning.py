@@ -1,4 +1,4 @@
-"""Naive vs incremental ρDF baselines on a small Heaven grid (heaven.md Sect. 7, Tables 1–2).
+"""Naive vs incremental ρDF baselines on a small Heaven grid (Heaven Sect. 7, Tables 1–2).
 
 Grid: stimulus size {1, 10, 100} triples × window ω {1 s, 10 s}, slide β = 100 ms, one
 stimulus every 100 ms of application time (LUBM through ``rsp_workbench.generators.lubm`` with

@@ -70,7 +70,7 @@ _SG1 = (
 
 
 def sg1_stream(path: Path, lines: int, stations: int = 50, interval_ms: int = 1000, seed: int = 1) -> int:
-    """Write an SG1-shaped YABench stream (FORMATS.md 7-line template) of about ``lines`` lines."""
+    """Write an SG1-shaped YABench stream (docs/design/FORMATS.md 7-line template) of about ``lines`` lines."""
     rng = random.Random(seed)
     steps = max(1, -(-lines // (7 * stations)))
     with StreamWriter(path, "yabench") as writer:

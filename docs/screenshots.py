@@ -70,7 +70,7 @@ def designer_small_shot() -> None:
     stream section, the widest form, fits without scrolling sideways (gui-designer-1024.png)."""
     from PySide6.QtWidgets import QApplication
 
-    from rsp_workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer.view import DesignerView
 
     view = DesignerView()
     view.resize(1024, 640)
@@ -195,7 +195,7 @@ def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
 
     from rsp_workbench.results.bundle import read_bundle
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.timeline import synthetic_lanes
+    from rsp_workbench.gui.results.timeline.model import synthetic_lanes
     from rsp_workbench.pipeline.run_experiment import run_experiment
 
     bundle = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles") / "yabench-experiment4-gracious"
@@ -243,7 +243,7 @@ def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     runs = window.runs
-    runs.results_edit.setText(str(tmp / "run-results"))
+    runs.form.results_edit.setText(str(tmp / "run-results"))
     window.open_experiment(str(ROOT / "sample_experiments" / "teaching" / "rooms.yaml"))
     window.designer.model.set(("stand",), {"mode": "real-time", "time_scale": 5})
     window.run_designer_experiment()

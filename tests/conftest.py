@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-# GUI tests run without a display (STYLE.md); set before anything imports Qt.
+# GUI tests run without a display (docs/design/STYLE.md); set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Every SparkSession of the test run is the one local[1] session (STYLE.md), also one that code under
+# Every SparkSession of the test run is the one local[1] session (docs/design/STYLE.md), also one that code under
 # test starts on its own (an oracle or generator choosing Spark) before the `spark` fixture does.
 os.environ.setdefault("RSPWB_SPARK_MASTER", "local[1]")
 

@@ -1,4 +1,4 @@
-"""`rspwb generate`: write a generated stream to a file (CLI.md contract).
+"""`rspwb generate`: write a generated stream to a file (docs/design/CLI.md contract).
 
 ``rspwb generate --generator sg1 --param stations=50 --param interval=1s --param
 duration=30s --param seed=1430236906 --format yabench --out s.stream`` writes exactly what

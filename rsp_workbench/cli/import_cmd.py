@@ -1,6 +1,6 @@
 """`rspwb import yabench-config DIR --out exp.yaml`: a YABench test folder as an experiment file.
 
-Contract (CLI.md): the written file is one that ``rspwb validate`` accepts; the engine query is
+Contract (docs/design/CLI.md): the written file is one that ``rspwb validate`` accepts; the engine query is
 copied next to it (``queries/<folder>.rq``, ``${…}`` placeholders kept: they are the experiment's
 variables). What could not be mapped is listed in a comment at the top of the file and on stderr.
 """
@@ -47,6 +47,8 @@ def import_yabench_command(args: argparse.Namespace) -> int:
     query_path.write_text(imported.query_text, encoding="utf-8")
     out.write_text(imported.yaml_text, encoding="utf-8")
     load_experiment(out)  # the contract: what we wrote validates (a UserError here names the line)
+    for warning in imported.warnings:
+        sys.stderr.write(f"rspwb: warning: {warning}\n")
     for note in imported.unmapped:
         sys.stderr.write(f"rspwb: not mapped: {note}\n")
     sys.stderr.write(f"rspwb: wrote {out} and {query_path}\n")

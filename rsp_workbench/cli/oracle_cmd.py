@@ -1,6 +1,6 @@
 """`rspwb oracle` (expected answers) and `rspwb check` (judge a recorded engine output).
 
-Contracts (CLI.md):
+Contracts (docs/design/CLI.md):
   rspwb oracle --stream s.stream --stream-format yabench --query q.rq --var TEMP=50.0 \
       --system yabench-window-close --json
   rspwb check --stream DIR --stream-format csrbench-dir --interval 1000 --query Q.rq \
@@ -556,9 +556,9 @@ def run_check(args: argparse.Namespace) -> int:
         return expected(args, replace(prepared, vectors=list(vectors), end=end))
 
     run = RecordedRun(query=prepared.query, streams=_LazyStreams(prepared.inputs), log=log,
-                      semantics=prepared.semantics, end=prepared.end)
+                      semantics=prepared.semantics, end=prepared.end, end_fixed=args.end is not None)
     options = JudgeOptions(t0=prepared.t0_option, registration=prepared.registration, match=args.match,
-                           regroup=args.regroup, rel_tol=args.tolerance, quality=False)
+                           regroup=True if args.regroup else None, rel_tol=args.tolerance, quality=False)
     judgement = judge(run, options, expected_here)
     payload = dict(judgement.payload)
     used = OracleMethod(payload.pop("method"), payload.pop("method_engine"), payload.pop("method_reason"))
@@ -570,6 +570,8 @@ def run_check(args: argparse.Namespace) -> int:
         print_json(payload)
     else:
         print(f"{payload['verdict']} ({args.match} match)")
+        if payload.get("relations_not_judged"):
+            print(f"  {payload['relations_not_judged']} relations after --end {prepared.end} ms not judged")
         if payload["verdict"] == "correct":
             print(f"  matching t0: {', '.join(map(str, payload['t0']))}")
         elif payload.get("first_divergence") is not None:

@@ -1,6 +1,6 @@
 """`rspwb run` (generate → engines → oracle → result bundle) and `rspwb report` (its summary again).
 
-Contracts (CLI.md):
+Contracts (docs/design/CLI.md):
   rspwb run FILE [--size smoke|full] --out DIR [--yes]
   rspwb report DIR --json   → {"runs": [{"engine", "query", "verdict", "precision", "recall",
                                          "responses", "kpi_samples", "peak_rss_mb", …}, …]}

@@ -1,4 +1,4 @@
-"""`rspwb validate FILE`: check an experiment file without running anything (CLI.md).
+"""`rspwb validate FILE`: check an experiment file without running anything (docs/design/CLI.md).
 
 Exit 0 with a one-line summary when valid; otherwise a UserError (``FILE:LINE: field:
 message``, exit 2). Validation resolves every sweep combination and every size, so an
@@ -37,7 +37,7 @@ def _plural(count: int, word: str) -> str:
 def _read_static_data(experiment: Any) -> None:
     """Static data is read here as the run reads it: a file that does not parse fails validate, not the run."""
     if experiment.static:
-        from rsp_workbench.pipeline.run_experiment import load_static
+        from rsp_workbench.experiment.static_data import load_static
 
         load_static(experiment)
 

@@ -1,6 +1,6 @@
 """`rspwb windows`: print window instances and evaluation instants (a teaching aid).
 
-For scripts and tests (CLI.md): ``rspwb windows --size 5 --slide 2 --t0 1 --scope
+For scripts and tests (docs/design/CLI.md): ``rspwb windows --size 5 --slide 2 --t0 1 --scope
 open-closed --from 0 --to 10 --unit ms --json`` prints the windows that *close* within
 [from, to], i.e. RSP-QL Example 7's (1,6], (3,8], (5,10].
 """

@@ -162,6 +162,11 @@ def evaluation_instants(
             candidates.append((time, closing, lo, hi, sequence))
     elif Strategy.PERIODIC in strategies:
         period = policy.period_ms or 1
+        instants = (end - start) // period
+        if instants > MAX_CLOSING_WINDOWS:
+            raise UserError(f"about {instants:,} periodic evaluations between {start} and {end}, one every {period} ms "
+                            "(the stream's times are far apart or far from t0): give a longer period, a t0 near the "
+                            "stream's first element, or --end", field="--t0")
         k = max(0, -((window.t0 - start) // period))
         while window.t0 + k * period <= end:
             instant = window.t0 + k * period

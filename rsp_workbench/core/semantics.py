@@ -73,6 +73,14 @@ class Tick(Enum):
     BATCH = "batch"
 
 
+class Grouping(Enum):
+    """How an engine's responses group (the probe's ``grouping``): one response per evaluation,
+    or one per binding (an evaluation's responses share its instant and are merged to judge it)."""
+
+    EVALUATION = "evaluation"
+    BINDING = "binding"
+
+
 class R2S(Enum):
     """CQL relation-to-stream operators (RSP-QL Def. 20-22)."""
 
@@ -178,6 +186,7 @@ class EngineSemantics:
     leading_partial: bool = False
     active_window: ActiveWindowChoice = ActiveWindowChoice.EARLIEST
     batch_size: int = 1
+    grouping: Grouping = Grouping.EVALUATION
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> "EngineSemantics":
         """Return a copy with parameters given as text/YAML values; errors name the field."""
@@ -204,6 +213,8 @@ class EngineSemantics:
                 changes[name] = None if value in (None, "auto", "hidden") else parse_duration(value, field=key)
             elif name == "active_window":
                 changes[name] = parse_enum(ActiveWindowChoice, value, key)
+            elif name == "grouping":
+                changes[name] = parse_enum(Grouping, value, key)
             elif name == "batch_size":
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise UserError(f"expected a positive integer, got {value!r}", field=key)
@@ -225,12 +236,13 @@ class EngineSemantics:
             "t0": self.t0,
             "leading_partial": self.leading_partial,
             "active_window": self.active_window.value,
+            "grouping": self.grouping.value,
         }
 
 
 SEMANTICS_FIELDS = (
     "border", "report", "tick", "r2s", "empty_notification", "time_unit", "t0",
-    "leading_partial", "active_window", "batch_size",
+    "leading_partial", "active_window", "batch_size", "grouping",
 )
 
 _WC_NC = ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY)
@@ -268,13 +280,13 @@ PRESETS: dict[str, EngineSemantics] = {
     # line. Closed-open windows [iβ − ω, iβ) aligned on multiples of β from 0 (the leading
     # ones shorter), a closed window evaluated when the first element after its close
     # arrives and only over non-empty content, every binding of the answer emitted
-    # (Rstream), nothing for an empty answer, timestamps taken as milliseconds. What no
+    # (Rstream) as one response each, nothing for an empty answer, timestamps taken as milliseconds. What no
     # parameter says (one window per element, the drifting window start) is in the README.
     "rspjs": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN,
         report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY),
         tick=Tick.TIME, r2s=R2S.RSTREAM,
-        empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+        empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True, grouping=Grouping.BINDING,
     ),
 }
 

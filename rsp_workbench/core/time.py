@@ -1,4 +1,4 @@
-"""Application time: durations and time units (SEMANTICS.md "Time").
+"""Application time: durations and time units (docs/design/SEMANTICS.md "Time").
 
 Time is stored as integer milliseconds everywhere. A *time unit* is the granularity an
 engine distinguishes (CSRBench Table 1: C-SPARQL ~1 s, CQELS/SPARQLstream ~100 ms); it

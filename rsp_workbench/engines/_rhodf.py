@@ -1,6 +1,6 @@
 """ρDF entailment over N-Triples term text: from scratch (:func:`closure`) and incrementally.
 
-The rules (Muñoz, Pérez, Gutierrez 2007; heaven.md Sect. 6; SEMANTICS.md "Baselines"):
+The rules (Muñoz, Pérez, Gutierrez 2007; Heaven Sect. 6; docs/design/SEMANTICS.md "Baselines"):
 
 * rdfs5  ``p sp q, q sp r ⇒ p sp r`` and rdfs11 ``c sc d, d sc e ⇒ c sc e`` — the TBox
   hierarchies, closed transitively **once** when a :class:`Schema` is built (Heaven: "the

@@ -1,6 +1,6 @@
 """``incremental``: the Heaven incremental ρDF baseline — maintain the materialisation under Δ+ / Δ−.
 
-Heaven (heaven.md Sect. 6, Fig. 2B, like TrOWL and RDFox): between two evaluations the
+Heaven (Heaven Sect. 6, Fig. 2B, like TrOWL and RDFox): between two evaluations the
 DSMS hands the reasoner the differences of the window content — Δ+ (elements that
 entered) and Δ− (elements that left) — and the reasoner maintains the materialisation
 (:class:`rsp_workbench.engines._rhodf.IncrementalClosure`, support counting). The materialised triples

@@ -1,6 +1,6 @@
 """``naive``: the Heaven naive ρDF baseline — re-materialise the window snapshot at every report.
 
-Heaven (heaven.md Sect. 6, Fig. 2A, like the C-SPARQL engine): at each evaluation the
+Heaven (Heaven Sect. 6, Fig. 2A, like the C-SPARQL engine): at each evaluation the
 DSMS hands the snapshot of the active window to the reasoner, which materialises its ρDF
 closure *from scratch* w.r.t. the TBox (``rsp_workbench.engines._rhodf.closure``); the query is then
 evaluated over the fresh materialisation. When to evaluate follows the engine's

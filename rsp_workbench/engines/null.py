@@ -2,7 +2,7 @@
 
 It measures the test stand itself: with an engine that does no work, the rate the stand
 sustains in absolute-time mode is the ceiling of the stand's streamer, codec and process
-boundary (issue: "the stand carries BIG"). Any engine measured on the stand can absorb at
+boundary. Any engine measured on the stand can absorb at
 most this rate, so a researcher reads an engine's rate next to this one to tell engine
 cost from stand cost. It still decodes every stimulus it receives (the worker does), so
 the ceiling includes the full protocol round trip; it never emits a response.

@@ -5,6 +5,7 @@
 ``apply_size`` applies a named size, ``experiment_to_yaml`` writes it back. Schema: docs/experiment-format.md.
 ``yabench_config`` reads YABench test configurations (``config.json``) and turns one into an
 experiment file (``rspwb import yabench-config``).
+``static_data.load_static`` reads an experiment's static data as engines and the oracle take it.
 """
 
 from rsp_workbench.experiment.loader import (

@@ -533,7 +533,7 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
     t0 = None if t0_raw == "all" else c.duration(t0_raw, "oracle.t0")
     end_raw = oracle.get("end", "after-last-window")
     end: int | str = end_raw if end_raw in END_RULES else c.duration(end_raw, "oracle.end")
-    regroup = c.boolean(oracle.get("regroup", False), "oracle.regroup")
+    regroup = None if oracle.get("regroup") is None else c.boolean(oracle["regroup"], "oracle.regroup")
     return OracleSpec(system=system, semantics_overrides=overrides, match=match, gracious=gracious, t0=t0, end=end,
                       regroup=regroup)
 

@@ -152,9 +152,10 @@ class OracleSpec:
     #: (the last element + the largest window: every window holding an element closes),
     #: ``last-element`` (the stream ends with its last element), or a time in ms
     end: int | str = "after-last-window"
-    #: the engines emit one response per binding: merge consecutive responses with the same
-    #: time and operation into one evaluation's output before judging (``rspwb check --regroup``)
-    regroup: bool = False
+    #: merge consecutive responses with the same time and operation into one evaluation's output
+    #: before judging (``rspwb check --regroup``): None as each engine's ``grouping`` declares,
+    #: True/False for every engine
+    regroup: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Safe YAML loading that remembers where every value came from (FORMATS.md "Experiment files").
+"""Safe YAML loading that remembers where every value came from (docs/design/FORMATS.md "Experiment files").
 
 ``yaml.safe_load`` loses line numbers, and experiment errors must name FILE:LINE and the
 field. So we compose the document into nodes with PyYAML's ``SafeLoader`` and build the

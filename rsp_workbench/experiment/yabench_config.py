@@ -46,11 +46,29 @@ class YabenchTest:
     settings: Mapping[str, Any]
 
 
-def read_config(folder: Path) -> dict[str, Any]:
-    """``config.json`` of a test folder (a located UserError if it is not a JSON object)."""
+def read_config(folder: Path, warnings: list[str] | None = None) -> dict[str, Any]:
+    """``config.json`` of a test folder (a located UserError if it is not a JSON object).
+
+    A comma before a closing ``}`` or ``]`` is read as if it were not there, as YABench's own
+    reader did (YABench-One's Experiment_3/cqels has one): one line naming file:line:column
+    is added to ``warnings``.
+    """
     path = folder / CONFIG
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as error:
+            cleaned, commas = without_trailing_commas(text)
+            try:
+                config = json.loads(cleaned) if commas else None
+            except json.JSONDecodeError:
+                commas = []
+            if not commas:
+                raise error from None
+            if warnings is not None:
+                warnings += [f"{path}:{line}:{column}: trailing comma before a closing bracket, read as if it "
+                             "were not there (YABench's reader took it)" for line, column in commas]
     except json.JSONDecodeError as error:
         raise UserError(f"not valid JSON: {error.msg}", file=str(path), line=error.lineno, column=error.colno) from None
     except FileNotFoundError:
@@ -60,6 +78,27 @@ def read_config(folder: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise UserError("expected a JSON object", file=str(path))
     return config
+
+
+def without_trailing_commas(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` without the commas that only whitespace separates from a closing ``}``/``]``
+    (outside strings), and where each was (line, column, from 1)."""
+    out: list[str] = []
+    commas: list[tuple[int, int]] = []
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            in_string = not (char == '"' and not escaped)
+            escaped = char == "\\" and not escaped
+        elif char == '"':
+            in_string = True
+        elif char == "," and text[index + 1:].lstrip()[:1] in ("}", "]"):
+            line = text.count("\n", 0, index) + 1
+            commas.append((line, index - text.rfind("\n", 0, index)))
+            out.append(" ")
+            continue
+        out.append(char)
+    return "".join(out), commas
 
 
 def config_tests(config: Mapping[str, Any], file: str | None = None) -> list[YabenchTest]:
@@ -110,13 +149,15 @@ class ImportedExperiment:
     query_file: str
     query_text: str
     unmapped: tuple[str, ...]
+    warnings: tuple[str, ...] = ()  # one line each, naming file:line:column
 
 
 def import_yabench_config(folder: str | Path, query_file: str) -> ImportedExperiment:
     """The experiment for a YABench test folder; ``query_file`` is where ``engine.query`` will be
     copied, relative to the experiment file."""
     root = Path(folder)
-    config = read_config(root)
+    warnings: list[str] = []
+    config = read_config(root, warnings)
     config_file = str(root / CONFIG)
     tests = config_tests(config, config_file)
     query_path = root / ENGINE_QUERY
@@ -238,4 +279,4 @@ def import_yabench_config(folder: str | Path, query_file: str) -> ImportedExperi
         header.append("# Not mapped:")
         header += [f"#   - {note}" for note in notes]
     text = "\n".join(header) + "\n" + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
-    return ImportedExperiment(text, query_file, query_text, tuple(notes))
+    return ImportedExperiment(text, query_file, query_text, tuple(notes), tuple(warnings))

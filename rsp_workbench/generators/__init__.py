@@ -18,6 +18,7 @@ from rsp_workbench.errors import UserError
 # name -> module (imported lazily, no import-time side effects)
 GENERATOR_MODULES: dict[str, str] = {
     "sg1": "rsp_workbench.generators.sg1",
+    "sg1-parallel": "rsp_workbench.generators.sg1_parallel",
     "lsd-weather": "rsp_workbench.generators.lsd_weather",
     "lubm": "rsp_workbench.generators.lubm",
     "chain-join": "rsp_workbench.generators.chain_join",

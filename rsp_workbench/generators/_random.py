@@ -1,7 +1,7 @@
 """Counter-based randomness: every draw is a pure function of (seed, key…, counter).
 
 Generators that run as parallel Spark tasks must produce the same stream however the
-keys are grouped into tasks (ARCHITECTURE.md "Reproducible by construction"). So no
+keys are grouped into tasks (docs/design/ARCHITECTURE.md "Reproducible by construction"). So no
 global or shared RNG state: each key gets its own stream, derived from the experiment
 seed and the key (numpy ``Philox`` seeded by a ``SeedSequence`` built from a hash of the
 parts), and single decisions (a station's phase, an observation's delivery delay) come

@@ -1,6 +1,6 @@
 """Flow shapes: how many triples each stimulus carries and when (Heaven's streamer).
 
-Heaven's RDF2RDF-Stream (heaven.md Sect. 5) cuts any RDF file into STIMULI — sets of
+Heaven's RDF2RDF-Stream (Heaven Sect. 5) cuts any RDF file into STIMULI — sets of
 triples sharing one application time — whose cardinality over time follows a function F:
 flows that stay stable, that are stable and then suddenly increase, or that follow a
 distribution (Poisson, Gaussian). A :class:`FlowShape` is that F as a pure value: it

@@ -7,7 +7,7 @@ temperature, join two observations of one sensor (Q6) and join against a fixed s
 station so that all of them run, with station metadata as static data.
 
 Every observation of property P by station ``A{id}`` at time ``t`` is 7 triples, in SG1's
-order (FORMATS.md), plus 2 when ``sampling_time`` is on::
+order (docs/design/FORMATS.md), plus 2 when ``sampling_time`` is on::
 
     ssw:Observation_{P}_A{id}_{t} rdf:type weather:{P}Observation ;
         om-owl:observedProperty weather:_{P} ; om-owl:procedure ssw:System_A{id} ;

@@ -1,6 +1,6 @@
 """``lubm``: LUBM-style university data, as static data or as a stream (Heaven's set-up).
 
-Heaven (heaven.md Sect. 7) streams LUBM through RDF2RDF-Stream with a constant flow to
+Heaven (Heaven Sect. 7) streams LUBM through RDF2RDF-Stream with a constant flow to
 stress the ρDF reasoning baselines regularly. This is a compact re-implementation of the
 LUBM data generator (UBA; Guo, Pan, Heflin 2005) with its naming scheme and cardinality
 ranges: per university 15–25 departments (parameter), per department 7–10 full, 10–14

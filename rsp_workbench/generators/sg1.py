@@ -11,7 +11,7 @@ Algorithm (YABench ``SG1``; one ``java.util.Random(seed)`` for the whole run):
    it to the queue, and set ``time`` to the first station's next time.
 
 Station ids: the station's creation index ``0..stations-1`` (its phase-draw position),
-written ``A{id}`` (FORMATS.md "SG1": ``{id}`` = station number; YABench numbers its
+written ``A{id}`` (docs/design/FORMATS.md "SG1": ``{id}`` = station number; YABench numbers its
 stations from a 0-based loop counter). Because phases are < interval, the queue is
 round-robin over the sorted stations, so observation ``k`` is station ``order[k % n]`` at
 ``phase[k % n] + (k // n) * interval`` (observation 0 at time 0 unless legacy); the value
@@ -119,7 +119,7 @@ def java_format_1f(value: float) -> str:
 
 
 def format_observation_yabench(station: int, t: int, value: int) -> str:
-    """One observation as YABench writes it: the FORMATS.md SG1 template, literally."""
+    """One observation as YABench writes it: the docs/design/FORMATS.md SG1 template, literally."""
     k = f"A{station}_{t}"
     v = f"{value}.0" if isinstance(value, int) else java_format_1f(value)  # same text for ints
     return (

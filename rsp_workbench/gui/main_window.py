@@ -84,11 +84,12 @@ class MainWindow(QMainWindow):
     def __init__(self, *, settings: QSettings | None = None, samples_dir: Path | None = None,
                  spark_warmup: bool | None = None) -> None:
         super().__init__()
-        from rsp_workbench.gui.designer import DesignerView
-        from rsp_workbench.gui.library import LibraryView, add_recent_file
-        from rsp_workbench.gui.runs import RunManagerView
-        from rsp_workbench.gui.teaching import TeachingView
-        from rsp_workbench.gui.results import ResultsBrowser
+        from rsp_workbench.gui.designer.view import DesignerView
+        from rsp_workbench.gui.library.model import add_recent_file
+        from rsp_workbench.gui.library.view import LibraryView
+        from rsp_workbench.gui.runs.view import RunManagerView
+        from rsp_workbench.gui.teaching.view import TeachingView
+        from rsp_workbench.gui.results.browser import ResultsBrowser
 
         self._add_recent_file = add_recent_file
         self.setObjectName("mainWindow")
@@ -171,8 +172,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_probe_dialog(self) -> Any:
         """Run > Probe engine…: infer an engine's semantics (built-in, or one of the designer's experiment)."""
-        from rsp_workbench.gui.probe import ProbeDialog
-        from rsp_workbench.gui.runs_model import experiment_from_designer
+        from rsp_workbench.gui.probe.view import ProbeDialog
+        from rsp_workbench.gui.runs.model import experiment_from_designer
 
         if self.probe_dialog is None:
             def designer_experiment() -> Any:

@@ -1,4 +1,4 @@
-"""Qt bindings for the GUI: PySide6 first, then pyqtgraph (STYLE.md).
+"""Qt bindings for the GUI: PySide6 first, then pyqtgraph (docs/design/STYLE.md).
 
 PySide6 6.12.0 on Python 3.11 drops references to ``None``/``True`` on signal emission
 (it treats them as immortal, as they only are from Python 3.12 on) and aborts the

@@ -1,6 +1,6 @@
 """Long work off the GUI thread: a plain ``run(state)`` function in a QThread.
 
-Follows Orange3's ``concurrent.TaskState`` pattern (STYLE.md): the work is a plain function
+Follows Orange3's ``concurrent.TaskState`` pattern (docs/design/STYLE.md): the work is a plain function
 that polls ``state.cancelled`` and reports progress, testable without Qt. Results cross
 to the GUI thread through queued signals connected to ``@Slot`` methods of a QObject that
 lives in the GUI thread; no Qt object is touched from the worker.

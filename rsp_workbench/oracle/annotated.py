@@ -8,7 +8,7 @@ position interval ``[pmin, pmax]`` per window. A requirement holds for an evalua
 window contents are ``[lo_w, hi_w)`` iff ``lo_w ≤ pmin_w`` and ``pmax_w < hi_w`` for every
 window (window contents are contiguous position ranges, `rsp_workbench.core.report`).
 Requirements whose elements lie further apart in time than the window size can never hold
-and are dropped while joining (the band condition of ARCHITECTURE.md).
+and are dropped while joining (the band condition of docs/design/ARCHITECTURE.md).
 
 Exactness with respect to rdflib over a window snapshot (what the reference computes):
 
@@ -21,8 +21,8 @@ Exactness with respect to rdflib over a window snapshot (what the reference comp
   leaves the variable unbound), cached per distinct value tuple.
 
 Operators above the monotone part (GROUP BY/aggregates, HAVING, OPTIONAL, MINUS,
-subqueries) are evaluated by rdflib itself, per distinct window content, over the
-monotone rows present in that content (substituted as a VALUES table). Order-dependent
+subqueries) are evaluated by rdflib itself, once per distinct set of monotone rows present
+in a window content (substituted as a VALUES table; `UpperOracle`, `RelationEvaluator`). Order-dependent
 constructs (LIMIT/OFFSET, REDUCED, SAMPLE, GROUP_CONCAT), non-deterministic functions
 (NOW, RAND, BNODE, UUID), EXISTS, ``GRAPH ?var`` and time-varying graphs are outside the
 fast path: `compile_plan` names the construct and the caller uses the reference path.
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from rsp_workbench.core.r2s import apply_r2s
 from rsp_workbench.core.report import Evaluation, content_at
 from rsp_workbench.core.semantics import ActiveWindowChoice, EngineSemantics
 from rsp_workbench.core.windows import WindowSpec
-from rsp_workbench.oracle.deltas import Timeline, evaluations_for  # noqa: F401 - this module's API too
+from rsp_workbench.oracle.deltas import DeltaOracle, Timeline, evaluations_for  # noqa: F401 - this module's API too
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
 from rsp_workbench.streams.model import StreamElement
@@ -682,15 +682,22 @@ class RowTable:
 
 
 class RelationEvaluator:
-    """The instantaneous relation (a bag, as the reference returns it) per content key."""
+    """The instantaneous relation (a bag, as the reference returns it) per content key.
 
-    CACHE_SIZE = 4096  # relations kept for t0 values that share window contents
+    Above the pattern (aggregates, OPTIONAL, MINUS), a relation depends only on which
+    annotated rows are present: it is evaluated by rdflib once per distinct set of present
+    rows, however many window contents (and t0) share that set.
+    """
+
+    CACHE_SIZE = 4096  # relations kept for t0 values that share window contents (or present rows)
 
     def __init__(self, plan: FastPlan, tables: list[RowTable]) -> None:
         self.plan = plan
         self.tables = tables
         self._cache: dict[ContentKey, Counter[Hashable]] = {}
+        self._by_rows: dict[tuple[bytes, ...], Counter[Hashable]] = {}
         self._solutions: dict[int, frozenset] = {}
+        self._dataset: Any = None  # one empty rdflib Dataset for every upper evaluation (making one costs ms)
 
     def relation(self, key: ContentKey) -> Counter[Hashable]:
         cached = self._cache.get(key)
@@ -699,29 +706,130 @@ class RelationEvaluator:
         if self.plan.upper is None:
             result = self.tables[0].bag(key, self._solutions)
         else:
-            result = self._upper(key)
+            result = self.relation_of_rows([table.present_rows(key) for table in self.tables])
         if len(self._cache) >= self.CACHE_SIZE:  # bounded: contents of one t0 at a time, roughly
             self._cache.clear()
         self._cache[key] = result
         return result
 
-    def _upper(self, key: ContentKey) -> Counter[Hashable]:
+    def relation_of_rows(self, present: Sequence[np.ndarray]) -> Counter[Hashable]:
+        """The relation above the pattern when exactly rows ``present[i]`` of table i are present
+        (sorted row indices)."""
+        signature = tuple(np.asarray(rows, dtype=np.int64).tobytes() for rows in present)
+        cached = self._by_rows.get(signature)
+        if cached is None:
+            if len(self._by_rows) >= self.CACHE_SIZE:
+                self._by_rows.clear()
+            cached = self._by_rows[signature] = self._upper(present)
+        return cached
+
+    def _upper(self, present: Sequence[np.ndarray]) -> Counter[Hashable]:
         from rdflib import BNode, Dataset, Variable
         from rsp_workbench.query.rdflib_sparql import Query
 
-        for table, placeholder in zip(self.tables, self.plan.placeholders):
+        for table, placeholder, rows in zip(self.tables, self.plan.placeholders, present):
             names = [BNode(v[2:]) if v.startswith("_:") else Variable(v) for v in table.relation.variables]
             res = []
-            for r in table.present_rows(key):
+            for r in rows:
                 values = table.relation.rows[r][0]
                 res.append({n: to_rdflib(t) for n, t in zip(names, values) if t is not None})
             placeholder.p["res"] = res
         query = Query(self.plan.query.algebra.prologue, self.plan.upper)
+        if self._dataset is None:
+            self._dataset = Dataset(default_union=False)
         bag: Counter[Hashable] = Counter()
-        for row in Dataset(default_union=False).query(query):
+        for row in self._dataset.query(query):
             values = row.asdict()  # type: ignore[union-attr]
             bag[frozenset((str(var), from_rdflib(value)) for var, value in values.items() if value is not None)] += 1
         return bag
+
+
+@dataclass(frozen=True)
+class GridAnswer:
+    """The oracle's answer for one t0 of a single-window query with operators above the
+    pattern: `ExpectedAnswer`'s fields over an evaluation grid, each relation shared by the
+    evaluations whose present rows are the same (`UpperOracle`)."""
+
+    t0: tuple[int, ...]
+    grid: Any  # `rsp_workbench.oracle.deltas.EvaluationGrid`
+    relations: Sequence[Counter[Hashable]]
+    emissions: tuple[Any, ...]
+
+    @property
+    def evaluations(self) -> Sequence[Evaluation]:
+        return self.grid.evaluations()
+
+    def evaluation_times(self) -> np.ndarray:
+        return self.grid.time
+
+
+class UpperOracle:
+    """Answers per t0 for a single-window plan with operators above the pattern.
+
+    Along a monotone grid (contents only move forward) every requirement of an annotated row
+    holds in one run of evaluations, so the set of present rows changes only where a run
+    starts or ends: between two such points the relation is the same, and it is evaluated
+    once (`RelationEvaluator.relation_of_rows`, shared across t0) — not once per window
+    content (a tuple tick has one content per element).
+    """
+
+    def __init__(self, query: ContinuousQuery, semantics: EngineSemantics, evaluator: RelationEvaluator,
+                 timeline: Timeline, end: int | None) -> None:
+        self.query, self.semantics, self.evaluator, self.timeline, self.end = query, semantics, evaluator, timeline, end
+        self.r2s = query.r2s or semantics.r2s
+
+    @staticmethod
+    def applies(plan: FastPlan, query: ContinuousQuery) -> bool:
+        return plan.upper is not None and len(query.windows) == 1
+
+    def answer(self, t0: Sequence[int]) -> GridAnswer | None:
+        """The answer for ``t0``; None if the contents do not move monotonically."""
+        from rsp_workbench.oracle.deltas import evaluation_grid
+        from rsp_workbench.oracle.reference import window_specs
+
+        spec = window_specs(self.query, self.semantics, tuple(t0))[0]
+        grid = evaluation_grid(self.timeline, spec, self.semantics, self.end)
+        if not grid.monotone():
+            return None
+        n = len(grid)
+        runs = []  # per table: (first, last, row) of every requirement's run of evaluations
+        for table in self.evaluator.tables:
+            enter = np.searchsorted(grid.hi, table.pmax[0], "right")  # first j with hi_j > pmax
+            exit_ = np.searchsorted(grid.lo, table.pmin[0], "right") - 1  # last j with lo_j <= pmin
+            ok = enter <= exit_
+            runs.append((enter[ok], exit_[ok], table.row_of[ok]))
+        cuts = np.unique(np.concatenate([[0], *(first for first, _, _ in runs), *(last + 1 for _, last, _ in runs)]))
+        cuts = cuts[cuts < n]
+        segment_relations = [self.evaluator.relation_of_rows(rows) for rows in _present_rows_at(cuts, runs)]
+        segment = np.searchsorted(cuts, np.arange(n), "right") - 1
+        relations = tuple(segment_relations[k] for k in segment.tolist())
+        emissions = tuple(apply_r2s(self.r2s, zip(grid.time.tolist(), grid.sequence.tolist(), relations),
+                                    empty_notification=self.semantics.empty_notification))
+        return GridAnswer(tuple(t0), grid, relations, emissions)
+
+
+def _present_rows_at(cuts: np.ndarray, runs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                     budget: int = 50_000_000) -> Iterator[list[np.ndarray]]:
+    """Per cut j (ascending), each table's rows present at evaluation j (sorted): those with a
+    run ``first ≤ j ≤ last``. Few cuts: a vectorised test of every run per cut; many (a tuple
+    tick, one per element), a sweep over the runs' borders."""
+    total = sum(len(rows) for _, _, rows in runs)
+    if len(cuts) * max(total, 1) <= budget:
+        for j in cuts.tolist():
+            yield [np.unique(rows[(first <= j) & (last >= j)]) for first, last, rows in runs]
+        return
+    changes: dict[int, list[tuple[int, int, int]]] = {}
+    for t, (first, last, rows) in enumerate(runs):
+        for at, sign in ((first, 1), (last + 1, -1)):
+            for j, r in zip(at.tolist(), rows.tolist()):
+                changes.setdefault(j, []).append((t, r, sign))
+    present: list[Counter[int]] = [Counter() for _ in runs]
+    for j in cuts.tolist():
+        for t, r, sign in changes.get(j, ()):
+            present[t][r] += sign
+            if present[t][r] == 0:
+                del present[t][r]
+        yield [np.array(sorted(p), dtype=np.int64) for p in present]
 
 
 def annotate(plan: FastPlan, context: AnnotationContext,
@@ -794,7 +902,7 @@ def fast_expected_answers(
     (presence runs, `rsp_workbench.oracle.deltas`); the others an `ExpectedAnswer` from the
     relation of each distinct window content.
     """
-    from rsp_workbench.oracle.deltas import DeltaOracle, LazyAnswers
+    from rsp_workbench.oracle.deltas import LazyAnswers
     from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData, window_specs
 
     static = static if static is not None else StaticData()
@@ -806,8 +914,11 @@ def fast_expected_answers(
     evaluator = RelationEvaluator(plan, tables)
     timelines = [Timeline.of(w.times) for w in context.windows]
     r2s = query.r2s or semantics.r2s
-    deltas = (DeltaOracle(query, semantics, tables[0], timelines[report_window], end)
-              if DeltaOracle.applies(plan, query) else None)
+    deltas: DeltaOracle | UpperOracle | None = None
+    if DeltaOracle.applies(plan, query):
+        deltas = DeltaOracle(query, semantics, tables[0], timelines[report_window], end)
+    elif UpperOracle.applies(plan, query):
+        deltas = UpperOracle(query, semantics, evaluator, timelines[report_window], end)
 
     def compute(t0: tuple[int, ...]) -> Any:
         if deltas is not None:

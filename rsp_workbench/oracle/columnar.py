@@ -2,7 +2,7 @@
 
 For a big stream the per-element Python objects of the `fast` path (`annotated.Annotator`)
 and the JVM start of the Spark job (`rsp_workbench.pipeline.oracle_job`) both cost more than
-the work itself (issue 11: YABench BIG, 2.1 M triples). Here:
+the work itself. Here:
 
 * a stream is read once into `StreamColumns`: every element's time (the timeline), and
   the terms of only the elements some triple pattern of the query can match (its

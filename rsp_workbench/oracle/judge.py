@@ -14,11 +14,11 @@ an :data:`ExpectedFunction`, so this module never imports Spark.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from rsp_workbench.core.semantics import EngineSemantics
+from rsp_workbench.core.semantics import EngineSemantics, Grouping
 from rsp_workbench.errors import UserError
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData
 from rsp_workbench.query.model import ContinuousQuery
@@ -28,6 +28,7 @@ from rsp_workbench.streams.model import StreamElement
 if TYPE_CHECKING:  # pragma: no cover
     from rsp_workbench.oracle.quality import WindowQuality
     from rsp_workbench.oracle.run import OracleMethod
+    from rsp_workbench.oracle.verdict import Relation
 
 #: Engine types whose runs are judged by recall against the unbounded join (eviction paper).
 EVICTION_ENGINE_TYPES = ("eviction",)
@@ -54,14 +55,17 @@ def python_expected(query: ContinuousQuery, streams: Mapping[str, Sequence[Strea
 
 
 def oracle_semantics(settings: Mapping[str, Any], engine_semantics: EngineSemantics) -> EngineSemantics:
-    """The oracle's semantics: the named system (preset) + overrides, or the engine's own (``system: engine``)."""
+    """The oracle's semantics: the named system (preset) + overrides, or the engine's own (``system: engine``);
+    the engine's declared grouping either way."""
     from rsp_workbench.oracle.run import resolve_semantics
 
     system = settings.get("system") or "engine"
     overrides = dict(settings.get("semantics_overrides") or {})
     if system == "engine":
         return engine_semantics.with_overrides(overrides) if overrides else engine_semantics
-    return resolve_semantics(system, overrides)
+    resolved = resolve_semantics(system, overrides)
+    # how the responses group is the engine's (its output), whatever semantics judge them
+    return resolved if "grouping" in overrides else replace(resolved, grouping=engine_semantics.grouping)
 
 
 def static_data(static: Mapping[str, Any]) -> StaticData:
@@ -113,7 +117,10 @@ class RecordedRun:
     the stand (:func:`report_due_at`), for YABench's delay; ``streams_key``: a hashable
     identity of the streams' content, which lets runs of one case share the expected answers;
     ``semantics_declared``: False when nobody said what the engine's semantics are (an
-    external program without ``preset``/``semantics``), so ``semantics`` are assumed defaults.
+    external program without ``preset``/``semantics``), so ``semantics`` are assumed defaults;
+    ``end_fixed``: ``end`` is a time the user fixed (``oracle.end: 30s``, ``--end``), where the
+    comparison stops (later relations are counted as not judged); otherwise ``end`` follows
+    the stream and the oracle goes on to the engine's last relation (`judged_until`).
     """
 
     query: ContinuousQuery
@@ -128,6 +135,7 @@ class RecordedRun:
     due_at: Callable[[int], float] | None = None
     streams_key: Hashable | None = None
     semantics_declared: bool = True
+    end_fixed: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,7 +147,8 @@ class JudgeOptions:
     Theorem 1); ``regroup``: the engine emits one response per binding (or per part of an
     evaluation), so consecutive responses with the same time and operation are one
     evaluation's output, and the verdict compares both sides per instant; ``quality``:
-    measure per-window precision/recall (needs the streams' elements).
+    measure per-window precision/recall (needs the streams' elements). ``regroup`` None: as
+    the semantics' ``grouping`` declares (``binding``: regroup); True/False override it.
     """
 
     t0: str | int | tuple[int, ...] | None = None
@@ -147,7 +156,7 @@ class JudgeOptions:
     match: str = "strict"
     gracious: bool = False
     report_window: int = 0
-    regroup: bool = False
+    regroup: bool | None = None
     rel_tol: float = 1e-9  # numeric literals (rsp_workbench.oracle.compare.Tolerance)
     quality: bool = True
     window_rows: bool = True  # False: the payload's "windows" is None, for `Judgement.window_rows` to fill
@@ -187,23 +196,30 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
             return Judgement({"verdict": "error", "precision": None, "recall": None, "windows": [],
                               "error": "the ρDF oracle cannot judge content change under a tuple tick (derived "
                                        "triples would count as ticks); use a time tick or a window-close policy"})
+        from rsp_workbench.oracle.rhodf import rhodf_entailed
+
         streams, static = rhodf_entailed(streams, static, run.engine_parameters.get("tbox"))
-    log = regroup_responses(run.log) if options.regroup else run.log
+    regroup = semantics.grouping is Grouping.BINDING if options.regroup is None else options.regroup
+    log = regroup_responses(run.log) if regroup else run.log
     try:
         check_variables(log, run.query)
     except UserError as error:
         return Judgement({"verdict": "incorrect", "error": error.message, "precision": None, "recall": None,
                           "windows": []})
-    vectors, answers, t_s, used = _expected(run, options, streams, static, expected)
+    emitted = engine_relations(log)
+    if run.end_fixed:  # the user cut the comparison there: later relations are counted, not judged
+        judged, horizon = [r for r in emitted if r.time is None or r.time <= run.end], run.end
+    else:
+        judged, horizon = emitted, judged_until(emitted, run.end)
+    vectors, answers, t_s, used = _expected(run, options, streams, static, expected, horizon)
     label = {v: (v if len(v) > 1 else v[0]) for v in vectors}
-    judged = [r for r in engine_relations(log) if r.time is None or r.time <= run.end]  # end: the last instant judged
     strict = options.match == "strict"
     # strict: t0 whose instants miss an engine time are never computed, and the first match ends the search
     order = plausible_order(answers, vectors, judged, t_s) if strict else vectors
-    candidates = _Candidates(order, label, answers, regroup=options.regroup)
+    candidates = _Candidates(order, label, answers, regroup=regroup)
     verdict = verdict_of(judged, candidates, mode=options.match, comparison_start=t_s,
                          tolerance=Tolerance(rel_tol=options.rel_tol), stop_at_first=strict,
-                         content_class=candidates.content_class)
+                         content_class=candidates.content_class, variables=frozenset(run.query.variables) or None)
     if verdict.correct:
         # several t0 can match (CSRBench matching ignores times): measure quality against the
         # one whose evaluation times the engine actually reported, so windows pair up by time
@@ -226,7 +242,9 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
         "semantics_declared": run.semantics_declared,
         "admissible_t0": len(vectors),
         "quality_t0": list(vector) if len(vector) > 1 else vector[0],
-        "end": run.end,
+        "end": horizon,  # the last instant judged: the run's end, or the engine's last relation after it
+        "relations_after_end": sum(1 for r in emitted if r.time is not None and r.time > run.end),
+        "relations_not_judged": len(emitted) - len(judged),  # only after a fixed end
         # which oracle path computed the expected answers, and why a slower one ran
         "method": used.path,
         "method_engine": used.engine,
@@ -245,22 +263,34 @@ def judge(run: RecordedRun, options: JudgeOptions = JudgeOptions(),
     return judgement
 
 
+def judged_until(relations: Sequence["Relation"], end: int) -> int:
+    """The last instant judged: ``end``, or the engine's last relation when it answered after it.
+
+    Every relation an engine emitted is judged: after ``end`` the oracle's evaluation simply
+    continues (windows after the last element are empty, and the engine's report policy,
+    tick and empty-relation rule say whether anything is expected there), so a relation
+    there is compared with that, or reported as extra — never left out.
+    """
+    latest = max((r.time for r in relations if r.time is not None), default=end)
+    return max(end, latest)
+
+
 def _expected(run: RecordedRun, options: JudgeOptions, streams: Mapping[str, Sequence[StreamElement]],
-              static: Mapping[str, Any], expected: ExpectedFunction) -> tuple[Any, Any, int, Any]:
-    """The t0 vectors, their expected answers, t_s and the oracle path (shared by runs of one case)."""
+              static: Mapping[str, Any], expected: ExpectedFunction, end: int) -> tuple[Any, Any, int, Any]:
+    """The t0 vectors, their expected answers up to ``end``, t_s and the oracle path (shared by runs of one case)."""
     from rsp_workbench.oracle.run import t0_vectors
 
     key = None
     if run.streams_key is not None:
         key = (run.streams_key, run.engine_type, str(run.engine_parameters.get("tbox")), repr(run.query),
-               repr(run.semantics), repr(options.t0), options.registration, options.report_window, run.end)
+               repr(run.semantics), repr(options.t0), options.registration, options.report_window, end)
         if key in _ANSWER_CACHE:
             return _ANSWER_CACHE[key]
     if isinstance(options.t0, (tuple, list)):  # one t0 per window, fixed (e.g. the engine's own)
         vectors, t_s = [tuple(int(t) for t in options.t0)], max(int(t) for t in options.t0)
     else:
         vectors, t_s = t0_vectors(run.query, run.semantics, options.t0, options.registration)
-    answers, used = expected(run.query, streams, run.semantics, vectors, static_data(static), run.end,
+    answers, used = expected(run.query, streams, run.semantics, vectors, static_data(static), end,
                              options.report_window)
     result = (vectors, answers, t_s, used)
     if key is not None:
@@ -325,47 +355,17 @@ def _mean(values: Sequence[float]) -> float | None:
 def judge_eviction(stimuli: Sequence[Any], query: ContinuousQuery, log: ResponseLog) -> Judgement:
     """Bounded-memory joins are judged by recall against the unbounded answer (eviction paper,
     Sect. 1): the RSP-QL oracle does not apply to an engine that drops bindings on purpose."""
-    from rsp_workbench.engines.eviction import recall, result_set, unbounded_answer
+    from rsp_workbench.oracle.unbounded_join import found_mappings, recall, unbounded_answer
 
-    truth = unbounded_answer(stimuli, query)
-    found = result_set(log.responses)
+    truth = unbounded_answer(stimuli, query)  # the oracle's own evaluation, not the engine's join
+    found = found_mappings(log.responses)
     return Judgement({
         "verdict": "recall",
         "precision": len(found & truth) / len(found) if found else 1.0,
-        "recall": recall(log.responses, truth),
+        "recall": recall(found, truth),
         "ground_truth_results": len(truth),
         "windows": [],
     })
-
-
-def rhodf_entailed(streams: Mapping[str, Sequence[Any]], static: Mapping[str, Any],
-                   tbox: Any) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-    """The oracle's inputs under the ρDF entailment regime of the Heaven baselines.
-
-    With the TBox fixed, every ρDF ABox rule has one instance premise, so the closure of a
-    window is the union of the closures of its elements: each element is replaced by its
-    own closure at its own time, and the static default graph by its closure; the plain
-    oracle over these inputs then expects what a ρDF reasoner over the window must answer.
-    """
-    from rsp_workbench.engines._rhodf import closure
-    from rsp_workbench.engines.naive import engine_schema
-    from rsp_workbench.streams.terms import canonical_triple
-
-    default = [canonical_triple(tuple(t)) for t in static.get("default", ())]
-    schema = engine_schema(str(tbox) if tbox else None, default)
-    expanded: dict[str, list[Any]] = {}
-    cache: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
-    for iri, elements in streams.items():
-        out: list[Any] = []
-        for element in elements:
-            triple = (element.subject, element.predicate, element.object)
-            derived = cache.get(triple)
-            if derived is None:
-                derived = cache[triple] = [t for t in closure([triple], schema) if t != triple]
-            out.append(element)
-            out.extend(element._replace(subject=s, predicate=p, object=o) for s, p, o in derived)
-        expanded[iri] = out
-    return expanded, {**static, "default": sorted(closure(default, schema))}
 
 
 def report_due_at(trace: Path, stand: Mapping[str, Any], run_start: int | None) -> Callable[[int], float] | None:

@@ -144,6 +144,8 @@ def _register_sparql11_aggregates() -> None:
         try:
             if isinstance(value, SPARQLError):
                 raise value
+            if getattr(value, "ill_typed", False):  # "abc"^^xsd:integer: not a number (SPARQL 1.1 Sect. 17.3)
+                raise SPARQLError("type error: an ill-typed literal")
             number = numeric(value)
             accumulator.datatype = (
                 value.datatype if accumulator.datatype is None else type_promotion(accumulator.datatype, value.datatype)
@@ -186,7 +188,8 @@ def _register_sparql11_aggregates() -> None:
 
 
 def with_sparql11_aggregates(node: Any) -> Any:
-    """A copy of an algebra (sub)tree whose SUM/AVG follow SPARQL 1.1 on non-numeric values.
+    """A copy of an algebra (sub)tree whose SUM/AVG follow SPARQL 1.1 on non-numeric values, and whose
+    FILTER and BIND expressions follow it on ill-typed literals (`_guarded`).
 
     Copy-on-write: subtrees without SUM/AVG are shared, not copied (the fast path's VALUES
     placeholders stay the same objects).
@@ -195,6 +198,8 @@ def with_sparql11_aggregates(node: Any) -> Any:
 
     if isinstance(node, CompValue):
         changed = {key: with_sparql11_aggregates(value) for key, value in node.items()}
+        if node.name in ("Filter", "Extend") and not _is_guarded(changed.get("expr")):
+            changed["expr"] = _guarded(changed["expr"])
         name = _SPARQL11_AGGREGATES.get(node.name, node.name)
         if name == node.name and all(changed[key] is value for key, value in node.items()):
             return node
@@ -206,6 +211,24 @@ def with_sparql11_aggregates(node: Any) -> Any:
         items = [with_sparql11_aggregates(item) for item in node]
         return node if all(a is b for a, b in zip(items, node)) else items
     return node
+
+
+_GUARD = "SPARQL11_Guard"
+
+
+def _is_guarded(expr: Any) -> bool:
+    return getattr(expr, "name", None) == _GUARD
+
+
+def _guarded(expr: Any) -> Any:
+    """``expr`` evaluated by `rsp_workbench.query.rdflib_sparql.eval_expression`: an ill-typed operand of an
+    arithmetic or comparison operator, or a Python error inside rdflib's operators, is a SPARQL type
+    error (FILTER drops the solution, BIND leaves the variable unbound; SPARQL 1.1 Sect. 17.3) —
+    rdflib itself keeps such solutions or raises RecursionError/TypeError."""
+    from rsp_workbench.query.rdflib_sparql import Expr, eval_expression
+
+    # dict.__getitem__, not guard.inner: CompValue's attribute access evaluates a child while ctx is set
+    return Expr(_GUARD, lambda guard, ctx: eval_expression(dict.__getitem__(guard, "inner"), ctx), inner=expr)
 
 
 def sparql11_query(query: ContinuousQuery) -> Any:

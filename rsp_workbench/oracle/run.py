@@ -290,13 +290,15 @@ def regroup_responses(log: ResponseLog) -> ResponseLog:
 
 
 def check_variables(log: ResponseLog, query: ContinuousQuery) -> None:
-    """An output for a different query is reported as such, not as 'incorrect'."""
+    """An output for a different query (none of its variables is the query's) is reported as
+    such, not as 'incorrect'; an output that binds some unknown variable besides the query's
+    is a wrong answer, named by the verdict (`rsp_workbench.oracle.verdict.malformed`)."""
     expected = set(query.variables)
     produced: set[str] = set(log.variables)
     for response in log.responses:
         for mapping in response.bindings:
             produced.update(var for var, _ in mapping)
-    if expected and produced and not produced <= expected:
+    if expected and produced and not produced & expected:
         raise UserError(
             f"the engine output binds {', '.join(sorted(produced - expected))}, which the query does not "
             f"project ({', '.join(sorted(expected))}): it looks like the output of a different query",

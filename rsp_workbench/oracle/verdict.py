@@ -15,8 +15,8 @@ engine diverges, with the missing and the extra bindings.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Collection, Hashable, Mapping, Sequence
 
 from rsp_workbench.oracle.compare import Tolerance, as_set, compare_bags
 
@@ -149,13 +149,18 @@ def _strict_against(
 def _csrbench_against(
     t0: Any, engine: Sequence[Relation], oracle: Sequence[Relation], tolerance: Tolerance
 ) -> Divergence | None:
-    """Contiguous run of the engine's relations (as sets) anywhere in the oracle's list."""
+    """Contiguous run of the engine's relations (as sets) anywhere in the oracle's list.
+
+    Offsets where the engine's list would run past the oracle's end cannot match, but are
+    tried for the closest divergence: an answer whose tail the oracle does not expect
+    (relations after the last expected one) diverges at the first relation of that tail.
+    """
     if not engine:
         return None
     actual = [as_set(r.bindings) for r in engine]
     expected = [as_set(r.bindings) for r in oracle]
     best: Divergence | None = None
-    for offset in range(max(1, len(expected) - len(actual) + 1)):
+    for offset in range(max(1, len(expected))):
         for index, got in enumerate(actual):
             position = offset + index
             want = expected[position] if position < len(expected) else None
@@ -172,7 +177,30 @@ def _csrbench_against(
             return None
         if best is None or divergence.matched_before > best.matched_before:
             best = divergence
+    if best is not None and len(actual) > len(expected) and best.reason == "different bindings":
+        # whatever the bindings, no contiguous run of the oracle's list is that long
+        best = replace(best, reason=f"different bindings (and the engine answered {len(actual)} times, "
+                                    f"{len(expected)} expected for this t0)")
     return best
+
+
+def malformed(engine: Sequence[Relation], variables: Collection[str] | None = None) -> tuple[int, str, Counter[Hashable]] | None:
+    """The first relation an engine could not have meant as an answer, as (index, reason, its
+    offending bindings): one without a timestamp among timestamped ones, or one that binds a
+    variable the query does not project (``variables``). None when every relation is well formed."""
+    timed = [r.time is not None for r in engine]
+    untimed_at = timed.index(False) if any(timed) and not all(timed) else None
+    for index, relation in enumerate(engine):
+        if index == untimed_at:
+            return (index, f"relation #{index} has no timestamp (the engine's other relations have one)",
+                    Counter(relation.bindings))
+        if variables is not None:
+            unknown = {var for mapping in relation.bindings for var, _ in mapping if var not in variables}
+            if unknown:
+                names = ", ".join(f"?{v}" for v in sorted(unknown))
+                bad = Counter({m: c for m, c in relation.bindings.items() if any(v in unknown for v, _ in m)})
+                return index, f"relation #{index} binds {names}, which the query does not project", bad
+    return None
 
 
 def judge(
@@ -184,8 +212,12 @@ def judge(
     tolerance: Tolerance = Tolerance(),
     stop_at_first: bool = False,
     content_class: Callable[[Any], Hashable | None] | None = None,
+    variables: Collection[str] | None = None,
 ) -> Verdict:
     """Decide correct/incorrect against the oracle's answer for every admissible t0.
+
+    A malformed answer (`malformed`: a relation without a timestamp among timestamped ones,
+    bindings of variables outside ``variables``) is incorrect, diverging at that relation.
 
     ``candidates`` maps each admissible t0 (or t0 vector) to the oracle's relations; it
     may compute them lazily (only one candidate's relations are held at a time here).
@@ -197,6 +229,13 @@ def judge(
     """
     if mode not in MATCH_MODES:
         raise ValueError(f"unknown match mode {mode!r}")
+    bad = malformed(engine, variables)
+    if bad is not None:  # a wrong answer whatever the t0: named, never skipped or compared around
+        index, reason, bindings = bad
+        t0 = next(iter(candidates), None)
+        return Verdict(correct=False, mode=mode, matching_t0=(), comparison_start=comparison_start if mode == "strict" else None,
+                       first_divergence=Divergence(t0, index, None, engine[index].time, Counter(), bindings, reason, 0),
+                       tolerance=tolerance, compared=len(engine))
     matching: list[Any] = []
     closest: Divergence | None = None
     outcomes: dict[Hashable, bool] = {}  # content class -> matched (CSRBench matching)

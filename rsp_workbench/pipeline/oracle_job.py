@@ -1,6 +1,6 @@
 """The scalable oracle job: BGP joins on Spark, window assignment for every t0 vectorised.
 
-Pipeline (issue 4 item 4, ARCHITECTURE.md "The oracle must scale"; docs/oracle.md):
+Pipeline (docs/design/ARCHITECTURE.md "The oracle must scale"; docs/oracle.md):
 
 1. Each stream is a DataFrame ``(s, p, o, t, pos)``; ``pos`` is the element's position in
    the time-ordered stream (the Parquet row index of a workbench stream file, else
@@ -49,6 +49,7 @@ from rsp_workbench.oracle.annotated import (
     RelationEvaluator,
     RowTable,
     Timeline,
+    UpperOracle,
     WindowData,
     annotate,
     compile_plan,
@@ -493,7 +494,7 @@ class ExpectedAnswers:
     _compute: Callable[[tuple[int, ...]], T0Result] | None = None
     annotations_reused: bool = False  # the annotated rows came from an earlier call's cache
     _known: set[tuple[int, ...]] | None = None
-    _deltas: DeltaOracle | None = None  # single-window monotone plans: presence runs per t0
+    _deltas: DeltaOracle | UpperOracle | None = None  # single-window plans: presence runs / present rows per t0
 
     @property
     def classes(self) -> list[AnswerClass]:
@@ -893,6 +894,13 @@ def _answers_from_tables(query: ContinuousQuery, semantics: EngineSemantics, vec
         answers._classes = None
         answers.reason = (f"presence runs per t0 instead of the vectorised prefix sums: {problem}"
                           if problem and not chosen else None)
+        report("done", 1.0)
+        return answers
+    if UpperOracle.applies(plan, query) and reporting_timeline.distinct:
+        # operators above the pattern: one evaluation per distinct set of present rows, per t0 when asked for
+        answers._deltas = UpperOracle(query, semantics, evaluator, reporting_timeline, end)
+        answers._classes = None
+        answers.reason = f"per-t0 window contents instead of the vectorised path: {problem}"
         report("done", 1.0)
         return answers
     answers.reason = None if vectorised is not None else (

@@ -11,7 +11,7 @@ others continue; cancelling stops the current engine process and marks the bundl
 ``cancelled``. Layout of the bundle: docs/result-bundle.md.
 
 Scheduling. ``scheduler="local"`` (default) runs at most one measured engine run at a time,
-in order, so that measurements never share the CPU (ARCHITECTURE.md, measurement
+in order, so that measurements never share the CPU (docs/design/ARCHITECTURE.md, measurement
 integrity). ``scheduler="spark"`` maps the runs over a Spark RDD with one partition per
 run, each task calling the same :func:`execute_run` on an executor (for sweeps on a
 cluster whose workers share the bundle folder, e.g. over NFS). Use it with one core per
@@ -39,6 +39,7 @@ from rsp_workbench.files import JsonRows, PARTIAL, write_json_atomic, write_line
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment, RunSpec, RunStream
 from rsp_workbench.experiment.runs import expand_runs
+from rsp_workbench.experiment.static_data import load_static
 
 SCHEDULERS = ("local", "spark")
 STREAM_FORMATS = ("parquet", "nquads")
@@ -131,57 +132,6 @@ def engine_config(spec: RunSpec) -> Any:
     from rsp_workbench.engine import engine_config_from_spec
 
     return engine_config_from_spec(spec.engine, _json_parameters(spec.engine_parameters))
-
-
-def load_static(experiment: Experiment) -> dict[str, Any]:
-    """Static data (Heaven's T) as N-Triples term text: ``{"default": [...], "named": {g: [...]}}``."""
-    if not experiment.static:
-        return {"default": [], "named": {}}
-    import rdflib
-
-    formats = {"ntriples": "nt", "json-ld": "json-ld", "nquads": "nquads", "trig": "trig", "xml": "xml",
-               "n3": "n3", "turtle": "turtle"}
-    default: list[tuple[str, str, str]] = []
-    named: dict[str, list[tuple[str, str, str]]] = {}
-    for item in experiment.static:
-        path = item.file  # the loader already resolved it against the experiment's folder
-        fmt = formats.get(item.format, item.format)
-        try:
-            if fmt in ("nquads", "trig"):
-                dataset = rdflib.Dataset()
-                dataset.parse(str(path), format=fmt)
-                triples = [(s, p, o) for s, p, o, _ in dataset.quads((None, None, None, None))]
-            else:
-                graph = rdflib.Graph()
-                graph.parse(str(path), format=fmt)
-                triples = list(graph)
-        except Exception as error:  # rdflib raises many kinds
-            raise _static_error(error, str(path), item.format) from None
-        rows = [(s.n3(), p.n3(), o.n3()) for s, p, o in triples]
-        if item.graph:
-            named.setdefault(f"<{item.graph}>" if not item.graph.startswith("<") else item.graph, []).extend(rows)
-        else:
-            default.extend(rows)
-    return {"default": default, "named": named}
-
-
-def _static_error(error: Exception, path: str, fmt: str) -> UserError:
-    """A static file that does not parse, in one line that never quotes the file's contents
-    (rdflib's messages show the text around the fault): the reason, cut short, and the line."""
-    why = getattr(error, "_why", None)  # rdflib's notation3 BadSyntax: the reason apart from the quoted text
-    line = getattr(error, "lines", None)
-    line = line + 1 if isinstance(line, int) else None
-    if callable(getattr(error, "getLineNumber", None)):  # the XML parser's SAXParseException
-        line = error.getLineNumber()  # type: ignore[attr-defined]
-    if isinstance(why, str) and why.strip():
-        reason = why.strip().splitlines()[0]
-    elif isinstance(error, OSError):
-        reason = error.strerror or type(error).__name__
-    else:
-        reason = f"not valid {fmt} ({type(error).__name__})"
-    if len(reason) > 80:
-        reason = reason[:79] + "…"
-    return UserError(f"cannot read static data as {fmt}: {reason}", file=path, line=line, field="static")
 
 
 def _static_graphs(static: Mapping[str, Any]) -> Any:
@@ -749,10 +699,11 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         due_at=report_due_at(folder / "trace.jsonl", task.stand, log.run_start),
         streams_key=(_streams_identity(task), spec.query_text, spec.query.syntax),
         semantics_declared=spec.engine.declares_semantics or (settings.get("system") or "engine") != "engine",
+        end_fixed=isinstance(settings.get("end"), int),
     )
     options = JudgeOptions(
         t0=t0, match=settings.get("match", "strict"), gracious=bool(settings.get("gracious")),
-        regroup=bool(settings.get("regroup")),
+        regroup=None if settings.get("regroup") is None else bool(settings["regroup"]),
         report_window=int(spec.engine_parameters.get("report_window", 0)),  # part of the policy (RSP-QL Example 9)
         window_rows=False,  # written row by row into oracle.json (a content-change run has one per element)
     )

@@ -36,6 +36,7 @@ from rsp_workbench.core.semantics import (
     R2S,
     BorderConvention,
     EngineSemantics,
+    Grouping,
     ReportPolicy,
     Strategy,
     Tick,
@@ -406,6 +407,8 @@ def overrides_from(preset: EngineSemantics, candidate: Candidate) -> dict[str, A
         changes["empty_notification"] = s.empty_notification
     if s.leading_partial != preset.leading_partial:
         changes["leading_partial"] = s.leading_partial
+    if candidate.regroup != (preset.grouping is Grouping.BINDING):  # what the judge must do with the responses
+        changes["grouping"] = "binding" if candidate.regroup else "evaluation"
     preset_alignment = None if preset.t0 is None else preset.t0 % SLIDE_MS
     if candidate.alignment != preset_alignment:
         changes["t0"] = "hidden" if candidate.alignment is None else candidate.alignment

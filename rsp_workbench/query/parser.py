@@ -246,6 +246,7 @@ class _QueryScanner:
             self.edits.append((start, end, f"GRAPH <{windows[index].name}>"))
         rewritten = RewrittenText(self.text, self.edits)
         prepared, form, variables = self.compile_sparql(rewritten)
+        self.refuse_unsupported(prepared.algebra)
         query = ContinuousQuery(
             syntax=syntax,
             name=self.name,
@@ -590,6 +591,46 @@ class _QueryScanner:
             if use:
                 return use.start()
         return self.form_token
+
+    def refuse_unsupported(self, algebra: Any) -> None:
+        """Refuse what the oracle cannot evaluate (it would crash or answer wrongly), located in the text.
+
+        Property paths (``:p+``, ``:p/:q``, ``^:p`` …): the oracle matches triple patterns with one
+        predicate term. (SERVICE is refused earlier, with the keyword.)
+        """
+        from rdflib.paths import Path as PropertyPath
+
+        from rsp_workbench.query.rdflib_sparql import CompValue
+
+        stack = [algebra]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, CompValue):
+                if node.name == "BGP":
+                    for _, predicate, _ in node.get("triples") or ():
+                        if isinstance(predicate, PropertyPath):
+                            raise self.error(
+                                f"the property path {predicate.n3()} is not supported: the oracle matches triple "
+                                "patterns with a single predicate (write one pattern per step)",
+                                self._path_token())
+                stack.extend(node.values())
+            elif isinstance(node, (list, tuple)):
+                stack.extend(node)
+
+    def _path_token(self) -> Token | None:
+        """The first path operator in WHERE: ``+ * ? / |`` right after a predicate term, ``^`` or ``!`` before one."""
+        terms = ("pname", "iri")
+        where = next((i for i, token in enumerate(self.tokens) if token.text.upper() == "WHERE"), 0)
+        for index in range(where, len(self.tokens)):
+            token, before, after = self.tokens[index], self.token(index - 1), self.token(index + 1)
+            if token.kind != "punct":
+                continue
+            if token.text in ("+", "*", "?", "/", "|") and before is not None and (
+                    before.kind in terms or before.text == "a") and before.end == token.start:
+                return token
+            if token.text in ("^", "!") and after is not None and (after.kind in terms or after.text in ("a", "(")):
+                return token
+        return self.tokens[where] if self.tokens else None
 
     def compile_sparql(self, rewritten: RewrittenText) -> tuple[Any, QueryForm, tuple[str, ...]]:
         """rdflib parse + algebra of the rewritten text; errors located in the original."""

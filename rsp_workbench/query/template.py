@@ -2,7 +2,7 @@
 
 YABench fills its ``engine.query`` / ``oracle.query`` templates from the test
 configuration, CSRBench parametrises its queries with ``%WSIZE%``-style markers
-(FORMATS.md "Experiment files"). This module is the only scanner and filler: query files
+(docs/design/FORMATS.md "Experiment files"). This module is the only scanner and filler: query files
 given to the CLI (``--var``), query texts and files of experiments, and the typed YAML
 values of experiments (generator parameters, flow settings, engine parameters) all follow
 the same rule (docs/experiment-format.md, "Templates"):

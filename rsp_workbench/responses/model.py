@@ -3,7 +3,7 @@
 A *solution mapping* (SPARQL's µ) is a frozenset of ``(variable, term)`` pairs: the
 variable without ``?``, the term as canonical N-Triples text. Frozensets are hashable, so
 multisets of mappings are ``collections.Counter``s and set/bag differences (Istream,
-Dstream; SEMANTICS.md "R2S") are cheap. An unbound variable is simply absent.
+Dstream; docs/design/SEMANTICS.md "R2S") are cheap. An unbound variable is simply absent.
 """
 
 from __future__ import annotations

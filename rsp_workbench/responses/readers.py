@@ -1,4 +1,4 @@
-"""Readers for engine outputs (FORMATS.md "Engine outputs in") and the workbench's response log.
+"""Readers for engine outputs (docs/design/FORMATS.md "Engine outputs in") and the workbench's response log.
 
 * ``csrbench-json``: CSRBench answer JSON, one relation per evaluation.
 * ``yabench-qr``: YABench ``QR_*`` files, blocks of TAB-separated bindings per emission.
@@ -167,7 +167,7 @@ MAX_JSON_DEPTH = 900
 
 
 def read_csrbench_json(path: str | os.PathLike[str], *, operation: str = "=") -> ResponseLog:
-    """Read CSRBench answer JSON (FORMATS.md "Engine outputs in" 1).
+    """Read CSRBench answer JSON (docs/design/FORMATS.md "Engine outputs in" 1).
 
     ``{"relations": [{"head": {"vars": [...]}, "timestamp": ms, "results": {"bindings":
     [{"timestamp": ms, "binding": {var: term}}]}}]}``; a top-level list of relations and
@@ -291,7 +291,7 @@ def _qr_fields(line: str, file: str, number: int) -> list[str | None]:
 
 
 def read_yabench_qr(path: str | os.PathLike[str], *, operation: str = "=") -> ResponseLog:
-    """Read a YABench ``QR_*`` file (FORMATS.md "Engine outputs in" 2).
+    """Read a YABench ``QR_*`` file (docs/design/FORMATS.md "Engine outputs in" 2).
 
     Line 1: run start (epoch ms); line 2: variables, TAB-separated; then blocks: an
     emission-time line (epoch ms) and one TAB-separated binding line per solution.
@@ -484,7 +484,7 @@ def _numbered_lines(handle: Any, name: str) -> Iterator[tuple[int, str]]:
 
 
 def read_response_log(path: str | os.PathLike[str]) -> ResponseLog:
-    """Read the workbench's JSON Lines response log (FORMATS.md "Engine outputs in" 3).
+    """Read the workbench's JSON Lines response log (docs/design/FORMATS.md "Engine outputs in" 3).
 
     The header record is optional (variables then come from the bindings, in order of
     first appearance). Records without ``"response"`` group by consecutive equal

@@ -12,6 +12,10 @@
 - :mod:`rsp_workbench.results.view_data` — what the Results browser and ``rspwb report`` show,
   read tolerantly from a bundle: per-window quality, boxplots, resources, correctness
   matrix, Heaven dashboard, eviction recall.
+- :mod:`rsp_workbench.results.run_timeline` — one run of a bundle as the window timeline shows
+  it: stream, window spec, expected evaluations, emissions, diverging windows, reconstructed
+  borders, and one window's expected vs actual bindings; over
+  :mod:`rsp_workbench.results.stream_lanes` (a stream's elements per lane, binned per view).
 
 Pure Python (no Qt, no Spark): shared by ``rspwb run``/``rspwb report``, the pipeline and
 the GUI. Nothing is imported here so that ``rsp_workbench.results.bundle`` stays cheap.

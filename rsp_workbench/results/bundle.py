@@ -87,7 +87,7 @@ class BundleSummary:
     problems: tuple[str, ...] = ()  # files that could not be read, as FILE:LINE: message
 
     def to_json(self) -> dict[str, Any]:
-        """The ``rspwb report --json`` object (CLI.md)."""
+        """The ``rspwb report --json`` object (docs/design/CLI.md)."""
         payload: dict[str, Any] = {
             "bundle": str(self.folder),
             "name": self.name,

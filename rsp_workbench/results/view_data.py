@@ -187,7 +187,8 @@ def run_groups(bundle: LoadedBundle) -> list[tuple[tuple[Any, Any, Any], str]]:
         if key not in groups:
             variables = row.get("variables") or {}
             detail = ", ".join(f"{v}={variables.get(v)}" for v in varying if v in variables)
-            parts = [f"case {key[0]}" if key[0] is not None else "", f"rep {key[1]}", str(key[2])]
+            parts = [f"case {key[0]}" if key[0] is not None else "", f"rep {key[1]}" if key[1] is not None else "",
+                     str(key[2])]
             if bundle.published:  # the test folder: several engines may share a test name
                 parts[0] = ""
             groups[key] = " · ".join(p for p in parts if p) + (f" ({detail})" if detail else "")

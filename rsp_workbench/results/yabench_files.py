@@ -1,4 +1,4 @@
-"""YABench's result files, read (FORMATS.md "Results out"): ``ORACLE_*``, ``BOXPLOTS_*``, ``P_*``.
+"""YABench's result files, read (docs/design/FORMATS.md "Results out"): ``ORACLE_*``, ``BOXPLOTS_*``, ``P_*``.
 
 The workbench writes these files into its own bundles (``yabench/``, ``runs/*/P_*.csv``)
 and YABench's runner writes them into its test folders (:mod:`rsp_workbench.results.published`);
@@ -19,7 +19,7 @@ import numpy as np
 
 from rsp_workbench.errors import UserError
 
-#: ``ORACLE_*`` columns, one line per window (FORMATS.md).
+#: ``ORACLE_*`` columns, one line per window (docs/design/FORMATS.md).
 ORACLE_COLUMNS = ("precision", "recall", "actual_size", "expected_size", "window_triples", "start", "end", "delay")
 #: ``P_*`` columns the views use (the header also has ``mem_percent``).
 P_COLUMNS = ("time", "rss_mem", "cpu_percent", "threads")
@@ -189,7 +189,7 @@ class WindowBoxplots:
 
 
 def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> WindowBoxplots:
-    """Parse a ``BOXPLOTS_*`` file (FORMATS.md: the engine name, then ``precisions;recalls;delays``)."""
+    """Parse a ``BOXPLOTS_*`` file (docs/design/FORMATS.md: the engine name, then ``precisions;recalls;delays``)."""
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise UserError("empty BOXPLOTS file (the first line must name the engine)", file=file, line=1)

@@ -298,7 +298,7 @@ def run_engine(
         # and nothing in the user's working directory is on their path
         cwd: str | None = str(out)
         if engine.type == "external":
-            # the experiment's `cwd` and `env` for external programs (FORMATS.md: shown and confirmed first)
+            # the experiment's `cwd` and `env` for external programs (docs/design/FORMATS.md: shown and confirmed first)
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
         try:

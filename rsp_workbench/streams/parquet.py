@@ -1,4 +1,4 @@
-"""The workbench's columnar stream format (FORMATS.md "Streams in" 4): Parquet via pyarrow.
+"""The workbench's columnar stream format (docs/design/FORMATS.md "Streams in" 4): Parquet via pyarrow.
 
 Columns: ``subject``, ``predicate``, ``object`` (N-Triples term text, not null), ``graph``
 (N-Triples term text or null) and ``t`` (int64 application time in ms), rows in

@@ -1,7 +1,7 @@
 """Stream writers: YABench stream text and the workbench interchange format.
 
 The interchange format is *timestamped N-Quads*: one quad per element whose graph name
-carries the application time, ``<urn:rspwb:t:{t}>`` (FORMATS.md "N-Quads whose graph name
+carries the application time, ``<urn:rspwb:t:{t}>`` (docs/design/FORMATS.md "N-Quads whose graph name
 carries the time"). An element that has its own graph name ``g`` is written with graph
 ``<urn:rspwb:t:{t}:g:{g}>`` (``g`` percent-encoded), so no information is lost.
 

@@ -1,4 +1,4 @@
-"""The architecture README's layout table claims, enforced on the source (ARCHITECTURE.md layers; STYLE.md).
+"""The architecture README's layout table claims, enforced on the source (docs/design/ARCHITECTURE.md layers; docs/design/STYLE.md).
 
 Each rule also runs on a planted tree with one violation of its kind, so a rule that silently
 stopped seeing anything would fail here too.
@@ -60,6 +60,12 @@ def test_imports_point_down_the_layers(tree: SourceTree) -> None:
     assert upward_imports(tree, LAYERS) == []
 
 
+def test_the_judge_imports_nothing_from_the_engines(tree: SourceTree) -> None:
+    """The oracle's ground truth is its own (docs/oracle.md, "Which verdicts are independent")."""
+    assert [f"{module} imports {target}" for module in tree.files if tree.room(module) == "rsp_workbench.oracle"
+            for target in sorted(tree.imports[module]) if tree.room(target) == "rsp_workbench.engines"] == []
+
+
 def test_no_import_cycles_between_modules(tree: SourceTree) -> None:
     assert module_cycles(tree) == []
 
@@ -83,6 +89,38 @@ def test_gui_models_are_qt_free(tree: SourceTree) -> None:
     views = [f"{m} imports the view {t}" for m in models for t in tree.imports[m]
              if t.startswith("rsp_workbench.gui") and not is_model(t) and tree.external[t] & set(QT)]
     assert views == []
+
+
+#: The GUI's shell (not a tab) may stay at the top of rsp_workbench/gui; everything of one tab is in its package.
+GUI_SHELL = {"__init__", "app", "main_window", "qt", "tasks", "highlight", "platform_check", "text", "fit"}
+#: One package per tab, each with a Qt-free model (the Results tab's is rsp_workbench.results).
+GUI_ROOMS = ("library", "designer", "runs", "results", "results.timeline", "teaching", "probe")
+GUI_MODULE_LINES, GUI_CLASS_LINES = 800, 400
+
+
+def test_every_gui_room_is_a_package_with_a_model(tree: SourceTree) -> None:
+    gui = ROOT / "rsp_workbench" / "gui"
+    assert sorted(path.stem for path in gui.glob("*.py") if path.stem not in GUI_SHELL) == []
+    packages = sorted(m.removeprefix("rsp_workbench.gui.") for m, path in tree.files.items()
+                      if m.startswith("rsp_workbench.gui.") and path.name == "__init__.py")
+    assert packages == sorted(GUI_ROOMS)
+    models = sorted(m.removeprefix("rsp_workbench.gui.") for m in tree.files if is_model(m))
+    assert models == sorted(f"{room}.model" for room in GUI_ROOMS if room != "results")
+
+
+def test_gui_modules_and_classes_stay_small() -> None:
+    """A view that outgrows these is split into cohesive pieces (as the Runs tab into form, queue and detail)."""
+    import ast
+
+    big = []
+    for path in sorted((ROOT / "rsp_workbench" / "gui").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > GUI_MODULE_LINES:
+            big.append(f"{path.name}: {len(text.splitlines())} lines")
+        big += [f"{path.name}: class {node.name} {node.end_lineno - node.lineno + 1} lines"
+                for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > GUI_CLASS_LINES]
+    assert big == []
 
 
 def test_readme_layout_table_matches_the_layers() -> None:

@@ -1,4 +1,4 @@
-"""`rspwb windows`: the CLI.md contract and the evaluation-instant table."""
+"""`rspwb windows`: the docs/design/CLI.md contract and the evaluation-instant table."""
 
 from __future__ import annotations
 

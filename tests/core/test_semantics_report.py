@@ -294,3 +294,12 @@ def test_window_close_reads_each_closing_window_completely(
     for evaluation in evaluation_instants(times, spec, ReportPolicy.of(Strategy.WINDOW_CLOSE), end=120):
         assert evaluation.time == evaluation.window.close
         assert times[evaluation.lo : evaluation.hi] == [t for t in times if evaluation.window.contains(t)]
+
+
+def test_grouping_is_a_semantics_parameter_rspjs_declares_by_binding() -> None:
+    from rsp_workbench.core.semantics import EngineSemantics, Grouping
+
+    assert EngineSemantics().grouping is Grouping.EVALUATION and PRESETS["rspjs"].grouping is Grouping.BINDING
+    assert EngineSemantics().with_overrides({"grouping": "binding"}).describe()["grouping"] == "binding"
+    with pytest.raises(UserError, match="'bindings' is not one of evaluation, binding"):
+        EngineSemantics().with_overrides({"grouping": "bindings"})

@@ -1,4 +1,4 @@
-"""Shared helpers of the bad-input catalogue (tests/test_bad_inputs*.py, issue 15).
+"""Shared helpers of the bad-input catalogue (tests/test_bad_inputs*.py).
 
 ``rspwb(...)`` runs the real CLI in-process (``rsp_workbench.cli.main.main``) and captures exit
 code, stdout and stderr; ``assert_one_line`` states the contract every user-facing failure

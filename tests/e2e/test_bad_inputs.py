@@ -1,4 +1,4 @@
-"""The bad-input catalogue (issue 15): every bad input a careful user tries is a clear error.
+"""The bad-input catalogue: every bad input a careful user tries is a clear error.
 
 Each case runs the real CLI in-process and asserts the exit code, exactly one line on
 stderr naming the file (and line or field) at fault, no traceback, and that nothing is

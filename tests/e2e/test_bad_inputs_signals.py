@@ -1,4 +1,4 @@
-"""The bad-input catalogue, signals (issue 15): SIGTERM and SIGHUP are handled like Ctrl-C.
+"""The bad-input catalogue, signals: SIGTERM and SIGHUP are handled like Ctrl-C.
 
 Real ``rspwb`` child processes are stopped mid-work the way a scheduler, a container stop
 or a closing terminal stops them; each must exit 130 with one line on stderr and leave

@@ -301,7 +301,7 @@ def test_the_oracle_under_rhodf_entailment_expects_what_the_baselines_answer(
     """
     from rsp_workbench.oracle.reference import StaticData
     from rsp_workbench.oracle.run import compute_expected, expected_relations
-    from rsp_workbench.oracle.judge import rhodf_entailed
+    from rsp_workbench.oracle.rhodf import rhodf_entailed
 
     stream = [StreamElement(s, p, o, t) for t, (s, p, o) in sorted(items, key=lambda item: item[0])]
     text = QUERIES[query].format(size=window[0], slide=window[1])

@@ -180,3 +180,33 @@ def test_probe_characterises_rspjs(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["parameters"]["report"] == "window-close & next-element & non-empty"
     assert payload["parameters"]["grouping"] == "binding" and payload["parameters"]["border"] == "closed-open"
     assert [probe["probe"] for probe in payload["unexplained"]] == ["gap"]
+
+
+def test_rspjs_alone_is_judged_under_its_declared_grouping(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`{id: rspjs, type: rspjs}` with nothing else: the preset declares one response per binding, so the
+    judge regroups; what is left is RSP-JS's drifting window start (README item 2): [0, 5 s) and
+    [5 s, 10 s) right, nothing from the third window on (sample_experiments/real-engines/README.md)."""
+    import json
+
+    from rsp_workbench.cli.main import main
+
+    needs_rspjs()
+    query = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
+    experiment = tmp_path / "rspjs.yaml"
+    experiment.write_text(f"""name: rspjs-alone
+seed: 1430236906
+variables: {{WSIZE: 5s, WSLIDE: 5s, TEMP: 50.0}}
+stream: {{generator: sg1, params: {{stations: 5, interval: 1s, duration: 30s}}}}
+queries: [{{id: q1, syntax: csparql, file: {query}}}]
+engines: [{{id: rspjs, type: rspjs}}]
+oracle: {{system: engine, t0: 0s}}
+stand: {{mode: absolute-time}}
+""", encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert main(["run", str(experiment), "--out", str(out), "--yes", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (row["verdict"], row["precision"], row["recall"]) == ("incorrect", 1.0, 0.4)
+    divergence = row["first_divergence"]
+    assert divergence["index"] == 2 and 15000 < divergence["t"] < 16000 and divergence["actual_time"] is None

@@ -1,4 +1,4 @@
-"""`rspwb generate` (CLI.md contract) run in-process through ``rsp_workbench.cli.main.main``."""
+"""`rspwb generate` (docs/design/CLI.md contract) run in-process through ``rsp_workbench.cli.main.main``."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ def test_java_format_1f() -> None:
 
 # ---------------------------------------------------------------- SG1
 
-# FORMATS.md "SG1", copied verbatim ({id} station, {t} time in ms, {v} value).
+# docs/design/FORMATS.md "SG1", copied verbatim ({id} station, {t} time in ms, {v} value).
 TEMPLATE = """\
 <http://knoesis.wright.edu/ssw/Observation_AirTemperature_A{id}_{t}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://knoesis.wright.edu/ssw/ont/weather.owl#TemperatureObservation> "{t}" .
 <http://knoesis.wright.edu/ssw/Observation_AirTemperature_A{id}_{t}> <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#observedProperty> <http://knoesis.wright.edu/ssw/ont/weather.owl#_AirTemperature> "{t}" .

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 @pytest.fixture
 def no_leaks(qapp: Any) -> Iterator[None]:
-    """Fail if a test leaves threads running or top-level windows open (STYLE.md)."""
+    """Fail if a test leaves threads running or top-level windows open (docs/design/STYLE.md)."""
     from PySide6.QtWidgets import QApplication
 
     threads_before = {t.ident for t in threading.enumerate()}
@@ -88,7 +88,7 @@ def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def browser(qtbot, settings, no_leaks):  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.results.browser import ResultsBrowser
 
     widget = ResultsBrowser(settings=settings)
     qtbot.addWidget(widget)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, parse_path, path_text
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_path, path_text
 from tests.paths import DATA as TEST_DATA, ROOT
 
 DATA = TEST_DATA / "experiments"
@@ -77,7 +77,7 @@ pytest.importorskip("PySide6")
 
 @pytest.fixture
 def designer(qtbot, no_leaks):  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer.view import DesignerView
 
     view = DesignerView()
     qtbot.addWidget(view)
@@ -154,7 +154,7 @@ def test_open_and_save(designer, tmp_path) -> None:  # type: ignore[no-untyped-d
     designer.ask_save_path = lambda: str(copy)
     assert designer.save_as()
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.designer_paths import path_fields
+    from rsp_workbench.gui.designer.save_as_paths import path_fields
 
     saved, original = yaml.safe_load(copy.read_text()), yaml.safe_load(source.read_text())
     moved = [item.field for item in designer.model.moved_paths]
@@ -177,7 +177,7 @@ SAMPLES = sorted((ROOT / "sample_experiments").glob("*/*.yaml"))
 
 
 def test_query_windows_are_located_in_every_syntax() -> None:
-    from rsp_workbench.gui.designer_windows import query_windows, set_window_value
+    from rsp_workbench.gui.designer.window_clauses import query_windows, set_window_value
 
     text = (
         "FROM STREAM <http://ex.org/s> [RANGE ${WSIZE} STEP ${WSLIDE}]\n"
@@ -200,7 +200,7 @@ def test_query_windows_are_located_in_every_syntax() -> None:
 
 
 def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
-    from rsp_workbench.gui.designer_model import engine_with_type
+    from rsp_workbench.gui.designer.model import engine_with_type
 
     secret = {"id": "e", "type": "secret", "preset": "cqels", "faults": {"late_purge": True}}
     eviction = engine_with_type(secret, "eviction")
@@ -210,7 +210,7 @@ def test_engine_type_change_drops_what_the_new_type_rejects() -> None:
 
 
 def test_command_text_round_trip() -> None:
-    from rsp_workbench.gui.designer_model import command_text, parse_command
+    from rsp_workbench.gui.designer.model import command_text, parse_command
 
     command = ["python3", "my engine.py", "--rate", "${RATE}"]
     assert parse_command(command_text(command)) == command
@@ -616,7 +616,7 @@ def test_undeclared_window_iri_is_marked_inline(designer) -> None:  # type: igno
 
 def test_library_describes_every_stream() -> None:
     """The library summary lists each stream of a `streams:` experiment with its IRI, not just the first."""
-    from rsp_workbench.gui.library import describe_experiment
+    from rsp_workbench.gui.library.model import describe_experiment
 
     valid, text = describe_experiment(COUPON)
     assert valid and "<b>Streams</b> (2" in text
@@ -626,7 +626,7 @@ def test_library_describes_every_stream() -> None:
     assert valid and "<b>Stream</b>: generator sg1" in text
 
 
-# ------------------------------------------------------------------ issue 13 §2: defects a new user hit
+# ------------------------------------------------------------------ defects a new user hit
 
 def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
     """(old line, new line) pairs that differ, for two texts with the same number of lines."""
@@ -639,7 +639,7 @@ def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
 @pytest.mark.gui
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_a_form_edit_changes_only_its_own_line(designer, sample: Path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.2: comments, blank lines, flow style and folded text survive a form edit."""
+    """Comments, blank lines, flow style and folded text survive a form edit."""
     text = sample.read_text(encoding="utf-8")
     assert designer.open_file(sample) is None
     name = designer.model.get(("name",))
@@ -725,7 +725,7 @@ CSRBENCH = ROOT / "sample_experiments" / "csrbench" / "csrbench.yaml"
 @pytest.mark.slow
 @pytest.mark.gui
 def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.1: the saved experiment stays valid; the Windows table still finds the windows."""
+    """The saved experiment stays valid; the Windows table still finds the windows."""
     import os
 
     from rsp_workbench.experiment import load_experiment
@@ -754,7 +754,7 @@ def test_save_as_into_another_folder_rewrites_relative_paths(designer, tmp_path)
 
 @pytest.mark.gui
 def test_a_yaml_syntax_error_clears_the_previous_run_count(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.10: the counts belong to the previous file, not to the broken one."""
+    """The counts belong to the previous file, not to the broken one."""
     assert designer.open_file(DATA / "full.yaml") is None
     assert designer.general.runs_label.text() and designer.variables.combinations_label.text()
     broken = tmp_path / "broken.yaml"
@@ -771,11 +771,11 @@ HEAVEN = ROOT / "sample_experiments" / "heaven" / "heaven.yaml"
 @pytest.mark.gui
 @pytest.mark.parametrize("sample", [DATA / "full.yaml", COUPON, HEAVEN], ids=["full", "coupon", "heaven"])
 def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.4 for the designer: at 1024×700 no form scrolls sideways and a long path
+    """For the designer: at 1024×700 no form scrolls sideways and a long path
     does not widen the window (the window's menu, tabs and status bar take ~60 px of the 700)."""
     from PySide6.QtWidgets import QApplication
 
-    from rsp_workbench.gui.designer import DesignerView
+    from rsp_workbench.gui.designer.view import DesignerView
 
     folder = tmp_path / ("a-folder-with-a-rather-long-name-" * 6)
     folder.mkdir()
@@ -800,7 +800,7 @@ def test_every_section_fits_1024_by_700(qtbot, no_leaks, tmp_path, sample: Path)
 
 def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -> None:
     """Which fields are paths (sizes and engine file/directory parameters included), and what is not moved."""
-    from rsp_workbench.gui.designer_paths import moved_paths
+    from rsp_workbench.gui.designer.save_as_paths import moved_paths
 
     raw = {
         "stream": {"file": "data/s.nq"},
@@ -827,7 +827,7 @@ def test_moved_paths_cover_every_path_field_and_leave_the_rest(tmp_path: Path) -
 
 @pytest.mark.gui
 def test_an_unreadable_query_file_is_named_not_blamed_on_the_query(designer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Issue 13 §2.1: a query file that is not where the experiment says is reported as such
+    """A query file that is not where the experiment says is reported as such
     in the Windows table, not as "no window clause found"."""
     path = tmp_path / "exp.yaml"
     path.write_text(CSRBENCH.read_text(encoding="utf-8"), encoding="utf-8")  # without its queries/ folder

@@ -1,4 +1,4 @@
-"""The main flow, end to end through the real window (issue 6 item 6):
+"""The main flow, end to end through the real window:
 open a sample from the library → edit a parameter in the designer → run it from the Runs
 tab → inspect the correctness matrix, the charts and the window timeline → export.
 

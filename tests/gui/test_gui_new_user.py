@@ -1,4 +1,4 @@
-"""Defects a new user hit in the desktop app (issue: the app as researchers use it), one test each."""
+"""Defects a new user hit in the desktop app, one test each."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def test_open_results_shows_the_results_tab(window, qtbot, tmp_path: Path, monke
                                                       "variables": {}}])
     monkeypatch.setattr(window.runs, "selected_entry", lambda: SimpleNamespace(bundle=bundle))
     window.tabs.setCurrentWidget(window.runs)
-    window.runs.open_button.setEnabled(True)
-    window.runs.open_button.click()
+    window.runs.queue.open_button.setEnabled(True)
+    window.runs.queue.open_button.click()
     assert window.tabs.currentWidget() is window.results
     assert window.results.folder == bundle
 
@@ -37,7 +37,7 @@ def test_open_results_shows_the_results_tab(window, qtbot, tmp_path: Path, monke
 def test_teaching_coupon_defaults_show_rspql_example_10() -> None:
     """The coupon example opens with the rspql preset first: evaluations at 8 s and 16 s (paper's rows)."""
     from rsp_workbench.core.semantics import PRESETS
-    from rsp_workbench.gui.teaching_model import TeachingModel
+    from rsp_workbench.gui.teaching.model import TeachingModel
 
     assert "rspql" in PRESETS
     model = TeachingModel("coupon")
@@ -56,7 +56,7 @@ def test_teaching_coupon_defaults_show_rspql_example_10() -> None:
 def test_runs_cancel_keeps_oracle_total_and_drops_the_eta(tmp_path: Path) -> None:
     """After Cancel the bars say "cancelled" (no stale ETA) and the oracle still counts /N, not /N−1."""
     from tests.gui.support import entry_for, event
-    from rsp_workbench.gui.runs_model import CANCELLED
+    from rsp_workbench.gui.runs.model import CANCELLED
 
     entry = entry_for(tmp_path)
     entry.start(0.0)
@@ -80,7 +80,7 @@ def test_runs_cancel_keeps_oracle_total_and_drops_the_eta(tmp_path: Path) -> Non
 def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """The run count above the queue follows the Size combo (not always the full experiment)."""
     from tests.gui.support import rooms_experiment
-    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.tasks import TaskRegistry
 
     path = rooms_experiment(tmp_path)
@@ -89,12 +89,12 @@ def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_le
                     encoding="utf-8")
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
     qtbot.addWidget(view)
-    view.file_edit.setText(str(path))
-    view.refresh_source()
-    assert view.size_combo.currentData() == "smoke"
-    assert "1 run " in view.source_label.text() + " "
-    view.size_combo.setCurrentIndex(view.size_combo.findData(None))
-    assert "4 runs" in view.source_label.text()
+    view.form.file_edit.setText(str(path))
+    view.form.refresh_source()
+    assert view.form.size_combo.currentData() == "smoke"
+    assert "1 run " in view.form.source_label.text() + " "
+    view.form.size_combo.setCurrentIndex(view.form.size_combo.findData(None))
+    assert "4 runs" in view.form.source_label.text()
 
 
 def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
@@ -102,8 +102,9 @@ def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: 
 
     from tests.gui.support import event, rooms_experiment
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs import ID_ROLE, RunManagerView
-    from rsp_workbench.gui.runs_model import RunRequest
+    from rsp_workbench.gui.runs.queue_panel import ID_ROLE
+    from rsp_workbench.gui.runs.view import RunManagerView
+    from rsp_workbench.gui.runs.model import RunRequest
     from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
@@ -111,18 +112,18 @@ def test_runs_header_counts_the_engine_runs_of_the_chosen_size(qtbot, tmp_path: 
     entry = view.model.enqueue(RunRequest(load_experiment(rooms_experiment(tmp_path)), tmp_path / "out", "smoke"))
     item = QListWidgetItem()
     item.setData(ID_ROLE, entry.ident)
-    view.queue_list.addItem(item)
-    view.queue_list.setCurrentItem(item)
+    view.queue.queue_list.addItem(item)
+    view.queue.queue_list.setCurrentItem(item)
     entry.start(0.0)
     entry.apply(event("validate", total=1, data={"streams": 1}), 0.0)  # run_experiment counts at the size
     view._redraw(force=True)
-    assert "size smoke · 1 engine run ·" in view.header.text()
+    assert "size smoke · 1 engine run ·" in view.detail.header.text()
 
 
 def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """A long stream message is elided to the bar's width on one line; the tooltip has all of it."""
     from tests.gui.support import entry_for, event
-    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
@@ -135,8 +136,8 @@ def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_le
     long = "generating stream " + "/very/long/path/" * 20 + "stations.trig\n(LSD, 50 stations)"
     entry.apply(event("validate", total=1, data={"streams": 2}), 0.0)
     entry.apply(event("stream", message=long, done=0, total=2), 0.0)
-    view._redraw_stages(entry)
-    bar = view.stage_bars["generate"]
+    view.detail.redraw_stages(entry)
+    bar = view.detail.stage_bars["generate"]
     assert "\n" not in bar.format()
     assert bar.fontMetrics().horizontalAdvance(bar.format()) <= bar.contentsRect().width()
     assert "stations.trig" in bar.toolTip()
@@ -147,7 +148,7 @@ def test_runs_generation_progress_stays_on_one_line(qtbot, tmp_path: Path, no_le
 
 def _graph_stream() -> object:
     """Two lanes, one event every second, each event a graph of three triples (same lane, same instant)."""
-    from rsp_workbench.gui.timeline_data import StreamLanes
+    from rsp_workbench.results.stream_lanes import StreamLanes
     from rsp_workbench.streams.model import StreamElement
 
     return StreamLanes.from_elements([
@@ -156,7 +157,7 @@ def _graph_stream() -> object:
 
 
 def test_timeline_fields_are_whole_at_1024_and_the_view_fits(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
@@ -174,7 +175,7 @@ def test_timeline_fields_are_whole_at_1024_and_the_view_fits(qtbot, no_leaks) ->
 
 def test_timeline_jump_starts_at_the_data_not_before_it(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """A jump to an early divergence (5 s, windows of 5 s) shows from the stream's start, not from −15 s."""
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
@@ -191,7 +192,7 @@ def test_timeline_jump_starts_at_the_data_not_before_it(qtbot, no_leaks) -> None
 def test_timeline_csv_counts_a_graphs_triples_in_one_row(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     import csv
 
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
@@ -218,8 +219,8 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
 
     from tests.gui.support import rooms_experiment
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs import ID_ROLE
-    from rsp_workbench.gui.runs_model import RunRequest
+    from rsp_workbench.gui.runs.queue_panel import ID_ROLE
+    from rsp_workbench.gui.runs.model import RunRequest
     from rsp_workbench.results.bundle import read_bundle
 
     deep = tmp_path / ("a_very_long_folder_name_for_the_results_of_experiments_" * 3) / "and_another_long_level_2026"
@@ -230,10 +231,10 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
     entry = window.runs.model.enqueue(RunRequest(load_experiment(rooms_experiment(tmp_path)), bundle))
     item = QListWidgetItem()
     item.setData(ID_ROLE, entry.ident)
-    window.runs.queue_list.addItem(item)
+    window.runs.queue.queue_list.addItem(item)
     entry.start(0.0)
     entry.finish(read_bundle(bundle), 5.0)
-    window.runs.queue_list.setCurrentItem(item)
+    window.runs.queue.queue_list.setCurrentItem(item)
     window.results.open_bundle(bundle)
     qtbot.waitUntil(lambda: window.results.folder == bundle, timeout=10_000)
     for index in range(window.tabs.count()):
@@ -243,15 +244,15 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
         assert window.tabs.currentWidget().minimumSizeHint().width() <= 1024, window.tabs.tabText(index)
     window.tabs.setCurrentWidget(window.runs)
     qtbot.wait(20)
-    table = window.runs.run_table
+    table = window.runs.detail.run_table
     assert table.rowCount() == 3 and table.isVisible()
-    from rsp_workbench.gui.runs import VERDICT_COLUMN
+    from rsp_workbench.gui.runs.run_detail import VERDICT_COLUMN
 
     verdict_right = table.columnViewportPosition(VERDICT_COLUMN) + table.columnWidth(VERDICT_COLUMN)
     assert 0 <= table.columnViewportPosition(VERDICT_COLUMN) and verdict_right <= table.viewport().width()
     assert table.item(0, VERDICT_COLUMN).text() == "correct"
-    assert window.runs.header.isVisible() and bundle.name[-15:] in window.runs.header.text()
-    assert str(bundle) in window.runs.header.toolTip()
+    assert window.runs.detail.header.isVisible() and bundle.name[-15:] in window.runs.detail.header.text()
+    assert str(bundle) in window.runs.detail.header.toolTip()
     window.results.tabs.setCurrentWidget(window.results.timeline_view)
     window.tabs.setCurrentWidget(window.results)
     qtbot.wait(20)
@@ -274,7 +275,7 @@ def coupon_window(window, qtbot):  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow
 def test_teaching_point_labels_are_whole_and_never_overlap(coupon_window) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.teaching import label_levels
+    from rsp_workbench.gui.teaching.view import label_levels
 
     assert label_levels([2.0, 2.0, 5.0, 7.0], [1.0, 1.0, 1.0, 1.0], 0.1) == [0, 1, 0, 0]
     labels = coupon_window.teaching.timeline._labels
@@ -317,8 +318,8 @@ def test_teaching_panels_fit_1280x820_break_between_names_and_speak_seconds(coup
 
 
 def test_teaching_yabench_preset_says_the_t0_fields_override_its_t0(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.teaching import TeachingView
-    from rsp_workbench.gui.teaching_model import TeachingModel
+    from rsp_workbench.gui.teaching.view import TeachingView
+    from rsp_workbench.gui.teaching.model import TeachingModel
 
     model = TeachingModel("rooms", ["yabench-window-close", "csparql"])
     assert model.t0_note(0) is None  # t0 fields at 0: what the preset fixes

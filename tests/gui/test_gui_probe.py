@@ -85,7 +85,7 @@ def test_external_engine_needs_confirmation(window, qtbot, tmp_path) -> None:  #
     external = EngineSpec("mine", "external", experiment.engines[0].semantics,
                           parameters={"command": [sys.executable, "-c", "pass"]})
     experiment = replace(experiment, engines=(*experiment.engines, external))
-    from rsp_workbench.gui.probe import ProbeDialog
+    from rsp_workbench.gui.probe.view import ProbeDialog
 
     dialog = ProbeDialog(window.tasks, lambda: experiment, window)
     qtbot.addWidget(dialog)

@@ -378,7 +378,7 @@ def test_corrupt_bundle_shows_file_and_line(browser, real_bundle: Path, tmp_path
     assert browser.problems.isVisible()
     assert f"{broken / SUMMARY}:3:" in browser.problems.text()
     assert browser.summary_view.table.rowCount() == 4  # what could be read
-    browser.open_bundle(tmp_path / "no-such-bundle")  # refused: the broken bundle stays shown (issue 13 §2.11)
+    browser.open_bundle(tmp_path / "no-such-bundle")  # refused: the broken bundle stays shown
     assert "no such directory" in browser.open_error.text() and browser.data.bundle.folder == broken
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -389,7 +389,7 @@ def test_corrupt_bundle_shows_file_and_line(browser, real_bundle: Path, tmp_path
 @pytest.mark.slow
 @pytest.mark.gui
 def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.results import ResultsBrowser
+    from rsp_workbench.gui.results.browser import ResultsBrowser
     from rsp_workbench.gui.tasks import TaskRegistry
 
     registry = TaskRegistry()
@@ -410,8 +410,9 @@ def test_big_bundles_are_read_off_the_gui_thread(qtbot, settings, real_bundle: P
 @pytest.mark.gui
 def test_main_window_results_tab_is_the_browser(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.main_window import MainWindow
-    from rsp_workbench.gui.results import ResultsBrowser
-    from rsp_workbench.gui.timeline import TimelineView, WindowTimeline
+    from rsp_workbench.gui.results.browser import ResultsBrowser
+    from rsp_workbench.gui.results.timeline.plot import WindowTimeline
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     window = MainWindow(settings=settings, samples_dir=tmp_path, spark_warmup=False)
     qtbot.addWidget(window)

@@ -1,5 +1,5 @@
-"""Results browser on a published YABench folder (issue 13 §1) and the Results defects of
-issue 13 §2 (items 7, 8, 11, 12), each test failing before its fix."""
+"""Results browser on a published YABench folder and the Results defects of
+a new user's session, each test failing before its fix."""
 
 from __future__ import annotations
 
@@ -187,8 +187,8 @@ def test_results_fit_a_1024_by_700_window(qtbot, settings, published: Path, tmp_
 def test_runs_live_chart_with_one_sample(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     """Item 8 in the Runs tab: the first live sample drew on −10…10 s with RSS below 0 MB, "1 samples"."""
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.gui.runs import RunManagerView
-    from rsp_workbench.gui.runs_model import EngineRunTrace, ExperimentRun, RunRequest
+    from rsp_workbench.gui.runs.view import RunManagerView
+    from rsp_workbench.gui.runs.model import EngineRunTrace, ExperimentRun, RunRequest
     from rsp_workbench.gui.tasks import TaskRegistry
 
     view = RunManagerView(TaskRegistry(), None, results_dir=tmp_path / "results")
@@ -197,8 +197,8 @@ def test_runs_live_chart_with_one_sample(qtbot, tmp_path: Path, no_leaks) -> Non
     entry = ExperimentRun(1, RunRequest(experiment, tmp_path / "out"))
     trace = entry.engine_runs["case0-rep0-e-q"] = EngineRunTrace("case0-rep0-e-q")
     trace.add_sample({"time": 0.5, "rss_mb": 37.4, "cpu_percent": 12.0})
-    view._redraw_chart(entry)
-    assert "1 sample" in view.live_label.text() and "1 samples" not in view.live_label.text()
-    (x_low, x_high), (y_low, y_high) = view.rss_plot.getViewBox().viewRange()
+    view.detail.redraw_chart(entry)
+    assert "1 sample" in view.detail.live_label.text() and "1 samples" not in view.detail.live_label.text()
+    (x_low, x_high), (y_low, y_high) = view.detail.rss_plot.getViewBox().viewRange()
     assert 0.0 <= x_low < 0.5 < x_high <= 2.0 and 0.0 <= y_low < 37.4 < y_high <= 37.4 * 1.5
     view.close()

@@ -18,7 +18,7 @@ import pytest
 
 from rsp_workbench.results.bundle import read_bundle
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.runs_model import (
+from rsp_workbench.gui.runs.model import (
     CANCELLED,
     FAILED,
     OK,
@@ -115,13 +115,13 @@ def test_bundle_folders_and_default_size(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the view
 
 pytest.importorskip("PySide6")
-from rsp_workbench.gui.runs import VERDICT_COLUMN  # noqa: E402
+from rsp_workbench.gui.runs.run_detail import VERDICT_COLUMN  # noqa: E402
 from tests.gui.support import QUERY, ROOMS, entry_for, event, rooms_experiment  # noqa: F401
 
 
 @pytest.fixture
 def view(qtbot, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.runs import RunManagerView
+    from rsp_workbench.gui.runs.view import RunManagerView
     from rsp_workbench.gui.tasks import TaskRegistry
 
     tasks = TaskRegistry()
@@ -162,15 +162,15 @@ def test_run_shows_stages_live_kpis_and_emits_the_bundle(view, qtbot, tmp_path) 
     summary = read_bundle(entry.request.out_dir)
     assert summary.status == "ok" and summary.runs[0]["responses"] == trace.responses
     # the view drew it
-    assert view.stage_bars["engines"].format().startswith("1/1 · done")
-    assert view.stage_bars["oracle"].format().startswith("1/1 · done")
-    assert "responses <b>3</b>" in view.live_label.text()
-    assert view.rss_curve.getData()[0] is not None and len(view.rss_curve.getData()[0]) == len(trace.times)
-    assert view.run_table.rowCount() == 1 and view.run_table.item(0, VERDICT_COLUMN).text() == "correct"
-    log = view.log_pane.toPlainText()
+    assert view.detail.stage_bars["engines"].format().startswith("1/1 · done")
+    assert view.detail.stage_bars["oracle"].format().startswith("1/1 · done")
+    assert "responses <b>3</b>" in view.detail.live_label.text()
+    assert view.detail.rss_curve.getData()[0] is not None and len(view.detail.rss_curve.getData()[0]) == len(trace.times)
+    assert view.detail.run_table.rowCount() == 1 and view.detail.run_table.item(0, VERDICT_COLUMN).text() == "correct"
+    log = view.detail.log_pane.toPlainText()
     assert "csparql on rooms" in log and "oracle" in log and "finished: ok" in log
-    assert view.error_label.isHidden()
-    assert "ok" in view.queue_list.item(0).text()
+    assert view.detail.error_label.isHidden()
+    assert "ok" in view.queue.queue_list.item(0).text()
     view.grab().save(str(tmp_path / "runs.png"))
 
 
@@ -184,11 +184,11 @@ def test_cancel_stops_the_engine_and_marks_the_bundle(view, qtbot, tmp_path) -> 
     qtbot.waitUntil(lambda: any(t.times for t in entry.engine_runs.values()), timeout=30_000)
     engine = engine_children() - before
     assert engine  # the engine process runs
-    assert entry.status == RUNNING and view.cancel_button.isEnabled()
-    view.queue_list.setCurrentRow(0)
+    assert entry.status == RUNNING and view.queue.cancel_button.isEnabled()
+    view.queue.queue_list.setCurrentRow(0)
     with qtbot.waitSignal(view.bundleReady, timeout=20_000) as ready:
         view.cancel_selected()
-        assert "cancelling" in view.queue_list.item(0).text()
+        assert "cancelling" in view.queue.queue_list.item(0).text()
     assert ready.args == [str(entry.request.out_dir)]
     assert entry.status == CANCELLED
     assert not any(psutil.pid_exists(pid) for pid in engine)  # the cancelled engine process is gone
@@ -215,7 +215,7 @@ def test_external_engine_needs_confirmation_and_a_crash_shows_its_error(view, qt
     view.ask_confirm = lambda question: questions.append(question) or False
     assert view.enqueue_file(path) is None  # declined: nothing queued, nothing runs
     assert questions and "engine blew up" in questions[0] and sys.executable in questions[0]
-    assert view.model.entries == [] and not view.is_running() and view.queue_list.count() == 0
+    assert view.model.entries == [] and not view.is_running() and view.queue.queue_list.count() == 0
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
 
     view.ask_confirm = lambda question: True
@@ -224,9 +224,9 @@ def test_external_engine_needs_confirmation_and_a_crash_shows_its_error(view, qt
     wait_done(qtbot, view, entry)
     assert entry.status == FAILED
     assert "case0-rep0-crash-rooms" in entry.error and "engine blew up" in entry.error
-    view.queue_list.setCurrentRow(0)
-    text = view.error_label.text()
-    assert not view.error_label.isHidden() and "engine blew up" in text
+    view.queue.queue_list.setCurrentRow(0)
+    text = view.detail.error_label.text()
+    assert not view.detail.error_label.isHidden() and "engine blew up" in text
     assert "case0-rep0-csparql-rooms (correct)" in text  # what completed is kept
     assert read_bundle(entry.request.out_dir).status == "failed"
 
@@ -246,9 +246,9 @@ def test_invalid_experiment_reports_file_and_field(view, qtbot, tmp_path) -> Non
     wait_done(qtbot, view, entry)
     assert entry.status == FAILED and "not found" in entry.error and "engines.ghost" in entry.error
     assert entry.bundle is None  # rejected before anything was written
-    view.queue_list.setCurrentRow(0)
-    assert "not found" in view.error_label.text()
-    view.file_edit.setText(str(tmp_path / "nope.yaml"))
+    view.queue.queue_list.setCurrentRow(0)
+    assert "not found" in view.detail.error_label.text()
+    view.form.file_edit.setText(str(tmp_path / "nope.yaml"))
     assert view.enqueue_selected_source() is None
     assert view.errors and "nope.yaml" in view.errors[-1][1]
 
@@ -297,8 +297,8 @@ def test_ctrl_r_runs_the_designers_edits_and_closing_asks_then_stops(qtbot, sett
 
 
 def test_designer_experiment_must_be_valid(tmp_path: Path) -> None:
-    from rsp_workbench.gui.designer_model import DesignerModel
-    from rsp_workbench.gui.runs_model import experiment_from_designer
+    from rsp_workbench.gui.designer.model import DesignerModel
+    from rsp_workbench.gui.runs.model import experiment_from_designer
 
     model = DesignerModel()
     model.load(rooms_experiment(tmp_path))

@@ -58,7 +58,7 @@ def test_library_lists_samples_and_shows_where_a_corrupt_file_breaks(window, sam
 
 
 def test_open_from_library_goes_to_designer_and_recent(window, samples, settings) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.library import recent_files
+    from rsp_workbench.gui.library.model import recent_files
 
     window.library.openRequested.emit(str(samples / "full.yaml"))
     assert window.tabs.currentWidget() is window.designer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rsp_workbench.gui.teaching_model import TeachingModel
+from rsp_workbench.gui.teaching.model import TeachingModel
 
 R1, R2 = "?room=:r1", "?room=:r2"
 
@@ -61,7 +61,7 @@ pytest.importorskip("PySide6")
 
 @pytest.mark.gui
 def test_teaching_view_updates_immediately(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.teaching import TeachingView
+    from rsp_workbench.gui.teaching.view import TeachingView
 
     view = TeachingView()
     qtbot.addWidget(view)

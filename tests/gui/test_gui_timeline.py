@@ -17,7 +17,7 @@ import pytest
 from rsp_workbench.core.semantics import BorderConvention
 from rsp_workbench.core.windows import WindowSpec
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.timeline_data import StreamLanes, lane_key, windows_in_range
+from rsp_workbench.results.stream_lanes import StreamLanes, lane_key, windows_in_range
 from rsp_workbench.streams.model import StreamElement
 
 
@@ -114,7 +114,7 @@ def whole_stream_expected(run: Any) -> dict[tuple[int, int], Counter[Any]]:
 
 @pytest.mark.slow
 def test_read_bundle_run(bundle: Path) -> None:
-    from rsp_workbench.gui.timeline_bundle import StreamCache, read_bundle_run
+    from rsp_workbench.results.run_timeline import StreamCache, read_bundle_run
     from rsp_workbench.responses.readers import read_response_log
 
     cache = StreamCache()
@@ -134,7 +134,7 @@ def test_read_bundle_run(bundle: Path) -> None:
 @pytest.mark.parametrize("engine", ["ok", "cc", "drift", "misaligned"])
 def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: str) -> None:
     """The per-window oracle (a slice of the stream) gives what the whole-stream oracle gives."""
-    from rsp_workbench.gui.timeline_bundle import read_bundle_run, window_bindings
+    from rsp_workbench.results.run_timeline import read_bundle_run, window_bindings
 
     run = read_bundle_run(bundle, RUN.format(engine))
     reference = whole_stream_expected(run)
@@ -151,7 +151,7 @@ def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: s
 
 
 def test_corrupt_bundle_runs_name_the_file(bundle: Path, tmp_path: Path) -> None:
-    from rsp_workbench.gui.timeline_bundle import read_bundle_run
+    from rsp_workbench.results.run_timeline import read_bundle_run
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)
@@ -188,7 +188,7 @@ pytest.importorskip("PySide6")
 @pytest.mark.slow
 @pytest.mark.gui
 def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     elements = sg1_like(200_000)
     view = TimelineView()
@@ -213,9 +213,9 @@ def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_
     assert timeline._shown["mode"] == "points" and 0 < timeline._shown["in_view"] <= 300
     window = timeline.select_at(35_500)
     assert window is not None and (window.open, window.close) == (30_000, 40_000)
-    assert timeline.content_table.rowCount() == 1000  # 2000 elements, first 1000 listed
+    assert timeline.panel.content_table.rowCount() == 1000  # 2000 elements, first 1000 listed
     a, b = frozenset({("x", "<a>")}), frozenset({("x", "<b>")})
-    timeline.set_window_bindings({(30_000, 40_000): (Counter({a: 1, b: 1}), Counter({a: 1, frozenset({("x", "<c>")}): 1}))})
+    timeline.panel.set_window_bindings({(30_000, 40_000): (Counter({a: 1, b: 1}), Counter({a: 1, frozenset({("x", "<c>")}): 1}))})
     statuses = [status for status, _ in timeline.binding_rows()]
     assert sorted(statuses) == ["extra", "missing", "ok"]
     timeline.add_engine_emissions("engine-1", range(10_000, 1_000_000, 10_000))
@@ -231,7 +231,7 @@ def test_timeline_200k_loads_fast_zooms_selects_and_exports(qtbot, tmp_path, no_
 @pytest.mark.gui
 def test_timeline_reads_a_stream_file_in_the_background(qtbot, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
     from rsp_workbench.streams.writers import write_stream
 
     path = tmp_path / "s.stream"
@@ -247,7 +247,7 @@ def test_timeline_reads_a_stream_file_in_the_background(qtbot, tmp_path, no_leak
 
 
 def _loaded_view(qtbot: Any, registry: Any, bundle: Path, engine: str) -> Any:
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     view = TimelineView(registry)
     qtbot.addWidget(view)
@@ -292,7 +292,7 @@ def test_load_bundle_run_shows_lanes_windows_emissions_and_reconstructed_borders
     view.load_bundle_run(bundle, RUN.format("ok"), overlay=True)
     qtbot.waitUntil(lambda: len(view.runs) == 2, timeout=20_000)
     assert list(timeline.engine_items) == ["drift", "ok"]
-    assert [name for _, name in timeline._marker_rows()] == ["expected ET", "drift", "ok"]
+    assert [name for _, name in timeline.rows().marker_rows()] == ["expected ET", "drift", "ok"]
     timeline.grab().save(str(tmp_path / "bundle-run.png"))
     assert registry.wait_all(10_000)
     view.close()
@@ -303,8 +303,8 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     from PySide6.QtCore import QPoint, QPointF, Qt
 
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import EXTRA_BRUSH, MISSING_BRUSH
-    from rsp_workbench.gui.timeline_bundle import window_bindings
+    from rsp_workbench.gui.results.timeline.bindings import EXTRA_BRUSH, MISSING_BRUSH
+    from rsp_workbench.results.run_timeline import window_bindings
 
     registry = TaskRegistry()
     view = _loaded_view(qtbot, registry, bundle, "drift")
@@ -313,13 +313,13 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     first = run.first_divergence_ms
     window = view.jump_to(first)  # the window evaluated at the first divergence, a few windows wide:
     assert window is not None and window.close == first and timeline.selected == window
-    lo, hi = timeline.time_range()  # centred on it, but never starting before the data (issue 13 §2.13)
+    lo, hi = timeline.time_range()  # centred on it, but never starting before the data
     start, _, pad = timeline.data_span()
     assert lo == pytest.approx(max(first - 12_000, start - pad)) and hi - lo == 4 * (4000 + 2000)
     assert lo <= window.open and window.close <= hi
     # a real mouse click on another window's bar
     other = timeline.spec.window(window.index + 1)
-    scene = timeline.item.getViewBox().mapViewToScene(QPointF((other.open + other.close) / 2000, timeline._window_row_y(other.index)))
+    scene = timeline.item.getViewBox().mapViewToScene(QPointF((other.open + other.close) / 2000, timeline.rows().window_row_y(other.index)))
     viewport = timeline.plot.viewport()
     position = timeline.plot.mapFromScene(scene)
     qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=QPoint(position.x(), position.y()))
@@ -331,10 +331,10 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
     assert Counter(status for status, _ in rows) == Counter(
         {"missing": sum(expected.missing.values()), "extra": sum(expected.extra.values()),
          "ok": sum((expected.expected & expected.actual).values())}) - Counter()
-    colours = {timeline.bindings_table.item(r, 0).text(): timeline.bindings_table.item(r, 0).background().color()
+    colours = {timeline.panel.bindings_table.item(r, 0).text(): timeline.panel.bindings_table.item(r, 0).background().color()
                for r in range(len(rows))}
     assert colours.get("missing", MISSING_BRUSH) == MISSING_BRUSH and colours.get("extra", EXTRA_BRUSH) == EXTRA_BRUSH
-    assert "missing" in timeline.bindings_note.text() and "oracle on the window" in timeline.bindings_note.text()
+    assert "missing" in timeline.panel.bindings_note.text() and "oracle on the window" in timeline.panel.bindings_note.text()
     # jump_to right after load_bundle_run (as the Results browser does) waits for the load
     view.load_bundle_run(bundle, RUN.format("misaligned"))
     view.jump_to(4000)
@@ -347,7 +347,7 @@ def test_clicked_window_lists_expected_vs_actual_and_jump_to_selects_the_diverge
 @pytest.mark.gui
 def test_corrupt_bundle_shows_a_message(qtbot, bundle, tmp_path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.tasks import TaskRegistry
-    from rsp_workbench.gui.timeline import TimelineView
+    from rsp_workbench.gui.results.timeline.view import TimelineView
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)

@@ -1,5 +1,5 @@
 """The columnar oracle path (Arrow columns and joins, no JVM) agrees with the reference path;
-its YABench text reader reads exactly what `read_yabench` reads; the ``auto`` rule (issue 11).
+its YABench text reader reads exactly what `read_yabench` reads; the ``auto`` rule.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Answers as deltas (presence runs) equal the reference path; bounded memory; real clocks.
 
-Issue 11 items 1-3 and issue 15 item 10: tuple-tick content change (CQELS) and every
+Tuple-tick content change (CQELS) and every
 other preset computed from the annotated mappings' runs, answers produced one t0 at a
 time, ``--out`` in the compact ``runs`` layout read back, streams stamped in epoch
 milliseconds that cost nothing before their first element.

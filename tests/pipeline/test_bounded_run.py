@@ -1,4 +1,4 @@
-"""`rspwb run` in bounded memory (issue #11): the files it writes piece by piece are the ones it
+"""`rspwb run` in bounded memory: the files it writes piece by piece are the ones it
 wrote whole before, byte for byte."""
 
 from __future__ import annotations

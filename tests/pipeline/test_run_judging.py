@@ -162,6 +162,26 @@ def test_a_data_driven_engine_answering_per_binding_is_judged_correct(
     assert report["runs"][0]["first_divergence"]["t"] == 2500
 
 
+def test_an_engine_declaring_grouping_by_binding_is_judged_regrouped_unless_the_oracle_overrides(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    declared = DATA_DRIVEN_SEMANTICS.replace("}", ", grouping: binding}")
+    out = tmp_path / "bundle"
+    for oracle, verdict in (("", "correct"), ("oracle: {regroup: false}", "incorrect"),
+                            ("oracle: {system: csparql, semantics: {report: window-close & next-element & non-empty, "
+                             "tick: time, empty_notification: false}, t0: 0s}", "correct")):
+        path = data_driven_experiment(tmp_path, external_engine(f"semantics: {declared}"), oracle)
+        code, summary = run_json(["run", str(path), "--out", str(out), "--yes", "--quiet", "--json"], capsys)
+        (row,) = summary["runs"]
+        assert row["verdict"] == verdict, oracle
+        # the engine's grouping is the engine's, also under a preset the oracle names
+        assert oracle_of(out, row["run_id"])["semantics"]["grouping"] == "binding"
+    assert row["first_divergence"] is None
+    # an engine declaring nothing is judged per response, as before
+    path = data_driven_experiment(tmp_path, external_engine(f"semantics: {DATA_DRIVEN_SEMANTICS}"))
+    code, summary = run_json(["run", str(path), "--out", str(out), "--yes", "--quiet", "--json"], capsys)
+    assert summary["runs"][0]["verdict"] == "incorrect"
+
+
 def test_an_external_engine_without_declared_semantics_is_judged_under_stated_defaults(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = data_driven_experiment(tmp_path, external_engine(), "oracle: {regroup: true}")

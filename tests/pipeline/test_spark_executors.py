@@ -1,4 +1,4 @@
-"""Spark beyond one process: the executors find the workbench (issue 15 item 11).
+"""Spark beyond one process: the executors find the workbench.
 
 Local masters run the driver's interpreter; other masters get the project's packages as
 Spark py-files; an executor that cannot import a module makes the job fail with one line.

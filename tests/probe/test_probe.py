@@ -225,3 +225,14 @@ def test_bad_engine_names_are_one_line_errors(tmp_path: Path, capsys: pytest.Cap
     assert "secret --preset csparql" in capsys.readouterr().err
     assert main(["probe", "naive", "--fault", "late_purge"]) == 2
     assert "belong to the secret engine" in capsys.readouterr().err
+
+
+def test_grouping_is_an_override_where_the_named_preset_groups_otherwise() -> None:
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.probe.infer import Candidate, overrides_from
+
+    per_binding = Candidate(PRESETS["cqels"], alignment=None, regroup=True)
+    assert overrides_from(PRESETS["cqels"], per_binding) == {"grouping": "binding"}
+    rspjs = PRESETS["rspjs"]
+    assert overrides_from(rspjs, Candidate(rspjs, alignment=0, regroup=True)) == {}
+    assert overrides_from(rspjs, Candidate(rspjs, alignment=0, regroup=False)) == {"grouping": "evaluation"}

@@ -1,4 +1,4 @@
-"""Published YABench test folders read as read-only bundles (issue 13 §1): `rspwb report`,
+"""Published YABench test folders read as read-only bundles: `rspwb report`,
 the view data and the Results browser, on a folder built by hand (tests/results/yabench_folder.py)
 with a missing repetition and a missing ``P_<test>_agg``."""
 
@@ -14,6 +14,8 @@ import pytest
 
 from tests.results.yabench_folder import build_test_folder, build_two_engines
 from rsp_workbench.errors import UserError
+from rsp_workbench.experiment import load_experiment
+from rsp_workbench.experiment.yabench_config import read_config
 from rsp_workbench.results.published import is_published, read_results, split_numbered
 from rsp_workbench.results.view_data import (
     load_bundle,
@@ -42,6 +44,10 @@ def test_split_numbered_prefers_the_configs_test_names() -> None:
     assert split_numbered("ORACLE_Q1_12", "ORACLE_", ["Q1_1"]) == ("Q1_1", 2)
     assert split_numbered("ORACLE_Q1_12", "ORACLE_", []) == ("Q1_", 12)
     assert split_numbered("BOXPLOTS_small", "ORACLE_", ["small"]) is None
+    # without a repetition number: one run of the test (YABench-One's Experiment_4)
+    assert split_numbered("ORACLE_non-gracious", "ORACLE_", []) == ("non-gracious", None)
+    assert split_numbered("ORACLE_Q1", "ORACLE_", ["Q1"]) == ("Q1", None)
+    assert split_numbered("ORACLE_12", "ORACLE_", []) is None
 
 
 def test_published_files_parse_with_their_engine_line() -> None:
@@ -134,7 +140,7 @@ def rspwb(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_import_yabench_config_validates_and_runs(two_engines: Path, tmp_path: Path) -> None:
-    """rspwb import yabench-config → rspwb validate → rspwb run --size smoke (CLI.md)."""
+    """rspwb import yabench-config → rspwb validate → rspwb run --size smoke (docs/design/CLI.md)."""
     out = tmp_path / "imported" / "exp.yaml"
     result = rspwb("import", "yabench-config", str(two_engines / "csparql"), "--out", str(out))
     assert result.returncode == 0, result.stderr
@@ -175,3 +181,68 @@ def test_import_names_what_cannot_be_imported(two_engines: Path, tmp_path: Path)
     (folder / "config.json").write_text(json.dumps({**config, "generator": "LUBM-X"}))
     result = rspwb("import", "yabench-config", str(folder), "--out", str(tmp_path / "x.yaml"))
     assert result.returncode == 2 and "generator" in result.stderr and "LUBM-X" in result.stderr
+
+
+def test_unnumbered_results_directly_under_results_are_runs(tmp_path: Path) -> None:
+    """Experiment_4's layout: `results/ORACLE_gracious`, `results/ORACLE_non-gracious`, `results/P_…`."""
+    from tests.results.yabench_folder import build_unnumbered_folder
+
+    folder = build_unnumbered_folder(tmp_path / "cqels")
+    report = report_json(folder)
+    runs = {r["run_id"]: r for r in report["runs"]}
+    assert list(runs) == ["cqels-gracious", "cqels-non-gracious"]
+    gracious, strict = runs.values()
+    # means over the windows: precision (1 + 1 + 1) / 3, recall (1 + 0.5 + 1) / 3; (0.5 + 0.25) / 2, (1 + 0.5) / 2
+    assert (gracious["precision"], gracious["recall"]) == (1.0, pytest.approx(2.5 / 3, abs=1e-6))
+    assert (strict["precision"], strict["recall"]) == (0.375, 0.75)
+    assert gracious["repetition"] is None and gracious["windows"] == 3 and gracious["peak_rss_mb"] == 79.16
+    assert strict["peak_rss_mb"] == 5.5 and strict["variables"]["graceful"] == "false"
+    notes = report["notes"]
+    assert not any("no ORACLE_" in n or "repetitions" in n or "_agg" in n or "BOXPLOTS" in n for n in notes), notes
+    # the files' windows are not what the configured station count generates: said once
+    (line,) = [n for n in notes if "not of this configuration" in n]
+    assert line == ("gracious, non-gracious: the ORACLE files hold 175 triples a window where the configured "
+                    "1 station gives 35 (5s windows, 1s interval, 7 triples an observation): the results are not "
+                    "of this configuration")
+    bundle = load_bundle(folder)
+    assert [label for _, label in run_groups(bundle)] == ["gracious (graceful=true)", "non-gracious (graceful=false)"]
+    series = read_window_series(bundle, bundle.rows[0])
+    assert series is not None and list(series.end) == [5000, 10000, 15000]
+
+
+def test_numbered_results_directly_under_results_and_a_matching_configuration(tmp_path: Path) -> None:
+    folder = build_test_folder(tmp_path / "cqels", agg=True)
+    for sub in ("oracle", "performance"):
+        for path in (folder / "results" / sub).iterdir():
+            path.rename(folder / "results" / path.name)
+        (folder / "results" / sub).rmdir()
+    config = json.loads((folder / "config.json").read_text())
+    config["tests"][0]["stations"] = "5"  # 175 triples a 5 s window: 5 stations × 5 observations × 7
+    (folder / "config.json").write_text(json.dumps(config))
+    report = report_json(folder)
+    assert [r["run_id"] for r in report["runs"]] == ["cqels-small-rep1", "cqels-small-rep2"]
+    assert report["runs"][0]["peak_rss_mb"] == 106.2
+    notes = "\n".join(report["notes"])
+    assert "ORACLE_small<n> missing for n = 3" in notes and "_agg missing" not in notes and "BOXPLOTS" not in notes
+    assert "not of this configuration" not in notes
+    assert [b.repetitions for b in read_boxplots(load_bundle(folder))] == [2]
+
+
+def test_a_config_with_a_trailing_comma_imports_with_a_located_warning(two_engines: Path, tmp_path: Path) -> None:
+    config = two_engines / "cqels" / "config.json"
+    text = config.read_text()
+    config.write_text(text.replace('"runs": 3\n', '"runs": 3,\n', 1))  # Experiment_3/cqels
+    line = text[:text.index('"runs": 3')].count("\n") + 1
+    column = len(text.split("\n")[line - 1]) + 1
+    out = tmp_path / "exp" / "e.yaml"
+    result = subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", "import", "yabench-config",
+                             str(two_engines / "cqels"), "--out", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    warnings = [w for w in result.stderr.splitlines() if "warning" in w]
+    assert warnings == [f"rspwb: warning: {config}:{line}:{column}: trailing comma before a closing bracket, read as "
+                        "if it were not there (YABench's reader took it)"]
+    assert load_experiment(out).repetitions == 3
+    assert any(f"{config}:{line}:{column}: trailing comma" in n for n in read_results(two_engines).notes)
+    config.write_text(text.replace('"runs": 3\n', '"runs": 3,,\n', 1))  # not just a trailing comma: still refused
+    with pytest.raises(UserError, match="not valid JSON"):
+        read_config(config.parent)

@@ -77,3 +77,30 @@ def build_two_engines(root: Path) -> Path:
     build_test_folder(root / "cqels")
     build_test_folder(root / "csparql", engine="CSPARQL", enginename="csparql", policy="onwindowclose", agg=True)
     return root
+
+
+def build_unnumbered_folder(folder: Path) -> Path:
+    """YABench-One's Experiment_4 shape: two tests run once each, ``ORACLE_gracious``,
+    ``ORACLE_non-gracious`` and their ``P_`` files directly under ``results/``, no repetition
+    number; the config declares 1 station while every window holds 175 triples (5 stations'
+    worth: 5 stations × 5 observations × 7 triples)."""
+    folder.mkdir(parents=True)
+    config = {
+        "generator": "SG1", "enginename": "cqels", "seed": "1430236906",
+        "vars": {"TEMP": "50.0", "WSIZE": "5s", "WSLIDE": "5s", "WPOLICY": "oncontentchange"},
+        "interval": "1s", "duration": "15s",
+        "tests": [{"name": "gracious", "stations": "1", "graceful": "true"},
+                  {"name": "non-gracious", "stations": "1", "graceful": "false"}],
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    (folder / "engine.query").write_text(ENGINE_QUERY)
+    (folder / "oracle.query").write_text(ORACLE_QUERY)
+    results = folder / "results"
+    results.mkdir()
+    (results / "ORACLE_gracious").write_text(
+        "1.0,1.0,10,10,175,0,5000,73\n1.0,0.5,3,6,175,5000,10000,97\n1.0,1.0,8,8,175,10000,15000,134\n")
+    (results / "ORACLE_non-gracious").write_text(
+        "0.5,1.0,20,10,175,0,5000,73\n0.25,0.5,12,6,175,5000,10000,97\n")
+    (results / "P_gracious").write_text(f"CQELS\n{P_HEADER}0.0,4.98,114.1,0.19,21\n0.5,79.16,216.6,0.76,23\n")
+    (results / "P_non-gracious").write_text(f"CQELS\n{P_HEADER}0.0,5.5,100.0,0.2,21\n")
+    return folder

@@ -1,5 +1,5 @@
 """The stand carries BIG: the null engine, the protocol codec, cheap per-stimulus KPIs, and the
-engine hot paths that must not change what an engine computes (issue 11 item 5)."""
+engine hot paths that must not change what an engine computes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fuzzing every stream reader and engine-output reader (issue 15): a clear error or a correct parse.
+"""Fuzzing every stream reader and engine-output reader: a clear error or a correct parse.
 
 Inputs are valid files mutated by hypothesis (bytes flipped, inserted, deleted, cut) and
 free-form bytes; a reader may accept the input (then every element is well-formed) or

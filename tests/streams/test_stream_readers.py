@@ -317,7 +317,7 @@ def test_nquads_oracle_layout_errors(tmp_path: Path, extra: str, line: int, expe
 def test_nquads_without_timestamps(tmp_path: Path) -> None:
     path = write(tmp_path, "plain.nq", f"{S} {P} <o> .\n")
     assert "no timestamped graphs" in error_of(path, "nquads")
-    empty = write(tmp_path, "empty.nq", "# nothing\n")  # an empty stream, as in YABench text and Parquet (issue 15)
+    empty = write(tmp_path, "empty.nq", "# nothing\n")  # an empty stream, as in YABench text and Parquet
     assert list(read_stream(empty, "nquads")) == []
 
 

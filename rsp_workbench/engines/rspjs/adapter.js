@@ -2,7 +2,7 @@
 /**
  * RSP-JS (npm `rsp-js`, pinned in package-lock.json) on the RSP Workbench test stand.
  *
- * This adapter only translates messages (issue 12: the point is to measure the engine):
+ * This adapter only translates messages:
  *
  *   register  -> `new RSPEngine(query.text)` (the stand sends the query in the `rspjs`
  *                dialect), static triples -> `addStaticData`, `register()` for the output

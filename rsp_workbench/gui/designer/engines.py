@@ -25,7 +25,7 @@ from rsp_workbench.engine import PROGRAM_ENGINES
 from rsp_workbench.experiment.model import ENGINE_TYPES, EVICTION_STRATEGIES, FAULTS
 from rsp_workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list, grid_of, item_list
 from rsp_workbench.gui.designer.semantics import semantics_form
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, command_text, engine_with_type, parse_command
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, command_text, engine_with_type, parse_command
 
 PARAMETER_HINTS = {
     "strategy": "eviction strategy",

@@ -1,7 +1,7 @@
 """What every section of the designer is built from: a widget bound to one field path.
 
 A section (:class:`DesignerSection`) reads its widgets' values from the shared
-:class:`~rsp_workbench.gui.designer_model.DesignerModel` and writes edits back as commands; it
+:class:`~rsp_workbench.gui.designer.model.DesignerModel` and writes edits back as commands; it
 knows nothing of the other sections. A widget only writes when the user changed what it
 shows, so opening a file never rewrites it (``"10"`` stays a string, ``{file: x}`` stays a
 mapping). The tables here (:class:`MappingTable`) and the cell helpers keep that promise for
@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, FieldPath, parse_scalar, scalar_text
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, FieldPath, parse_scalar, scalar_text
 
 INVALID_STYLE = "border: 2px solid #d32f2f; background: #fff3f3;"
 WARNING_STYLE = "color: #8a4b00; background: #fff4e0; border: 1px solid #f0b35a; padding: 4px;"

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.gui.designer.fields import DesignerSection, cell_value, fit_rows, table_item, yaml_value
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel
 
 NO_COUNT = "— (the document is not valid)"
 
@@ -68,7 +68,7 @@ class GeneralSection(DesignerSection):
         from rsp_workbench.experiment.runs import count_runs, variable_combinations
 
         experiment = validation.experiment if validation.ok else None
-        if experiment is None:  # never the count of a previous document (issue 13 §2.10)
+        if experiment is None:  # never the count of a previous document
             self.runs_label.setText(NO_COUNT)
             return
         runs = count_runs(experiment)

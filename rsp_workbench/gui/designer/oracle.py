@@ -14,7 +14,7 @@ from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
 from rsp_workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
 from rsp_workbench.gui.designer.semantics import semantics_form
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, parse_scalar
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_scalar
 
 
 class OracleSection(DesignerSection):

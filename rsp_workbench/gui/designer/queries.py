@@ -3,7 +3,7 @@ window clauses of the selected query as a table (size ω, slide β, the stream e
 reads) and the ``${VAR}`` values it uses.
 
 A window size or slide that comes from a variable edits the variable; a literal one edits
-the query text in place (:func:`~rsp_workbench.gui.designer_windows.set_window_value`).
+the query text in place (:func:`~rsp_workbench.gui.designer.window_clauses.set_window_value`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from rsp_workbench.gui.designer.fields import (
     table_item,
     yaml_value,
 )
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel, stream_summary
-from rsp_workbench.gui.designer_windows import WindowField, query_windows, set_window_value, window_stream_iri
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel, stream_summary
+from rsp_workbench.gui.designer.window_clauses import WindowField, query_windows, set_window_value, window_stream_iri
 from rsp_workbench.gui.highlight import CodeEditor
 
 

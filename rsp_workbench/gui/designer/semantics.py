@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QHBoxLayout, QL
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.designer.fields import DesignerSection
-from rsp_workbench.gui.designer_model import MISSING, FieldPath, scalar_text
+from rsp_workbench.gui.designer.model import MISSING, FieldPath, scalar_text
 
 SEMANTICS_CHOICES = {
     "border": ("closed-open", "open-closed", "closed"),
@@ -25,6 +25,7 @@ SEMANTICS_CHOICES = {
     "active_window": ("earliest", "latest"),
     "empty_notification": (True, False),
     "leading_partial": (True, False),
+    "grouping": ("evaluation", "binding"),
 }
 SEMANTICS_LABELS = (  # key, label, what it decides (tooltip)
     ("border", "Border convention", "which window borders are inclusive: [o, c), (o, c] or [o, c]"),
@@ -34,6 +35,7 @@ SEMANTICS_LABELS = (  # key, label, what it decides (tooltip)
     ("time_unit", "Time unit", "the engine's clock resolution"),
     ("active_window", "Active window", "which window is active when several are open"),
     ("leading_partial", "Leading partials", "YABench's first windows shorter than the size"),
+    ("grouping", "Responses", "one response per evaluation, or one per binding (judged regrouped by instant)"),
 )
 STRATEGY_BOXES = (("CC", "content-change"), ("WC", "window-close"), ("NE", "next-element"), ("NC", "non-empty"),
                   ("P", "periodic"))

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.experiment.model import STATIC_FORMATS
 from rsp_workbench.gui.designer.fields import DesignerSection, Shown, table_height, table_item, yaml_value
-from rsp_workbench.gui.designer_model import MISSING, DesignerModel
+from rsp_workbench.gui.designer.model import MISSING, DesignerModel
 
 
 class StaticSection(DesignerSection):

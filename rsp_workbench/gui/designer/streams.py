@@ -31,7 +31,7 @@ from rsp_workbench.gui.qt import pg  # PySide6 first, then pyqtgraph; bool refco
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import STREAM_FILE_FORMATS
 from rsp_workbench.gui.designer.fields import DesignerSection, html
-from rsp_workbench.gui.designer_model import (
+from rsp_workbench.gui.designer.model import (
     MISSING,
     NEW_GENERATED_STREAM,
     NEW_RECORDED_STREAM,

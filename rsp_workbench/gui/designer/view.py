@@ -1,5 +1,5 @@
 """The designer tab: a toolbar, the validation line, one form per section of the experiment file
-and the YAML pane, all over one shared :class:`~rsp_workbench.gui.designer_model.DesignerModel`.
+and the YAML pane, all over one shared :class:`~rsp_workbench.gui.designer.model.DesignerModel`.
 
 The view only lays the sections out and relays: a model change refreshes every section and
 the pane; the loader's error (a field path such as ``engines[0].semantics.report``) marks the
@@ -47,7 +47,7 @@ from rsp_workbench.gui.designer.queries import QueriesSection
 from rsp_workbench.gui.designer.static import StaticSection
 from rsp_workbench.gui.designer.streams import StreamSection
 from rsp_workbench.gui.designer.yaml_pane import YamlPane
-from rsp_workbench.gui.designer_model import Change, DesignerModel, path_text
+from rsp_workbench.gui.designer.model import Change, DesignerModel, path_text
 
 FILE_LABEL_WIDTH = 420  # pixels of the file path in the toolbar
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from rsp_workbench.gui.designer_model import DesignerModel
+from rsp_workbench.gui.designer.model import DesignerModel
 from rsp_workbench.gui.highlight import CodeEditor
 
 

@@ -1,6 +1,7 @@
-"""The Results browser: a result bundle's summary, quality, resources, correctness matrix,
-Heaven dashboard, eviction curves and window timeline (rsp_workbench.results.view_data does the reading)."""
+"""The Results tab: a result bundle's summary, quality, resources, correctness matrix, Heaven
+dashboard, eviction curves, overlay and window timeline (``timeline``).
 
-from rsp_workbench.gui.results.browser import ResultsBrowser
-
-__all__ = ["ResultsBrowser"]
+The Qt-free model is :mod:`rsp_workbench.results` (``view_data`` reads what these views show,
+``run_timeline`` one run as the timeline shows it); ``browser`` holds the tabs, ``common``
+the charts' shared parts.
+"""

@@ -1,4 +1,4 @@
-"""The Results tab: open a result bundle and browse it (issue #6, item 4).
+"""The Results tab: open a result bundle and browse it.
 
 Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
 when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.results.bundle import ORACLE_FILE, RUNS_DIR, YABENCH_DIR
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.results.common import ResultsView, escape, shown_path
+from rsp_workbench.gui.fit import shown_path
+from rsp_workbench.gui.results.common import ResultsView
+from rsp_workbench.gui.text import escape_html
 from rsp_workbench.gui.results.eviction import EvictionView
 from rsp_workbench.gui.results.heaven import HeavenDashboardView
 from rsp_workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
@@ -69,7 +71,7 @@ class ResultsBrowser(QWidget):
 
     def __init__(self, tasks: Any = None, settings: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from rsp_workbench.gui.timeline import TimelineView
+        from rsp_workbench.gui.results.timeline.view import TimelineView
 
         self.setObjectName("resultsBrowser")
         self.tasks = tasks
@@ -128,7 +130,7 @@ class ResultsBrowser(QWidget):
             self.tabs.addTab(view, name)
             view.submit = self._submit
         # the timeline's own minimum width (its field rows) must not widen the window past 1024 px
-        # (issue 13 §2.4): its width is what the tab gives it
+        # its width is what the tab gives it
         policy = self.timeline_view.sizePolicy()
         policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
         self.timeline_view.setSizePolicy(policy)
@@ -216,12 +218,12 @@ class ResultsBrowser(QWidget):
         counted = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
         started = bundle.manifest.get("started") or "?"
         self.title.setText(
-            f"<b>{escape(bundle.name)}</b> — <span style='color:{colour}'><b>{escape(bundle.status)}</b></span>; "
-            f"{len(bundle.rows)} runs ({escape(counted)}); started {escape(str(started))}; "
+            f"<b>{escape_html(bundle.name)}</b> — <span style='color:{colour}'><b>{escape_html(bundle.status)}</b></span>; "
+            f"{len(bundle.rows)} runs ({escape_html(counted)}); started {escape_html(str(started))}; "
             f"<code>{shown_path(self.title, bundle.folder)}</code>")
         self.title.setToolTip(str(bundle.folder))
-        lines = [f"<span style='color:#c62828'>{escape(str(p))}</span>" for p in data.problems]
-        lines += [f"<span style='color:#ef6c00'>{escape(n)}</span>" for n in bundle.notes]
+        lines = [f"<span style='color:#c62828'>{escape_html(str(p))}</span>" for p in data.problems]
+        lines += [f"<span style='color:#ef6c00'>{escape_html(n)}</span>" for n in bundle.notes]
         shown = lines if len(lines) <= SHOWN_PROBLEMS else lines[:SHOWN_PROBLEMS - 1] + [
             f"<span style='color:#555'>… and {len(lines) - SHOWN_PROBLEMS + 1} more (hover to see all)</span>"]
         self.problems.setText("<br>".join(shown))
@@ -231,7 +233,7 @@ class ResultsBrowser(QWidget):
             try:
                 view.set_data(data)  # type: ignore[attr-defined]
             except Exception as error:  # noqa: BLE001 - one broken view must not hide the others
-                view.show_message(f"Cannot show this view: {escape(type(error).__name__)}: {escape(str(error))}")
+                view.show_message(f"Cannot show this view: {escape_html(type(error).__name__)}: {escape_html(str(error))}")
         if bundle.rows or bundle.manifest:
             self._remember(str(bundle.folder))
         self.bundleLoaded.emit(str(bundle.folder))
@@ -252,13 +254,13 @@ class ResultsBrowser(QWidget):
     def _on_read_failed(self, error: object, trace: str) -> None:
         """A view's per-run read failed (a bug, not bad content: that is reported by the view)."""
         text = self.problems.text()
-        line = f"<span style='color:#c62828'>{escape(type(error).__name__)}: {escape(str(error))}</span>"
+        line = f"<span style='color:#c62828'>{escape_html(type(error).__name__)}: {escape_html(str(error))}</span>"
         self.problems.setText(f"{text}<br>{line}" if text else line)
         self.problems.setVisible(True)
 
     @Slot(float, str)
     def _on_load_progress(self, fraction: float, message: str) -> None:
-        self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape(message)} …")
+        self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape_html(message)} …")
 
     def _show_failure(self, error: object, folder: Path | None = None) -> None:
         """Say why a folder could not be read; a bundle already shown stays (and stays current)."""
@@ -266,7 +268,7 @@ class ResultsBrowser(QWidget):
         if self.data is not None:
             self.folder = self.data.bundle.folder
             where = shown_path(self.open_error, folder or self.folder)
-            self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape(kind + str(error))} "
+            self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape_html(kind + str(error))} "
                                     f"— still showing <code>{shown_path(self.open_error, self.folder)}</code>")
             self.open_error.setToolTip(f"not opened: {folder or self.folder}\nstill showing: {self.folder}")
             self.open_error.setVisible(True)
@@ -275,7 +277,7 @@ class ResultsBrowser(QWidget):
             self.folder = folder
         self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
         self.title.setToolTip(str(self.folder))
-        self.problems.setText(f"<span style='color:#c62828'>{escape(kind + str(error))}</span>")
+        self.problems.setText(f"<span style='color:#c62828'>{escape_html(kind + str(error))}</span>")
         self.problems.setVisible(True)
 
     def _submit(self, name: str, read: Callable[[], Any], deliver: Callable[[Any], None]) -> None:

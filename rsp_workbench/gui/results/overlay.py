@@ -1,5 +1,5 @@
 """Overlay: any runs of several bundles — the workbench's own and published YABench folders —
-in one chart (issue 13 §1), e.g. the published CQELS precision per window against the
+in one chart, e.g. the published CQELS precision per window against the
 ``cqels`` preset's, or the memory of a real engine against its model.
 
 Left, the bundles and their runs with a check box each (the bundle open in the browser is
@@ -28,7 +28,9 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.results.common import DASHES, PALETTE, ResultsView, escape, fit_samples, new_chart, plural, style_plot
+from rsp_workbench.gui.fit import fit_samples
+from rsp_workbench.gui.results.common import DASHES, PALETTE, ResultsView, new_chart, style_plot
+from rsp_workbench.gui.text import escape_html, plural
 from rsp_workbench.results.view_data import (
     OVERLAY_METRICS,
     LoadedBundle,
@@ -236,7 +238,7 @@ class OverlayView(ResultsView):
         if missing:
             notes.append(f"no {metric.label} in {', '.join(missing)}")
         notes += problems
-        self.status.setText(escape("; ".join(notes)) if self.bundles else "")
+        self.status.setText(escape_html("; ".join(notes)) if self.bundles else "")
 
     # ------------------------------------------------------------------ export
     def chart_widget(self) -> QWidget:

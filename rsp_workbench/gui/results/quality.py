@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.results.common import BAND_BRUSHES, RunGroupView, escape, new_chart, style_plot
+from rsp_workbench.gui.results.common import BAND_BRUSHES, RunGroupView, new_chart, style_plot
+from rsp_workbench.gui.text import escape_html
 from rsp_workbench.results.view_data import (
     WindowBoxplots,
     WindowSeries,
@@ -152,7 +153,7 @@ class QualityView(RunGroupView):
         position = self.engine_combo.findText(current)
         self.engine_combo.setCurrentIndex(max(0, position))
         self.engine_combo.blockSignals(False)
-        notes = [escape(str(p)) for p in problems]
+        notes = [escape_html(str(p)) for p in problems]
         if not series and not self.boxplots:
             self.show_message("No per-window quality in this run group: the oracle measured no windows "
                               "(e.g. a recall-only experiment, or runs that did not finish)."

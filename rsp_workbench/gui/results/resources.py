@@ -12,7 +12,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.results.common import RunGroupView, escape, fit_samples, new_chart, plural, style_plot
+from rsp_workbench.gui.fit import fit_samples
+from rsp_workbench.gui.results.common import RunGroupView, new_chart, style_plot
+from rsp_workbench.gui.text import escape_html, plural
 from rsp_workbench.results.view_data import ResourceSeries, read_resources, read_runs, rows_in_group
 
 METRICS = (("rss_mb", "RSS (MB)"), ("cpu_percent", "CPU (% of one core)"), ("threads", "threads"))
@@ -55,7 +57,7 @@ class ResourcesView(RunGroupView):
     def _apply(self, result: tuple[list[ResourceSeries], list[UserError]]) -> None:
         series, problems = result
         self.series = series
-        notes = [escape(str(p)) for p in problems]
+        notes = [escape_html(str(p)) for p in problems]
         if not series:
             self.show_message("No performance samples (P_*.csv) for these runs: the runs did not start, "
                               "or the experiment did not collect memory/CPU."

@@ -1,8 +1,8 @@
 """The "Probe engine" dialog: `rspwb probe` in the GUI, off the GUI thread, with progress and Cancel.
 
-A thin view over :mod:`rsp_workbench.probe`: the engine is chosen from the presets, the
-built-in engine types and the engines of the designer's experiment (an external one is
-shown and must be confirmed first); the battery runs as one TaskRegistry task whose
+A thin view over :mod:`rsp_workbench.probe` and :mod:`rsp_workbench.gui.probe.model`: the
+engine is chosen from the presets, the built-in engine types and the engines of the
+designer's experiment (an external one is shown and must be confirmed first); the battery runs as one TaskRegistry task whose
 plain worker calls :func:`rsp_workbench.probe.runner.probe_engine`, polling the task's cancel
 flag. The answer — preset + overrides, every parameter with what the probes could not
 tell, faults, and each unexplained probe with its first divergence — is shown when the
@@ -11,7 +11,6 @@ task ends.
 
 from __future__ import annotations
 
-from html import escape as _esc
 from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -35,23 +34,22 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.tasks import Task, TaskRegistry, TaskState
-from rsp_workbench.probe.infer import FAULT_TEXT, ProbeInference, format_value, headline_verdict
-from rsp_workbench.probe.runner import ProbeRunOptions, ProbeTarget, builtin_target, engine_of, probe_engine
-
-NO_FAULT = "none"
-PROBE_COLUMNS = ("probe", "status", "responses", "explained", "what it tells apart")
-STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "timeout": "#c62828", "cancelled": "#ef6c00"}
-
-
-def builtin_engines() -> list[tuple[str, str]]:
-    """(label, key) of the presets (the ``secret`` engine under each) and the engine types."""
-    from rsp_workbench.core.semantics import PRESETS
-    from rsp_workbench.engines import engine_types
-
-    types = [name for name in engine_types() if name != "external"]
-    return [*((f"{name} (preset)", f"preset:{name}") for name in PRESETS),
-            *((f"{name} (engine)", f"builtin:{name}") for name in types)]
-
+from rsp_workbench.gui.probe.model import (
+    NO_FAULT,
+    PARAMETER_COLUMNS,
+    PROBE_COLUMNS,
+    STATUS_COLOURS,
+    UNEXPLAINED_COLOUR,
+    builtin_engines,
+    details_text,
+    headline_html,
+    parameter_rows,
+    probe_rows,
+    probe_target,
+    takes_fault_knob,
+)
+from rsp_workbench.probe.infer import ProbeInference
+from rsp_workbench.probe.runner import ProbeRunOptions, ProbeTarget, probe_engine
 
 class ProbeDialog(QDialog):
     """Choose an engine, probe it, read what its answers say about its semantics."""
@@ -114,9 +112,9 @@ class ProbeDialog(QDialog):
         self.headline.setWordWrap(True)
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.parameters_table = QTableWidget(0, 3)
+        self.parameters_table = QTableWidget(0, len(PARAMETER_COLUMNS))
         self.parameters_table.setObjectName("probeParameters")
-        self.parameters_table.setHorizontalHeaderLabels(("parameter", "inferred", "the probes cannot tell from"))
+        self.parameters_table.setHorizontalHeaderLabels(PARAMETER_COLUMNS)
         self.probes_table = QTableWidget(0, len(PROBE_COLUMNS))
         self.probes_table.setObjectName("probeProbes")
         self.probes_table.setHorizontalHeaderLabels(PROBE_COLUMNS)
@@ -179,23 +177,14 @@ class ProbeDialog(QDialog):
 
     @Slot()
     def _engine_changed(self) -> None:
-        kind, _, name = str(self.engine_combo.currentData() or "").partition(":")
-        self.fault_combo.setEnabled(kind == "preset" or (kind == "builtin" and name == "secret"))
+        self.fault_combo.setEnabled(takes_fault_knob(str(self.engine_combo.currentData() or "")))
         if not self.fault_combo.isEnabled():
             self.fault_combo.setCurrentIndex(0)
 
     def target(self) -> ProbeTarget:
-        kind, _, name = str(self.engine_combo.currentData() or "").partition(":")
+        key = str(self.engine_combo.currentData() or "")
         fault = self.fault_combo.currentData() if self.fault_combo.isEnabled() else None
-        faults = {fault: True} if fault else None
-        if kind == "preset":
-            return builtin_target("secret", preset=name, faults=faults)
-        if kind == "builtin":
-            return builtin_target(name, faults=faults)
-        experiment = self._experiment()
-        if experiment is None:
-            raise UserError("the designer's experiment is not valid any more; fix it or choose a built-in engine")
-        return engine_of(experiment, name)
+        return probe_target(key, fault, self._experiment() if key.startswith("experiment:") else None)
 
     # ------------------------------------------------------------------ running
     @Slot()
@@ -280,56 +269,31 @@ class ProbeDialog(QDialog):
 
     def show_inference(self, inference: ProbeInference) -> None:
         self._clear()
-        if inference.preset is None:
-            self.headline.setText("<b>No probe ran</b>: nothing to infer (see the probes below).")
-        else:
-            overrides = ", ".join(f"{key}: {format_value(value)}" for key, value in inference.overrides.items())
-            colour = "#2e7d32" if inference.explained else "#c62828"
-            verdict = headline_verdict(inference).replace("below", "in the details")
-            self.headline.setText(
-                f"<span style='font-size:14pt'><b>{_esc(inference.preset)}</b>"
-                + (f" + {{{_esc(overrides)}}}" if overrides else " (no overrides)") + "</span> — "
-                f"<span style='color:{colour}'>{verdict}</span>"
-                + "".join(f"<br/><span style='color:#c62828'>fault: <b>{_esc(f.fault)}</b></span> — "
-                          f"{_esc(FAULT_TEXT[f.fault])}" for f in inference.faults))
-        self.parameters_table.setRowCount(len(inference.parameters))
-        for row, (key, value) in enumerate(inference.parameters.items()):
-            others = inference.undetermined.get(key, [])
-            cells = (key, format_value(value), ", ".join(map(format_value, others)))
-            for column, text in enumerate(cells):
+        self.headline.setText(headline_html(inference))
+        parameters = parameter_rows(inference)
+        self.parameters_table.setRowCount(len(parameters))
+        for row, parameter in enumerate(parameters):
+            for column, text in enumerate(parameter.cells):
                 item = QTableWidgetItem(text)
-                if key in inference.overrides and column == 1:
+                if parameter.override and column == 1:
                     item.setForeground(Qt.GlobalColor.darkRed)
                     item.setToolTip("an override of the preset")
                 self.parameters_table.setItem(row, column, item)
-        purposes = {p.name: p.purpose for p in inference.probes}
-        self.probes_table.setRowCount(len(inference.observations))
-        for row, observation in enumerate(inference.observations):
-            explained = inference.explaining.get(observation.probe)
-            cells = (observation.probe, observation.status,
-                     str(observation.responses) if observation.ok else "",
-                     "" if explained is None else ("yes" if explained else "no"),
-                     purposes.get(observation.probe, ""))
-            for column, text in enumerate(cells):
+        probes = probe_rows(inference)
+        self.probes_table.setRowCount(len(probes))
+        for row, probe in enumerate(probes):
+            for column, text in enumerate(probe.cells):
                 item = QTableWidgetItem(text)
                 if column == 1:
-                    item.setForeground(_colour(STATUS_COLOURS.get(observation.status, "#000")))
-                    if observation.error:
-                        item.setToolTip(observation.error)
-                if column == 3 and explained is False:
-                    item.setForeground(_colour("#c62828"))
+                    item.setForeground(_colour(STATUS_COLOURS.get(probe.status, "#000")))
+                    if probe.error:
+                        item.setToolTip(probe.error)
+                if column == 3 and probe.explained is False:
+                    item.setForeground(_colour(UNEXPLAINED_COLOUR))
                 self.probes_table.setItem(row, column, item)
         for table in (self.parameters_table, self.probes_table):
             table.resizeRowsToContents()
-        lines = []
-        for finding in inference.faults:
-            lines.append(f"fault {finding.fault}: {FAULT_TEXT[finding.fault]}\n  evidence: {finding.evidence}")
-        for item in inference.unexplained:
-            lines.append(f"unexplained probe {item.probe} ({item.purpose})\n  first divergence: {item.description}")
-        for observation in inference.observations:
-            if not observation.ok:
-                lines.append(f"probe {observation.probe} {observation.status}: {observation.error}")
-        self.details.setPlainText("\n\n".join(lines))
+        self.details.setPlainText(details_text(inference))
 
     # ------------------------------------------------------------------ dialogs
     def _ask_confirm(self, question: str) -> bool:

@@ -24,7 +24,7 @@ from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment
 
 if TYPE_CHECKING:
-    from rsp_workbench.gui.designer_model import DesignerModel
+    from rsp_workbench.gui.designer.model import DesignerModel
     from rsp_workbench.pipeline.run_experiment import ExperimentProgress
 
 STAGES = ("generate", "engines", "oracle")
@@ -129,7 +129,7 @@ def execute_request(request: RunRequest, cancel: threading.Event,
 
     Local runs execute in a child process: the oracle and the stand are CPU-bound Python,
     and in the GUI's process they would hold the interpreter lock long enough to freeze the
-    window (issue 6: never more than 100 ms). Spark runs stay here, on the SparkSession the
+    window. Spark runs stay here, on the SparkSession the
     window warmed up.
     """
     if request.scheduler != "local":
@@ -553,3 +553,46 @@ class RunQueue:
 
     def queued(self) -> list[ExperimentRun]:
         return [entry for entry in self.entries if entry.status == QUEUED]
+
+
+# --------------------------------------------------------------------------- what the view shows
+
+STATUS_COLOURS = {QUEUED: "#616161", RUNNING: "#1565c0", CANCELLING: "#ef6c00", OK: "#2e7d32",
+                  FAILED: "#c62828", CANCELLED: "#ef6c00"}
+VERDICT_COLOURS = {"correct": "#2e7d32", "ok": "#2e7d32", "incorrect": "#c62828", "failed": "#c62828",
+                   "timeout": "#c62828", "error": "#c62828", "cancelled": "#ef6c00", RUNNING: "#1565c0"}
+KEPT_LISTED = 12  # finished engine runs named in a failed run's error
+
+
+def verdict_colour(text: str) -> str:
+    """The colour of an engine run's verdict (or status) in the run table."""
+    return VERDICT_COLOURS.get(text, "#000")
+
+
+def queue_item_text(entry: ExperimentRun, now: float) -> str:
+    """A run's line in the queue: name, size, and its status (with ETA while it runs)."""
+    status = entry.status
+    if status == RUNNING:  # cancelling: no ETA, the run stops
+        eta = entry.eta_s(now)
+        status += f" · ETA {format_duration(eta)}" if eta is not None else ""
+    size = f" [{entry.request.size}]" if entry.request.size else ""
+    return f"{entry.name}{size}\n  {status}"
+
+
+def elapsed_text(entry: ExperimentRun, now: float) -> str:
+    """Elapsed and remaining time while a run runs, its duration once it finished, else that it waits."""
+    if entry.status in (RUNNING, CANCELLING):
+        eta = entry.eta_s(now) if entry.status == RUNNING else None
+        elapsed = format_duration(now - (entry.started or now))
+        return f"elapsed {elapsed}" + (f" · remaining ≈ {format_duration(eta)}" if eta is not None else "")
+    if entry.finished is not None and entry.started is not None:
+        return f"took {format_duration(entry.finished - entry.started)}"
+    return "waiting in the queue"
+
+
+def engine_run_cells(trace: EngineRunTrace) -> tuple[str, str, str, str, str, str]:
+    """An engine run's row: run id, verdict (or status), engine, responses, stimuli, peak RSS."""
+    stimuli = f"{trace.stimuli_done}/{trace.stimuli}" if trace.stimuli is not None else str(trace.stimuli_done or "")
+    return (trace.run_id, trace.verdict or trace.status, trace.engine, str(trace.responses), stimuli,
+            "" if trace.peak_rss_mb is None else f"{trace.peak_rss_mb:.1f}")
+

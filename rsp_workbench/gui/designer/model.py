@@ -21,7 +21,15 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.designer_windows import query_windows, window_stream_iri
+from rsp_workbench.gui.designer.window_clauses import query_windows, window_stream_iri
+from rsp_workbench.gui.designer.stream_edits import (
+    checked_new_iri,
+    stream_iris,
+    with_one_stream,
+    with_renamed_stream,
+    with_several_streams,
+    without_stream,
+)
 
 PathKey = str | int
 FieldPath = tuple[PathKey, ...]
@@ -187,11 +195,6 @@ def stream_summary(stream: Any) -> str:
     return "needs a file or a generator"
 
 
-def _renamed_key(mapping: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
-    """``mapping`` with key ``old`` replaced by ``new`` (holding ``value``) at the same position."""
-    return {(new if key == old else key): (value if key == old else item) for key, item in mapping.items()}
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -247,10 +250,10 @@ class DesignerModel:
     _saved_raw: Any = None
     yaml_error: UserError | None = None  # the YAML pane's text does not parse (doc unchanged)
     # the document's text as the user sees it: the file or the YAML pane, with form edits
-    # carried into it in place (designer_text); validation runs on it so that error lines match
+    # carried into it in place (yaml_edits); validation runs on it so that error lines match
     source_text: str | None = None
     validation: Validation = field(default_factory=Validation)
-    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (designer_paths.MovedPath)
+    moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (save_as_paths.MovedPath)
 
     def __post_init__(self) -> None:
         if self.source_text is None:
@@ -311,7 +314,7 @@ class DesignerModel:
 
     def _edited_text(self, raw: dict[str, Any]) -> str:
         """The text changed to read as ``raw``, every line not edited kept byte for byte."""
-        from rsp_workbench.gui.designer_text import edit_text
+        from rsp_workbench.gui.designer.yaml_edits import edit_text
 
         return edit_text(self.yaml_text(), raw, dump_yaml)
 
@@ -439,8 +442,7 @@ class DesignerModel:
 
     def stream_iris(self) -> list[str]:
         """The IRIs ``streams:`` declares, in file order (empty for a single ``stream:``)."""
-        streams = self.raw.get("streams")
-        return [str(iri) for iri in streams] if isinstance(streams, dict) else []
+        return stream_iris(self.raw)
 
     def query_template(self, index: int) -> tuple[str, bool]:
         """Query ``index``'s template and whether it is editable inline (``text``, not a ``file``)."""
@@ -490,102 +492,39 @@ class DesignerModel:
 
     def use_several_streams(self) -> bool:
         """``stream: X`` → ``streams: {IRI: X}`` (IRI of the queries' first window), sizes included; one undo step."""
-        stream = self.raw.get("stream")
-        if "streams" in self.raw or stream is None:
+        if "streams" in self.raw or self.raw.get("stream") is None:
             return False
-        iri = self.suggested_stream_iri()
-        raw = _renamed_key(copy.deepcopy(self.raw), "stream", "streams", {iri: copy.deepcopy(stream)})
-        for _, size in self._named_sizes(raw):
-            if "stream" in size:
-                converted = _renamed_key(size, "stream", "streams", {iri: size["stream"]})
-                size.clear()
-                size.update(converted)
+        raw = with_several_streams(self.raw, self.suggested_stream_iri())
         return self.replace(raw, description="Use several streams", origin="form")
 
     def use_one_stream(self) -> bool:
-        """``streams: {IRI: X}`` → ``stream: X`` when exactly one stream is declared; one undo step.
-
-        The single ``stream:`` is read by every window whatever IRI it names, so nothing is lost;
-        with two or more streams the user first removes the others (UserError says so).
-        """
-        iris = self.stream_iris()
+        """``streams: {IRI: X}`` → ``stream: X`` when exactly one stream is declared; one undo step
+        (:func:`~rsp_workbench.gui.designer.stream_edits.with_one_stream`)."""
         if not self.several_streams:
             return False
-        if len(iris) != 1:
-            raise UserError(f"remove streams until one is left ({len(iris)} are declared) to use one stream",
-                            field="streams")
-        iri = iris[0]
-        raw = copy.deepcopy(self.raw)
-        for name, size in self._named_sizes(raw):
-            overrides = size.get("streams")
-            if isinstance(overrides, dict) and set(overrides) - {iri}:
-                other = next(key for key in overrides if key != iri)
-                raise UserError(f"size {name} overrides stream <{other}>; remove that override first",
-                                field=f"sizes.{name}.streams")
-        raw = _renamed_key(raw, "streams", "stream", raw["streams"][iri])
-        for _, size in self._named_sizes(raw):
-            overrides = size.get("streams")
-            if isinstance(overrides, dict):
-                if iri in overrides:
-                    converted = _renamed_key(size, "streams", "stream", overrides[iri])
-                else:
-                    converted = {key: value for key, value in size.items() if key != "streams"}
-                size.clear()
-                size.update(converted)
-        return self.replace(raw, description="Use one stream", origin="form")
+        return self.replace(with_one_stream(self.raw), description="Use one stream", origin="form")
 
     def add_stream(self, iri: str | None = None, stream: Any = None) -> str:
         """Declare a new stream (by default a generated one over the first undeclared window IRI)."""
-        iri = self._check_new_iri(iri if iri is not None else self.suggested_stream_iri())
+        iri = checked_new_iri(self.raw, iri if iri is not None else self.suggested_stream_iri())
         value = copy.deepcopy(stream if stream is not None else NEW_GENERATED_STREAM)
         self.set(("streams", iri), value)
         return iri
 
     def remove_stream(self, iri: str) -> bool:
         """Remove a declared stream and the sizes' overrides of it (one undo step); not the last one."""
-        iris = self.stream_iris()
-        if iri not in iris:
+        if iri not in self.stream_iris():
             return False
-        if len(iris) == 1:
-            raise UserError("the last stream cannot be removed (an experiment reads at least one)", field="streams")
-        raw = copy.deepcopy(self.raw)
-        del raw["streams"][iri]
-        for _, size in self._named_sizes(raw):
-            if isinstance(size.get("streams"), dict) and iri in size["streams"]:
-                del size["streams"][iri]
-                if not size["streams"]:
-                    del size["streams"]
-        return self.replace(raw, description=f"Remove stream <{iri}>", origin="form")
+        return self.replace(without_stream(self.raw, iri), description=f"Remove stream <{iri}>", origin="form")
 
     def rename_stream(self, old: str, new: str) -> str:
         """Give a declared stream another IRI, in ``streams:`` and in the sizes (one undo step)."""
         new = new.strip().strip("<>").strip()
         if new == old or old not in self.stream_iris():
             return old
-        new = self._check_new_iri(new)
-        raw = copy.deepcopy(self.raw)
-        raw["streams"] = _renamed_key(raw["streams"], old, new, raw["streams"][old])
-        for _, size in self._named_sizes(raw):
-            overrides = size.get("streams")
-            if isinstance(overrides, dict) and old in overrides:
-                size["streams"] = _renamed_key(overrides, old, new, overrides[old])
-        self.replace(raw, description=f"Rename stream <{old}> to <{new}>", origin="form")
+        new = checked_new_iri(self.raw, new)
+        self.replace(with_renamed_stream(self.raw, old, new), description=f"Rename stream <{old}> to <{new}>", origin="form")
         return new
-
-    def _check_new_iri(self, iri: str) -> str:
-        iri = iri.strip().strip("<>").strip()
-        if not iri:
-            raise UserError("a stream IRI must not be empty", field="streams")
-        if iri in self.stream_iris():
-            raise UserError(f"<{iri}> is already declared", field="streams")
-        return iri
-
-    @staticmethod
-    def _named_sizes(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-        sizes = raw.get("sizes")
-        if not isinstance(sizes, dict):
-            return []
-        return [(str(name), size) for name, size in sizes.items() if isinstance(size, dict)]
 
     # ------------------------------------------------------------------ files
     def _file_label(self) -> str:
@@ -627,7 +566,7 @@ class DesignerModel:
         target = Path(path) if path else self.file
         if target is None:
             raise UserError("choose a file name to save to")
-        from rsp_workbench.gui.designer_paths import moved_paths
+        from rsp_workbench.gui.designer.save_as_paths import moved_paths
 
         # paths are relative to the file: saved into another folder, they must follow it (a new
         # document's paths are taken as written, relative to the file it is first saved as)

@@ -1,17 +1,19 @@
 """The window timeline plot: stream lanes, expected window borders, evaluations and emissions.
 
-The core results view (issue 6). Stream elements run along application time, one lane per
+The core results view. Stream elements run along application time, one lane per
 station/stream, drawn as per-pixel-bucket counts (peak-preserving: every non-empty bucket
-shows) computed with one ``searchsorted`` per view change (`timeline_data`), so millions of
+shows) computed with one ``searchsorted`` per view change (`rsp_workbench.results.stream_lanes`), so millions of
 elements pan and zoom smoothly; when few elements are in view they are drawn one by one.
 Below the lanes, the expected windows for the chosen t0 and border convention (filled end
 = inclusive border, hollow = exclusive), windows the oracle measured as diverging in red;
 above, expected evaluation instants and, through :meth:`add_engine_emissions` and
 :meth:`set_reconstructed_borders`, what engines did and the borders gracious mode
 reconstructed (dashed, contrasting colour, shift labelled). Clicking a window lists its
-content and expected vs actual bindings with missing/extra highlighted.
-:meth:`rsp_workbench.gui.timeline.TimelineView.load_bundle_run` shows a run of a result bundle on it
-(`timeline_bundle`).
+content and expected vs actual bindings with missing/extra highlighted (the side panel,
+:class:`~rsp_workbench.gui.results.timeline.bindings.WindowPanel`); the rows' layout, texts and
+CSV are :mod:`rsp_workbench.gui.results.timeline.model`'s.
+:meth:`rsp_workbench.gui.results.timeline.view.TimelineView.load_bundle_run` shows a run of a result bundle on it
+(`rsp_workbench.results.run_timeline`).
 
 Frame budget (benchmarks/bench_gui.py): every item is created once and updated with
 ``setData``; all lanes are ONE ``connect='pairs'`` curve; pens are opaque (alpha-blended
@@ -21,33 +23,33 @@ the axis); a refresh for an unchanged range and size is skipped. Refresh runs on
 
 from __future__ import annotations
 
-import csv
-from collections import Counter
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (
-    QHeaderView,
-    QLabel,
-    QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
-from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
+from rsp_workbench.core.semantics import ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.timeline_data import StreamLanes, windows_in_range
+from rsp_workbench.gui.results.timeline.bindings import WindowPanel
+from rsp_workbench.gui.results.common import export_svg
+from rsp_workbench.gui.results.timeline.model import (
+    WINDOW_ROW_HEIGHT,
+    RowLayout,
+    density_ticks,
+    element_points,
+    expected_evaluations,
+    markers_in_view,
+    segments,
+    window_marks,
+    write_shown_csv,
+)
+from rsp_workbench.results.stream_lanes import StreamLanes, windows_in_range
 
 POINT_LIMIT = 5_000  # draw single elements below this many in view
 WINDOW_LIMIT = 300  # draw window bars below this many in view
-MARKER_LIMIT = 5_000  # markers drawn per row at most (thinned beyond)
-WINDOW_ROW_HEIGHT = 0.35
 LANE_COLOUR = "#37474f"
 WINDOW_COLOUR = (21, 101, 192)
 # opaque colours, pre-blended over the white background (alpha-blended lines are slow to draw)
@@ -59,8 +61,6 @@ DIVERGING_COLOUR = "#e53935"
 EXPECTED_COLOUR = "#2e7d32"
 ENGINE_COLOURS = ("#d81b60", "#ef6c00", "#8e24aa", "#00897b", "#6d4c41")
 RECONSTRUCTED_COLOUR = "#ff6f00"
-MISSING_BRUSH = QColor("#ffcdd2")
-EXTRA_BRUSH = QColor("#ffe0b2")
 
 
 def _curve(colour: Any, width: float = 1, **pen: Any) -> pg.PlotCurveItem:
@@ -92,8 +92,6 @@ class WindowTimeline(QWidget):
         self.reconstructed_labels: dict[str, str] = {}
         self.diverging: list[tuple[int, int]] = []
         self._diverging_arrays = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
-        self.bindings: dict[tuple[int, int], tuple[Counter[Hashable], Counter[Hashable]]] = {}
-        self.bindings_notes: dict[tuple[int, int], str] = {}
         self.selected: WindowInstance | None = None
         self.refresh_count = 0
         self._shown: dict[str, Any] = {}
@@ -140,36 +138,10 @@ class WindowTimeline(QWidget):
         self.item.getViewBox().sigXRangeChanged.connect(self._on_range_changed)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
 
-        self.panel_title = QLabel("Click a window to list its content.")
-        self.panel_title.setWordWrap(True)
-        self.content_table = QTableWidget(0, 4)
-        self.content_table.setObjectName("windowContent")
-        self.content_table.setHorizontalHeaderLabels(["t (ms)", "subject", "predicate", "object"])
-        self.content_table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.content_table.verticalHeader().setVisible(False)
-        self.bindings_note = QLabel("")
-        self.bindings_note.setObjectName("bindingsNote")
-        self.bindings_note.setWordWrap(True)
-        self.bindings_table = QTableWidget(0, 2)
-        self.bindings_table.setObjectName("windowBindings")
-        self.bindings_table.setHorizontalHeaderLabels(["status", "binding"])
-        self.bindings_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.bindings_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.bindings_table.verticalHeader().setVisible(False)
-        self.bindings_table.setWordWrap(False)  # one line per binding; the full text is the tooltip
-        self.content_table.setWordWrap(False)
-        panel = QWidget()
-        panel_layout = QVBoxLayout(panel)
-        panel_layout.setContentsMargins(0, 0, 0, 0)
-        panel_layout.addWidget(self.panel_title)
-        panel_layout.addWidget(QLabel("<b>Content</b>"))
-        panel_layout.addWidget(self.content_table, 2)
-        panel_layout.addWidget(QLabel("<b>Expected vs actual bindings</b>"))
-        panel_layout.addWidget(self.bindings_note)
-        panel_layout.addWidget(self.bindings_table, 1)
+        self.panel = WindowPanel()
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.plot)
-        splitter.addWidget(panel)
+        splitter.addWidget(self.panel)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([900, 300])
@@ -187,10 +159,7 @@ class WindowTimeline(QWidget):
         self.lanes = lanes
         self.selected = None
         self.selection.setVisible(False)
-        self.panel_title.setText("Click a window to list its content.")
-        self.content_table.setRowCount(0)
-        self.bindings_table.setRowCount(0)
-        self.bindings_note.setText("")
+        self.panel.clear()
         self._changed()
         self.show_all()
 
@@ -224,15 +193,9 @@ class WindowTimeline(QWidget):
     def compute_expected_evaluations(self, policy: ReportPolicy) -> int:
         """Evaluation instants of ``policy`` over the loaded stream and the current spec (window-close
         and periodic are cheap; content-change walks every element)."""
-        from rsp_workbench.core.report import evaluation_instants
-
-        if self.spec is None or not self.lanes.count:
-            self.set_evaluations([])
-            return 0
-        times = self.lanes.all_times.tolist()
-        evaluations = evaluation_instants(times, self.spec, policy, start=self.spec.t0, end=times[-1])
-        self.set_evaluations([e.time for e in evaluations], [e.window for e in evaluations])
-        return len(evaluations)
+        times, windows = expected_evaluations(self.lanes, self.spec, policy)
+        self.set_evaluations(times, windows)
+        return len(times)
 
     def add_engine_emissions(self, engine: str, times: Iterable[int]) -> None:
         """Overlay one engine's emission (or evaluation) instants as markers on their own row."""
@@ -293,71 +256,23 @@ class WindowTimeline(QWidget):
         self.reconstructed.clear()
         self._reconstructed_arrays.clear()
         self.reconstructed_labels.clear()
-        self.bindings.clear()
-        self.bindings_notes.clear()
+        self.panel.forget_bindings()
         self.diverging = []
         self._diverging_arrays = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
         self._changed()
         self._update_axis()
 
-    def set_window_bindings(self, bindings: Mapping[tuple[int, int], tuple[Counter[Hashable], Counter[Hashable]]]) -> None:
-        """Expected and actual bags per window, keyed by (open, close) in ms."""
-        self.bindings = dict(bindings)
-        if self.selected is not None:
-            self._show_bindings(self.selected)
-
-    def add_window_bindings(self, window: tuple[int, int], expected: Counter[Hashable], actual: Counter[Hashable],
-                            note: str = "") -> None:
-        """One window's expected and actual bags (computed when it was clicked), with a note on how."""
-        self.bindings[window] = (expected, actual)
-        self.bindings_notes[window] = note
-        if self.selected is not None and (self.selected.open, self.selected.close) == window:
-            self._show_bindings(self.selected)
-
-    def set_bindings_note(self, text: str) -> None:
-        self.bindings_note.setText(text)
-
     # ------------------------------------------------------------------ layout rows
-    def _window_rows(self) -> int:
-        if self.spec is None:
-            return 0
-        # one more row than windows overlap, so that windows sharing a row never touch
-        return min(8, -(-self.spec.size // self.spec.slide) + 1)
-
-    def _window_row_y(self, index: int) -> float:
-        return len(self.lanes.names) + 0.3 + (index % max(1, self._window_rows())) * WINDOW_ROW_HEIGHT
-
-    def _marker_rows(self) -> list[tuple[float, str]]:
-        """Rows above the lanes: expected evaluation instants, then one per engine."""
-        rows = [(-0.8, "expected ET")]
-        for offset, engine in enumerate(self.engine_items):
-            rows.append((-1.3 - 0.5 * offset, engine))
-        return rows
-
-    def _reconstructed_row_y(self, engine: str, index: int) -> float:
-        """Rows below the expected windows: each engine's reconstructed windows, staggered the same way."""
-        rows = max(1, self._window_rows())
-        band = list(self.reconstructed_items).index(engine)
-        return self._window_row_y(0) + (rows + 1.4 + band * (rows + 1.4)) * WINDOW_ROW_HEIGHT + (index % rows) * WINDOW_ROW_HEIGHT
-
-    def _row_ticks(self) -> list[tuple[float, str]]:
-        ticks = self._marker_rows()
-        if self.spec is not None:
-            ticks.append((self._window_row_y(0), f"windows {self.spec.border.value}"))
-            for engine in self.reconstructed_items:
-                ticks.append((self._reconstructed_row_y(engine, 0), f"{engine} reconstructed"))
-        return ticks
+    def rows(self) -> RowLayout:
+        """Where the lanes, marker rows, window rows and reconstructed rows are now."""
+        return RowLayout(len(self.lanes.names), self.spec, tuple(self.engine_items), tuple(self.reconstructed_items))
 
     def _update_axis(self) -> None:
+        rows = self.rows()
         ticks = [(float(i), name) for i, name in enumerate(self.lanes.names)]
-        self.item.getAxis("left").setTicks([ticks + self._row_ticks()])
-        bottom = len(self.lanes.names) + 0.4 + self._window_rows() * WINDOW_ROW_HEIGHT
-        if self.reconstructed_items and self.spec is not None:
-            last = list(self.reconstructed_items)[-1]
-            bottom = self._reconstructed_row_y(last, self._window_rows() - 1) + 0.5
-        top = min(row for row, _ in self._marker_rows()) - 0.4
-        self._y_extent = (top, bottom)
-        self.item.setYRange(top, bottom, padding=0)
+        self.item.getAxis("left").setTicks([ticks + rows.row_ticks()])
+        self._y_extent = rows.extent()
+        self.item.setYRange(*self._y_extent, padding=0)
 
     # ------------------------------------------------------------------ view
     def data_span(self) -> tuple[int, int, int]:
@@ -424,8 +339,7 @@ class WindowTimeline(QWidget):
         slices = self.lanes.visible(lo, hi)
         in_view = sum(b - a for a, b in slices)
         if in_view <= POINT_LIMIT:
-            xs = np.concatenate([t[a:b] for t, (a, b) in zip(self.lanes.times, slices)] or [_empty()]) / 1000
-            ys = np.concatenate([np.full(b - a, i, dtype=float) for i, (a, b) in enumerate(slices)] or [_empty()])
+            xs, ys = element_points(self.lanes, slices)
             self.points.setData(xs, ys)
             self.density.setData(_empty(), _empty())
             shown["mode"] = "points"
@@ -433,16 +347,7 @@ class WindowTimeline(QWidget):
         else:
             buckets = min(pixels, 3000)  # a tick every 2 px is as fine as the eye resolves
             edges, counts = self.lanes.bin_counts(lo, hi, buckets)
-            peak = int(counts.max()) if counts.size else 1
-            centres = (edges[:-1] + edges[1:]) / 2000
-            # a vertical tick per non-empty bucket, its height ∝ count (peak mode: never dropped)
-            lane, bucket = np.nonzero(counts)
-            heights = 0.12 + 0.33 * counts[lane, bucket] / max(1, peak)
-            xs = np.repeat(centres[bucket], 2)
-            ys = np.empty(len(lane) * 2)
-            ys[0::2] = lane + heights
-            ys[1::2] = lane - heights
-            self.density.setData(xs, ys)
+            self.density.setData(*density_ticks(edges, counts))
             self.points.setData([], [])
             shown["mode"] = "density"
             shown["bins"] = (edges, counts)
@@ -469,54 +374,32 @@ class WindowTimeline(QWidget):
             for scatter in (self.inclusive_ends, self.exclusive_ends):
                 scatter.setData([], [])
             return
-        opens = np.array([w.open for w in windows], dtype=float) / 1000
-        closes = np.array([w.close for w in windows], dtype=float) / 1000
-        rows = np.array([self._window_row_y(w.index) for w in windows])
-        bar_x = np.empty(len(windows) * 2)
-        inset = (closes - opens) * 0.01  # keep the end markers of touching windows apart
-        bar_x[0::2], bar_x[1::2] = opens + inset, closes - inset
-        bar_y = np.repeat(rows, 2)
-        self.window_bars.setData(bar_x, bar_y)
-        lanes_bottom = len(self.lanes.names) - 0.5
-        borders = np.unique(np.concatenate([opens, closes]))
-        self.border_lines.setData(np.repeat(borders, 2), np.tile([-0.5, lanes_bottom], len(borders)))
-        border = windows[0].border
-        open_inclusive = border is not BorderConvention.OPEN_CLOSED
-        close_inclusive = border is not BorderConvention.CLOSED_OPEN
-        inc_x = np.concatenate([opens if open_inclusive else [], closes if close_inclusive else []])
-        inc_y = np.concatenate([rows if open_inclusive else [], rows if close_inclusive else []])
-        exc_x = np.concatenate([opens if not open_inclusive else [], closes if not close_inclusive else []])
-        exc_y = np.concatenate([rows if not open_inclusive else [], rows if not close_inclusive else []])
-        self.inclusive_ends.setData(inc_x, inc_y)
-        self.exclusive_ends.setData(exc_x, exc_y)
+        marks = window_marks(windows, self.rows())
+        self.window_bars.setData(*marks.bars)
+        self.border_lines.setData(*marks.borders)
+        self.inclusive_ends.setData(*marks.inclusive_ends)
+        self.exclusive_ends.setData(*marks.exclusive_ends)
 
     def _draw_diverging(self, lo: float, hi: float, visible: bool) -> None:
         opens, closes, indices = self._diverging_arrays
         mask = (closes >= lo) & (opens <= hi) if visible else np.zeros(len(opens), dtype=bool)
         chosen = np.nonzero(mask)[0][:WINDOW_LIMIT]
-        o, c = opens[chosen] / 1000, closes[chosen] / 1000
-        inset = (c - o) * 0.01
-        xs = np.empty(len(chosen) * 2)
-        xs[0::2], xs[1::2] = o + inset, c - inset
-        ys = np.repeat([self._window_row_y(int(i)) for i in indices[chosen]], 2)
+        xs = segments(opens[chosen] / 1000, closes[chosen] / 1000, inset=True)
+        layout = self.rows()
+        ys = np.repeat([layout.window_row_y(int(i)) for i in indices[chosen]], 2)
         self.diverging_bars.setData(xs, ys.astype(float))
         self._shown_diverging = [(int(opens[i]), int(closes[i])) for i in chosen]
 
     def _draw_markers(self, lo: float, hi: float, shown: dict[str, Any]) -> None:
-        rows = dict((name, y) for y, name in self._marker_rows())
+        layout = self.rows()
+        rows = dict((name, y) for y, name in layout.marker_rows())
 
-        def clip(times: np.ndarray) -> np.ndarray:
-            a = np.searchsorted(times, int(np.ceil(lo)), "left")
-            b = np.searchsorted(times, int(np.floor(hi)), "right")
-            step = max(1, (b - a) // MARKER_LIMIT)
-            return times[a:b:step]
-
-        expected = clip(self.evaluation_times)
+        expected = markers_in_view(self.evaluation_times, lo, hi)
         self.expected_markers.setData(expected / 1000, np.full(len(expected), rows["expected ET"]))
         shown["evaluations"] = expected
         shown["engines"] = {}
         for engine, item in self.engine_items.items():
-            times = clip(self.engine_times.get(engine, np.zeros(0, dtype=np.int64)))
+            times = markers_in_view(self.engine_times.get(engine, np.zeros(0, dtype=np.int64)), lo, hi)
             item.setData(times / 1000, np.full(len(times), rows[engine]))
             shown["engines"][engine] = times
         shown["diverging"] = self._shown_diverging
@@ -524,11 +407,10 @@ class WindowTimeline(QWidget):
         for engine, (line, text) in self.reconstructed_items.items():
             opens, closes = self._reconstructed_arrays[engine]
             chosen = np.nonzero((closes >= lo) & (opens <= hi))[0][:WINDOW_LIMIT]
-            xs = np.empty(len(chosen) * 2)
-            xs[0::2], xs[1::2] = opens[chosen] / 1000, closes[chosen] / 1000
-            ys = np.repeat([self._reconstructed_row_y(engine, int(i)) for i in chosen], 2).astype(float)
+            xs = segments(opens[chosen] / 1000, closes[chosen] / 1000)
+            ys = np.repeat([layout.reconstructed_row_y(engine, int(i)) for i in chosen], 2).astype(float)
             line.setData(xs, ys)
-            text.setPos(lo / 1000 + (hi - lo) / 1000 * 0.01, self._reconstructed_row_y(engine, 0) - WINDOW_ROW_HEIGHT * 0.4)
+            text.setPos(lo / 1000 + (hi - lo) / 1000 * 0.01, layout.reconstructed_row_y(engine, 0) - WINDOW_ROW_HEIGHT * 0.4)
             shown["reconstructed"][engine] = [(int(opens[i]), int(closes[i])) for i in chosen]
 
     # ------------------------------------------------------------------ selection
@@ -548,8 +430,9 @@ class WindowTimeline(QWidget):
             return None
         chosen = candidates[0]
         if y is not None and y > len(self.lanes.names) - 0.2:
+            layout = self.rows()
             for window in candidates:
-                if abs(self._window_row_y(window.index) - y) < WINDOW_ROW_HEIGHT / 2:
+                if abs(layout.window_row_y(window.index) - y) < WINDOW_ROW_HEIGHT / 2:
                     chosen = window
         self.select_window(chosen)
         return chosen
@@ -559,51 +442,12 @@ class WindowTimeline(QWidget):
         self.selected = window
         self.selection.setRegion((window.open / 1000, window.close / 1000))
         self.selection.setVisible(True)
-        lo, hi = self.lanes.window_positions(window)
-        diverging = " — <span style='color:#c62828'>diverging</span>" if (window.open, window.close) in self.diverging else ""
-        self.panel_title.setText(f"<b>Window {window.index}</b> {window} — {hi - lo} element(s){diverging}")
-        elements = self.lanes.elements
-        rows = min(hi - lo, 1000)
-        self.content_table.setRowCount(rows)
-        for row in range(rows):
-            if elements is not None and lo + row < len(elements):
-                element = elements[lo + row]
-                values = (str(element.t), element.subject, element.predicate, element.object)
-            else:
-                values = (str(int(self.lanes.all_times[lo + row])), "", "", "")
-            for column, value in enumerate(values):
-                cell = QTableWidgetItem(_compact_term(value) if column else value)
-                cell.setToolTip(value)
-                self.content_table.setItem(row, column, cell)
-        self._show_bindings(window)
+        self.panel.show_window(window, self.lanes, (window.open, window.close) in self.diverging)
         self.windowSelected.emit(window)
-
-    def _show_bindings(self, window: WindowInstance) -> None:
-        key = (window.open, window.close)
-        expected, actual = self.bindings.get(key, (Counter(), Counter()))
-        if key in self.bindings_notes:
-            self.bindings_note.setText(self.bindings_notes[key])
-        rows: list[tuple[str, str, QColor | None]] = []
-        for mapping in sorted(set(expected) | set(actual), key=str):
-            both = min(expected[mapping], actual[mapping])
-            rows += [("ok", mapping, None)] * both
-            rows += [("missing", mapping, MISSING_BRUSH)] * (expected[mapping] - both)
-            rows += [("extra", mapping, EXTRA_BRUSH)] * (actual[mapping] - both)
-        rows.sort(key=lambda row: {"missing": 0, "extra": 1, "ok": 2}[row[0]])  # differences first
-        self.bindings_table.setRowCount(len(rows))
-        for row, (status, mapping, colour) in enumerate(rows):
-            full = _mapping_text(mapping)
-            for column, value in enumerate((status, _mapping_text(mapping, compact=True))):
-                cell = QTableWidgetItem(value)
-                cell.setToolTip(full)
-                if colour is not None:
-                    cell.setBackground(QBrush(colour))
-                self.bindings_table.setItem(row, column, cell)
 
     def binding_rows(self) -> list[tuple[str, str]]:
         """(status, the binding's full text) per row of the bindings table."""
-        return [(self.bindings_table.item(r, 0).text(), self.bindings_table.item(r, 1).toolTip())
-                for r in range(self.bindings_table.rowCount())]
+        return self.panel.binding_rows()
 
     # ------------------------------------------------------------------ export
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
@@ -618,75 +462,15 @@ class WindowTimeline(QWidget):
     def export_svg(self, path: str | Path) -> Path:
         """SVG of the plot. pyqtgraph 0.14's SVGExporter fails on PySide6 6.12 (it cannot parse
         the generator's path data), so the plot widget is rendered through QSvgGenerator."""
-        from PySide6.QtCore import QRect, QSize
-        from PySide6.QtGui import QPainter
-        from PySide6.QtSvg import QSvgGenerator
-
-        size = self.plot.size()
-        generator = QSvgGenerator()
-        generator.setFileName(str(path))
-        generator.setSize(QSize(size.width(), size.height()))
-        generator.setViewBox(QRect(0, 0, size.width(), size.height()))
-        generator.setTitle("RSP Workbench window timeline")
-        painter = QPainter(generator)
-        try:
-            self.plot.render(painter)
-        finally:
-            painter.end()
-        return Path(path)
+        return export_svg(self.plot, path, "RSP Workbench window timeline")
 
     def export_csv(self, path: str | Path) -> Path:
         """What is shown: lane counts per bucket (or elements), windows, markers."""
-        shown = self._shown or {}
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["kind", "lane", "start_ms", "end_ms", "count"])
-            if shown.get("mode") == "density":
-                edges, counts = shown["bins"]
-                for lane, count in zip(self.lanes.names, counts):
-                    for i in np.nonzero(count)[0]:
-                        writer.writerow(["elements", lane, int(edges[i]), int(edges[i + 1]), int(count[i])])
-            elif shown.get("mode") == "points":  # one row per lane and instant: a graph's triples are counted
-                xs, ys = shown["points"]
-                at = Counter(zip(np.round(np.asarray(xs) * 1000).astype(np.int64).tolist(), np.asarray(ys).astype(int).tolist()))
-                for (t, lane), count in sorted(at.items(), key=lambda item: (item[0][1], item[0][0])):
-                    writer.writerow(["element", self.lanes.names[lane], t, t, count])
-            for window in shown.get("windows", []):
-                left, right = window.border.brackets()
-                writer.writerow([f"window {left}{right}", window.index, window.open, window.close, ""])
-            for o, c in self.diverging:
-                writer.writerow(["diverging window", "", o, c, ""])
-            for t in shown.get("evaluations", []):
-                writer.writerow(["expected evaluation", "", int(t), int(t), ""])
-            for engine, times in shown.get("engines", {}).items():
-                for t in times:
-                    writer.writerow(["emission", engine, int(t), int(t), ""])
-            for engine, (windows, shift) in self.reconstructed.items():
-                for o, c in windows:
-                    writer.writerow([f"reconstructed (start {shift[0]:+d}, end {shift[1]:+d})", engine, o, c, ""])
-        return Path(path)
+        return write_shown_csv(path, self._shown or {}, self.lanes.names, self.diverging, self.reconstructed)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self._timer.stop()
         super().closeEvent(event)
 
 
-def _mapping_text(mapping: Hashable, compact: bool = False) -> str:
-    """``?var=term, …`` sorted by variable; ``compact``: IRIs by local name, XSD datatypes as ``xsd:``."""
-    try:
-        items = sorted(dict(mapping).items())  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return str(mapping)
-    return ", ".join(f"?{k}={_compact_term(v) if compact else v}" for k, v in items)
-
-
-def _compact_term(term: str) -> str:
-    if term.startswith("<") and term.endswith(">"):
-        local = term[1:-1]
-        cut = max(local.rfind("/"), local.rfind("#"))
-        return local[cut + 1:] if cut >= 0 and cut + 1 < len(local) else term
-    return term.replace("^^<http://www.w3.org/2001/XMLSchema#", "^^xsd:").removesuffix(">") \
-        if "^^<http://www.w3.org/2001/XMLSchema#" in term else term
-
-
-__all__ = ["WindowTimeline", "EXTRA_BRUSH", "MISSING_BRUSH"]
+__all__ = ["WindowTimeline"]

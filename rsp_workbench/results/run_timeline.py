@@ -1,4 +1,4 @@
-"""One run of a result bundle as the window timeline shows it, without Qt (issue 6, item 4).
+"""One run of a result bundle as the window timeline shows it, without Qt.
 
 :func:`read_bundle_run` reads what the timeline draws for a run (docs/result-bundle.md):
 the stream, the window spec (the query's report window, the border convention of the
@@ -36,7 +36,7 @@ from rsp_workbench.core.report import Evaluation
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.timeline_data import StreamLanes
+from rsp_workbench.results.stream_lanes import StreamLanes
 from rsp_workbench.query.model import ContinuousQuery
 from rsp_workbench.responses.model import ResponseLog
 from rsp_workbench.streams.model import StreamElement
@@ -472,7 +472,7 @@ def _rhodf_types() -> tuple[str, ...]:
 
 def _static_inputs(bundle: Path, run_id: str, experiment_error: str | None) -> dict[str, Any]:
     """The experiment's static data as ``load_static`` gives it (empty if the experiment copy is unusable)."""
-    from rsp_workbench.pipeline.run_experiment import load_static
+    from rsp_workbench.experiment.static_data import load_static
 
     if experiment_error is not None:
         return {"default": [], "named": {}}
@@ -483,7 +483,8 @@ def _static_inputs(bundle: Path, run_id: str, experiment_error: str | None) -> d
 def _rhodf_inputs(bundle: Path, run_id: str, experiment_error: str | None, parameters: Mapping[str, Any],
                   streams: dict[str, list[StreamElement]]) -> tuple[dict[str, list[StreamElement]], Any]:
     """The oracle's inputs for a ρDF baseline run (as `rsp_workbench.oracle.judge.judge` prepares them)."""
-    from rsp_workbench.oracle.judge import rhodf_entailed, static_data
+    from rsp_workbench.oracle.judge import static_data
+    from rsp_workbench.oracle.rhodf import rhodf_entailed
 
     expanded, static = rhodf_entailed(streams, _static_inputs(bundle, run_id, experiment_error), parameters.get("tbox"))
     return expanded, static_data(static)

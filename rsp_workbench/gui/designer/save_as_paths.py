@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-FieldPath = tuple[str | int, ...]  # as in designer_model, which imports this module
+FieldPath = tuple[str | int, ...]  # as in the designer's model, which imports this module
 
 
 @dataclass(frozen=True)

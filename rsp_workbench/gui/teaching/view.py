@@ -5,7 +5,7 @@ view shows at the chosen instant the scope (active window), its content, whether
 window reports, what the query returns and what the R2S operator emits; below, a
 timeline draws the elements, the windows of one column as bands, the current instant
 and every column's evaluation instants. All values come from
-:class:`rsp_workbench.gui.teaching_model.TeachingModel` (core + oracle reference path).
+:class:`rsp_workbench.gui.teaching.model.TeachingModel` (core + oracle reference path).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from rsp_workbench.gui.qt import pg  # PySide6 first, then pyqtgraph; bool refco
 from rsp_workbench.core.semantics import PRESETS
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.highlight import CodeEditor
-from rsp_workbench.gui.teaching_model import (
+from rsp_workbench.gui.teaching.model import (
     EXAMPLES,
     TeachingModel,
     format_bag,
@@ -44,6 +44,7 @@ from rsp_workbench.gui.teaching_model import (
     seconds,
     shorten,
 )
+from rsp_workbench.gui.text import escape_html
 
 COLUMN_COLOURS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
 REPORT_CHOICES = (
@@ -56,17 +57,13 @@ READOUT_MIN_WIDTH = 200
 LABEL_GAP_PX = 8  # horizontal room between two point labels on one level
 
 
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 WORD_JOINER = "\u2060"  # no line break here (Qt breaks after "?", "=", "-"… even inside a name)
 
 
 def _whole(text: str) -> str:
     """Escaped text that never breaks inside (a name, a literal, one element, one mapping)."""
     joined = re.sub(r"([^\w ])", WORD_JOINER + r"\1" + WORD_JOINER, text)
-    return _esc(joined).replace(" ", "&nbsp;")
+    return escape_html(joined).replace(" ", "&nbsp;")
 
 
 def _mapping_html(text: str) -> str:
@@ -180,12 +177,12 @@ class PolicyColumnWidget(QGroupBox):
             view = model.view(self.index)
             emissions = model.answer(self.index).emissions
         except UserError as error:
-            self.readout.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
+            self.readout.setText(f"<span style='color:#c62828'>{escape_html(str(error))}</span>")
             return
         parts = []
         note = model.t0_note(self.index)
         if note:
-            parts.append(f"<span style='color:#ef6c00'>{_esc(note)}</span>")
+            parts.append(f"<span style='color:#ef6c00'>{escape_html(note)}</span>")
         for state in view.windows:
             label = "Scope" if len(view.windows) == 1 else f"Scope {_whole(state.name)}"
             scope = _whole(format_scope(state.scope)) if state.scope else "— (no active window)"
@@ -207,7 +204,7 @@ class PolicyColumnWidget(QGroupBox):
             parts.append(f"<b>R2S emits</b>: <span style='color:#888'>nothing ({semantics.r2s.value}: empty output not notified)</span>")
         else:
             parts.append("<b>R2S emits</b>: <span style='color:#888'>—</span>")
-        history = [f"{_whole(seconds(e.time))}&nbsp;{_esc(e.operation)} "
+        history = [f"{_whole(seconds(e.time))}&nbsp;{escape_html(e.operation)} "
                    + (", ".join(_mapping_html(m) for m in format_bag(e.bindings)) or "∅")
                    for e in emissions if e.time <= model.time]
         parts.append("<b>Output so far</b>:<br>" + ("<br>".join(history) or "<i>nothing yet</i>"))
@@ -449,10 +446,10 @@ class TeachingView(QWidget):
             self.query_view.setPlainText(example.query_text)
         rows = []
         for stream, elements in example.streams.items():
-            rows.append(f"<b>{_esc(shorten(f'<{stream}>'))}</b>")
+            rows.append(f"<b>{escape_html(shorten(f'<{stream}>'))}</b>")
             for element in elements:
                 style = "" if element.t <= model.time else " style='color:#aaa'"
-                rows.append(f"<span{style}>{_esc(format_element(element))}</span>")
+                rows.append(f"<span{style}>{escape_html(format_element(element))}</span>")
         self.stream_label.setText("<br>".join(rows))
         chosen = self.timeline_column.currentIndex()
         blocked = self.timeline_column.blockSignals(True)

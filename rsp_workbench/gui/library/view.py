@@ -1,13 +1,11 @@
-"""The experiment library: sample experiments and recent files, with a validated summary.
-
-Selecting an entry validates it with the CLI's loader; a corrupt file shows what is wrong
-and where (``FILE:LINE: field: message``). Opening sends it to the designer.
+"""The Library tab: sample experiments and recent files on the left, the selected one's summary
+(:func:`~rsp_workbench.gui.library.model.describe_experiment`) on the right; opening sends it to the designer.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -22,79 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench import APP_NAME, __version__
-from rsp_workbench.errors import UserError
+from rsp_workbench.gui.library.model import default_samples_dir, describe_experiment, escape_html, recent_files
 
-if TYPE_CHECKING:
-    from rsp_workbench.experiment.model import StreamSpec
-
-RECENT_KEY = "library/recent_files"
-MAX_RECENT = 12
 PATH_ROLE = Qt.ItemDataRole.UserRole
-
-
-def default_samples_dir() -> Path:
-    """``sample_experiments/`` next to the package (a source checkout)."""
-    return Path(__file__).resolve().parents[2] / "sample_experiments"
-
-
-def recent_files(settings: QSettings) -> list[str]:
-    value = settings.value(RECENT_KEY, [])
-    if isinstance(value, str):
-        value = [value]
-    return [str(v) for v in (value or [])]
-
-
-def add_recent_file(settings: QSettings, path: str | Path) -> list[str]:
-    text = str(Path(path).resolve())
-    files = [text] + [f for f in recent_files(settings) if f != text]
-    settings.setValue(RECENT_KEY, files[:MAX_RECENT])
-    settings.sync()
-    return files[:MAX_RECENT]
-
-
-def describe_experiment(path: Path) -> tuple[bool, str]:
-    """(valid, HTML summary or the located error) for the details pane."""
-    from rsp_workbench.experiment import expand_runs, load_experiment
-    from rsp_workbench.experiment.runs import variable_combinations
-
-    try:
-        experiment = load_experiment(path)
-    except UserError as error:
-        return False, f"<span style='color:#c62828'><b>Cannot use this file</b><br>{_esc(str(error))}</span>"
-    except Exception as error:  # noqa: BLE001 - a library must never crash on a bad file
-        return False, f"<span style='color:#c62828'><b>Cannot read this file</b><br>{_esc(path.name)}: {_esc(str(error))}</span>"
-    engines = ", ".join(f"{e.id} ({e.preset or e.type})" for e in experiment.engines)
-    queries = ", ".join(q.id for q in experiment.queries)
-    if experiment.named_streams:
-        items = "".join(f"<li>&lt;{_esc(str(s.iri))}&gt;: {_esc(_stream_source(s, experiment.base_dir))}</li>"
-                        for s in experiment.streams)
-        streams = f"<b>Streams</b> ({len(experiment.streams)}, each window reads the one it names):<ul style='margin:0'>{items}</ul>"
-    else:
-        streams = f"<b>Stream</b>: {_esc(_stream_source(experiment.stream, experiment.base_dir))}<br>"
-    lines = [
-        f"<h3>{_esc(experiment.name)}</h3>",
-        f"<p>{_esc(experiment.description)}</p>" if experiment.description else "",
-        streams,
-        f"<b>Queries</b>: {_esc(queries)}<br>",
-        f"<b>Engines</b>: {_esc(engines)}<br>",
-        f"<b>Runs</b>: {len(expand_runs(experiment))} (repetitions {experiment.repetitions}, "
-        f"{len(variable_combinations(experiment))} variable combination(s))<br>",
-        f"<b>Sizes</b>: {_esc(', '.join(experiment.sizes) or 'none')}<br>",
-        f"<span style='color:#666'>{_esc(str(path))}</span>",
-    ]
-    return True, "".join(lines)
-
-
-def _stream_source(stream: "StreamSpec", base_dir: Path) -> str:
-    """``generator sg1`` or ``file s.nq (nquads)`` (the path as relative to the experiment as it can be)."""
-    if stream.generator is not None:
-        return f"generator {stream.generator}"
-    file = Path(stream.file)
-    try:
-        file = file.resolve().relative_to(Path(base_dir).resolve())
-    except ValueError:
-        pass
-    return f"file {file} ({stream.format})"
 
 
 class LibraryView(QWidget):
@@ -196,7 +124,7 @@ class LibraryView(QWidget):
         """Validate and summarise a file in the details pane; returns whether it is valid."""
         path = Path(path)
         if not path.exists():
-            self.details.setText(f"<span style='color:#c62828'>{_esc(str(path))}: file not found</span>")
+            self.details.setText(f"<span style='color:#c62828'>{escape_html(str(path))}: file not found</span>")
             return False
         valid, text = describe_experiment(path)
         self.details.setText(text)
@@ -219,7 +147,3 @@ class LibraryView(QWidget):
         item = self.tree.currentItem()
         if item is not None and item.data(0, PATH_ROLE):
             self.openRequested.emit(str(item.data(0, PATH_ROLE)))
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,20 +1,18 @@
 """The Results browser's Timeline tab: window controls, loading a stream or a bundle run, overlays.
 
-The core results view (issue 6). :class:`TimelineView` is the controls and the work around
+The core results view. :class:`TimelineView` is the controls and the work around
 the plot: the window spec and report policy fields, reading a stream file or a result
-bundle's run off the GUI thread (`timeline_bundle`), overlaying other runs on the same
+bundle's run off the GUI thread (`rsp_workbench.results.run_timeline`), overlaying other runs on the same
 stream, the selected window's expected vs actual bindings, and export. The plot itself —
 lanes, windows, markers, the side panel and the frame budget — is
-:class:`rsp_workbench.gui.timeline_plot.WindowTimeline`.
+:class:`rsp_workbench.gui.results.timeline.plot.WindowTimeline`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,73 +29,20 @@ from PySide6.QtWidgets import (
 from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.timeline_data import StreamLanes
-from rsp_workbench.gui.timeline_plot import EXTRA_BRUSH, MISSING_BRUSH, WindowTimeline
-
-
-def _load_stream(path: str, fmt: str | None) -> Any:
-    """Worker: read a stream file into lanes (runs off the GUI thread)."""
-    from rsp_workbench.streams.readers import detect_format, read_stream
-
-    def run(state: Any) -> StreamLanes:
-        elements = []
-        for index, element in enumerate(read_stream(path, fmt or detect_format(path))):
-            elements.append(element)
-            if index % 100_000 == 0:
-                if state.cancelled:
-                    raise UserError("cancelled")
-                state.report_progress(0.0, f"{index:,} elements read")
-        return StreamLanes.from_elements(elements)
-
-    return run
-
-
-@dataclass(frozen=True)
-class LoadedRun:
-    """A bundle run read by the loader thread, with what the view asked for."""
-
-    generation: int
-    overlay: bool
-    run: Any  # timeline_bundle.BundleRun
-    same_stream_runs: tuple[str, ...]  # other runs of the bundle on this stream (overlay candidates)
-
-
-@dataclass(frozen=True)
-class BindingsResult:
-    run_key: tuple[str, str]
-    bindings: Any  # timeline_bundle.WindowBindings
-
-
-def _bundle_loader(bundle: str, run_id: str, overlay: bool, generation: int, cache: Any) -> Any:
-    """Worker: read a bundle run (and which other runs share its stream)."""
-    from rsp_workbench.results.bundle import read_bundle
-    from rsp_workbench.gui.timeline_bundle import read_bundle_run
-
-    def run(state: Any) -> LoadedRun:
-        loaded = read_bundle_run(bundle, run_id, cache=cache, progress=state.report_progress,
-                                 cancelled=lambda: state.cancelled)
-        rows = read_bundle(bundle).runs  # summary.json, or rebuilt from the run folders
-        stream = next((r.get("stream") for r in rows if r.get("run_id") == run_id), None)
-        others = tuple(str(r.get("run_id")) for r in rows
-                       if r.get("stream") == stream and r.get("run_id") != run_id and r.get("status") == "ok")
-        return LoadedRun(generation, overlay, loaded, others)
-
-    return run
-
-
-def _bindings_worker(run: Any, window: WindowInstance) -> Any:
-    from rsp_workbench.gui.timeline_bundle import window_bindings
-
-    def compute(state: Any) -> BindingsResult:
-        return BindingsResult(run.key, window_bindings(run, window))
-
-    return compute
-
-
-def _error_text(error: BaseException) -> str:
-    if isinstance(error, UserError):
-        return str(error)
-    return f"{type(error).__name__}: {error}"
+from rsp_workbench.gui.results.timeline.model import (
+    BindingsResult,
+    LoadedRun,
+    bindings_computer,
+    bindings_note,
+    bundle_run_reader,
+    error_text,
+    runs_status,
+    spec_summary,
+    stream_reader,
+)
+from rsp_workbench.gui.results.timeline.plot import WindowTimeline
+from rsp_workbench.gui.text import escape_html
+from rsp_workbench.results.stream_lanes import StreamLanes
 
 
 class TimelineView(QWidget):
@@ -105,7 +50,7 @@ class TimelineView(QWidget):
 
     def __init__(self, tasks: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from rsp_workbench.gui.timeline_bundle import StreamCache
+        from rsp_workbench.results.run_timeline import StreamCache
 
         self.setObjectName("timelineView")
         self.tasks = tasks
@@ -153,7 +98,7 @@ class TimelineView(QWidget):
         self.status = QLabel("No stream loaded. Open a stream file (YABench text, N-Quads, Parquet, CSRBench folder) "
                              "or a run from a result bundle.")
         self.status.setObjectName("timelineStatus")
-        self.status.setTextFormat(Qt.TextFormat.RichText)  # texts are escaped with _esc
+        self.status.setTextFormat(Qt.TextFormat.RichText)  # texts are escaped with escape_html
         self.status.setWordWrap(True)
         self.overlay_combo = QComboBox()
         self.overlay_combo.setObjectName("overlayRun")
@@ -219,7 +164,7 @@ class TimelineView(QWidget):
         try:
             spec = self.spec()
         except UserError as error:
-            self.status.setText(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
+            self.status.setText(f"<span style='color:#c62828'>{escape_html(str(error))}</span>")
             return
         self.timeline.set_window_spec(spec)
         text = self.policy_combo.currentText().strip()
@@ -227,24 +172,20 @@ class TimelineView(QWidget):
             try:
                 count = self.timeline.compute_expected_evaluations(ReportPolicy.parse(text))
             except UserError as error:
-                self.status.setText(f"<span style='color:#c62828'>report: {_esc(str(error))}</span>")
+                self.status.setText(f"<span style='color:#c62828'>report: {escape_html(str(error))}</span>")
                 return
         else:
             self.timeline.set_evaluations([])
             count = 0
         if self.timeline.lanes.count:
-            left, right = spec.border.brackets()
-            self.status.setText(
-                f"{self.timeline.lanes.count:,} elements in {len(self.timeline.lanes.names)} lane(s); {spec.kind} window "
-                f"ω={spec.size} ms β={spec.slide} ms t0={spec.t0} ms, borders {left}o, c{right}; "
-                f"{count:,} expected evaluations")
+            self.status.setText(spec_summary(self.timeline.lanes, spec, count))
 
     def show_lanes(self, lanes: StreamLanes, source: str = "") -> None:
         self._forget_runs()
         self.timeline.load(lanes)
         self.apply_spec()
         if source:
-            self.status.setText(f"{_esc(source)}: " + self.status.text())
+            self.status.setText(f"{escape_html(source)}: " + self.status.text())
 
     @Slot()
     def open_dialog(self) -> None:
@@ -255,13 +196,13 @@ class TimelineView(QWidget):
 
     def open_stream(self, path: str, fmt: str | None = None) -> Any:
         """Read the file in the background (TaskRegistry) or inline when no registry is given."""
-        function = _load_stream(path, fmt)
+        function = stream_reader(path, fmt)
         if self.tasks is None:
             from rsp_workbench.gui.tasks import TaskState
 
             self.show_lanes(function(TaskState()), path)
             return None
-        self.status.setText(f"reading {_esc(path)} …")
+        self.status.setText(f"reading {escape_html(path)} …")
         self._stream_path = path
         task = self.tasks.start(f"read {Path(path).name}", function)
         task.finished.connect(self._on_stream_read)
@@ -275,11 +216,11 @@ class TimelineView(QWidget):
 
     @Slot(object, str)
     def _on_task_failed(self, error: BaseException, trace: str) -> None:
-        self.status.setText(f"<span style='color:#c62828'>{_esc(_error_text(error))}</span>")
+        self.status.setText(f"<span style='color:#c62828'>{escape_html(error_text(error))}</span>")
 
     @Slot(float, str)
     def _on_task_progress(self, fraction: float, message: str) -> None:
-        self.status.setText(_esc(message))
+        self.status.setText(escape_html(message))
 
     # ------------------------------------------------------------------ result-bundle runs
     def load_bundle_run(self, bundle_path: str | Path, run_id: str, *, overlay: bool = False) -> Any:
@@ -294,7 +235,7 @@ class TimelineView(QWidget):
         self._generation += 1
         if not overlay:
             self._pending_jump = None
-        function = _bundle_loader(bundle, run_id, overlay, self._generation, self.stream_cache)
+        function = bundle_run_reader(bundle, run_id, overlay, self._generation, self.stream_cache)
         verb = "overlaying" if overlay else "loading"
         if self.tasks is None:
             from rsp_workbench.gui.tasks import TaskState
@@ -304,7 +245,7 @@ class TimelineView(QWidget):
             except Exception as error:  # noqa: BLE001 - shown (file and line for bad input), never a crash
                 self._show_load_error(run_id, error)
             return None
-        self.status.setText(f"{verb} run {_esc(run_id)} of {_esc(bundle)} …")
+        self.status.setText(f"{verb} run {escape_html(run_id)} of {escape_html(bundle)} …")
         self._loading_run = run_id
         task = self.tasks.start(f"timeline: {run_id}", function, user_work=False)
         task.finished.connect(self._on_bundle_loaded)
@@ -314,11 +255,11 @@ class TimelineView(QWidget):
         return task
 
     def _show_load_error(self, run_id: str, error: BaseException) -> None:
-        self.status.setText(f"<span style='color:#c62828'>cannot show run {_esc(run_id)}: {_esc(_error_text(error))}</span>")
+        self.status.setText(f"<span style='color:#c62828'>cannot show run {escape_html(run_id)}: {escape_html(error_text(error))}</span>")
 
     @Slot(object, str)
     def _on_bundle_failed(self, error: BaseException, trace: str) -> None:
-        from rsp_workbench.gui.timeline_bundle import LoadCancelled
+        from rsp_workbench.results.run_timeline import LoadCancelled
 
         if self.sender() is not self.load_task or isinstance(error, LoadCancelled):
             return  # a load that was replaced by a newer one
@@ -334,8 +275,8 @@ class TimelineView(QWidget):
         if loaded.overlay and self.runs:
             shown = self.runs[0]
             if run.stream.path != shown.stream.path:
-                self.status.setText(f"<span style='color:#c62828'>run {_esc(run.run_id)} reads another stream "
-                                    f"({_esc(str(run.stream.path))}); it cannot be overlaid on {_esc(shown.run_id)}</span>")
+                self.status.setText(f"<span style='color:#c62828'>run {escape_html(run.run_id)} reads another stream "
+                                    f"({escape_html(str(run.stream.path))}); it cannot be overlaid on {escape_html(shown.run_id)}</span>")
                 return
             self.runs = [r for r in self.runs if r.run_id != run.run_id] + [run]
             self._add_run_overlays(run)
@@ -378,7 +319,7 @@ class TimelineView(QWidget):
         self._add_run_overlays(run)
         self.timeline.set_diverging_windows(run.diverging)
         self.timeline.show_all()
-        self.timeline.set_bindings_note("Click a window: its expected bindings are recomputed by the oracle "
+        self.timeline.panel.set_note("Click a window: its expected bindings are recomputed by the oracle "
                                         "for that window and compared with the engine's responses.")
 
     def _add_run_overlays(self, run: Any) -> None:
@@ -394,14 +335,8 @@ class TimelineView(QWidget):
         self.overlay_combo.addItems(list(run_ids))
 
     def _update_status(self) -> None:
-        if not self.runs:
-            return
-        lines = [_esc(self.runs[0].describe())]
-        for run in self.runs[1:]:
-            lines.append("overlay " + _esc(run.describe()))
-        for note in self.runs[0].notes:
-            lines.append(f"<i>{_esc(note)}</i>")
-        self.status.setText("<br>".join(lines))
+        if self.runs:
+            self.status.setText(runs_status(self.runs))
 
     def _forget_runs(self) -> None:
         if self.runs:  # the run's policy may walk every element (content-change): back to the cheap default
@@ -419,8 +354,7 @@ class TimelineView(QWidget):
 
     @Slot(int)
     def _on_bindings_run_chosen(self, index: int) -> None:
-        self.timeline.bindings.clear()
-        self.timeline.bindings_notes.clear()
+        self.timeline.panel.forget_bindings()
         if self.timeline.selected is not None:
             self.timeline.select_window(self.timeline.selected)
 
@@ -430,7 +364,7 @@ class TimelineView(QWidget):
         if run is not None and run.first_divergence_ms is not None:
             self.jump_to(run.first_divergence_ms)
         elif run is not None:
-            self.timeline.set_bindings_note(f"{_esc(run.run_id)}: no divergence (verdict {run.verdict}).")
+            self.timeline.panel.set_note(f"{escape_html(run.run_id)}: no divergence (verdict {run.verdict}).")
 
     def jump_to(self, t_ms: int) -> Any:
         """Centre on ``t_ms`` (e.g. the first divergence) a few windows wide and select the window there;
@@ -461,15 +395,15 @@ class TimelineView(QWidget):
         if key in self._bindings_cache:
             self._show_window_bindings(run, self._bindings_cache[key])
             return
-        self.timeline.set_bindings_note(f"{_esc(run.engine)}: computing the oracle's bindings for {window} …")
-        function = _bindings_worker(run, window)
+        self.timeline.panel.set_note(f"{escape_html(run.engine)}: computing the oracle's bindings for {window} …")
+        function = bindings_computer(run, window)
         if self.tasks is None:
             from rsp_workbench.gui.tasks import TaskState
 
             try:
                 self._on_bindings_ready(function(TaskState()))
             except UserError as error:
-                self.timeline.set_bindings_note(f"<span style='color:#c62828'>{_esc(str(error))}</span>")
+                self.timeline.panel.set_note(f"<span style='color:#c62828'>{escape_html(str(error))}</span>")
             return
         task = self.tasks.start(f"bindings {window}", function, user_work=False)
         task.finished.connect(self._on_bindings_ready)
@@ -487,18 +421,10 @@ class TimelineView(QWidget):
 
     @Slot(object, str)
     def _on_bindings_failed(self, error: BaseException, trace: str) -> None:
-        self.timeline.set_bindings_note(f"<span style='color:#c62828'>{_esc(_error_text(error))}</span>")
+        self.timeline.panel.set_note(f"<span style='color:#c62828'>{escape_html(error_text(error))}</span>")
 
     def _show_window_bindings(self, run: Any, found: Any) -> None:
-        missing, extra = sum(found.missing.values()), sum(found.extra.values())
-        times = ", ".join(str(t) for t in found.evaluation_times[:6]) + (" …" if len(found.evaluation_times) > 6 else "")
-        note = (f"{_esc(run.engine)}: {sum(found.expected.values())} expected, {sum(found.actual.values())} actual "
-                f"(<span style='background:#ffcdd2'>{missing} missing</span>, "
-                f"<span style='background:#ffe0b2'>{extra} extra</span>); "
-                f"evaluated at {times or 'no expected instant'}; oracle on the {found.method}")
-        if found.unpaired_times:
-            note += f"; responses at {', '.join(str(t) for t in found.unpaired_times[:6])} with no expected evaluation"
-        self.timeline.add_window_bindings(found.window, found.expected, found.actual, note)
+        self.timeline.panel.add_window_bindings(found.window, found.expected, found.actual, bindings_note(run.engine, found))
 
     # ------------------------------------------------------------------ export
     def _export(self, kind: str) -> None:
@@ -506,7 +432,7 @@ class TimelineView(QWidget):
         if not path:
             return
         {"png": self.timeline.export_png, "svg": self.timeline.export_svg, "csv": self.timeline.export_csv}[kind](path)
-        self.status.setText(f"exported {_esc(path)}")
+        self.status.setText(f"exported {escape_html(path)}")
 
     def _ask_save_path(self, kind: str) -> str | None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"timeline.{kind}", f"*.{kind}")
@@ -516,21 +442,3 @@ class TimelineView(QWidget):
         if self.load_task is not None and self.load_task.is_running():
             self.load_task.cancel()
         super().closeEvent(event)
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def synthetic_lanes(elements: int, stations: int = 10, interval_ms: int = 1000, seed: int = 0) -> StreamLanes:
-    """A stream like SG1's shape without terms (benchmarks, screenshots): ``stations`` lanes,
-    one element every ``interval_ms`` per station with random phases."""
-    rng = np.random.default_rng(seed)
-    per_station = max(1, elements // stations)
-    phases = rng.integers(0, interval_ms, stations)
-    times = (np.arange(per_station)[None, :] * interval_ms + phases[:, None]).ravel()
-    lanes = np.repeat(np.arange(stations), per_station)
-    return StreamLanes.from_arrays(times, lanes, [f"A{i}" for i in range(stations)])
-
-
-__all__ = ["TimelineView", "WindowTimeline", "synthetic_lanes", "EXTRA_BRUSH", "MISSING_BRUSH"]

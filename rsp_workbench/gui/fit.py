@@ -1,0 +1,59 @@
+"""Fitting what a tab shows into its room: a path elided to a label's width, a chart's range to its samples.
+
+Shared by the Runs tab and the Results views (the shell, not one tab).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from rsp_workbench.gui.text import escape_html
+
+PATH_WIDTH = 360  # px: a folder path shown in running text is elided to this (the full one goes in a tooltip)
+
+
+def shown_path(widget: QWidget, path: str | Path, width: int = PATH_WIDTH) -> str:
+    """``path`` elided in the middle to ``width`` px of ``widget``'s font, HTML-escaped.
+
+    A long path in a label would otherwise set the label's minimum width and widen the
+    whole window; callers put the full path in a tooltip.
+    """
+    return escape_html(widget.fontMetrics().elidedText(str(path), Qt.TextElideMode.ElideMiddle, width))
+
+
+def fit_samples(plot: Any, xs: Sequence[Any], ys: Sequence[Any], *, x_floor: float | None = 0.0,
+                y_floor: float | None = 0.0, x_span: float = 1.0) -> None:
+    """Range a chart of samples over the data, also when there is one sample (or one value):
+    pyqtgraph's autorange then centres a zero-width range (an axis of −10…10 s, RSS below 0 MB).
+    A lone time becomes ±``x_span`` around it, a lone value 0…1.25 × it; neither axis goes below
+    its floor (times since start, MB, % and threads are never negative)."""
+    x = np.concatenate([np.asarray(v, dtype=float).ravel() for v in xs]) if xs else np.zeros(0)
+    y = np.concatenate([np.asarray(v, dtype=float).ravel() for v in ys]) if ys else np.zeros(0)
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    if not len(x) or not len(y):
+        plot.enableAutoRange()
+        return
+    low, high = float(x.min()), float(x.max())
+    if high - low < 1e-9:
+        low, high = low - x_span, high + x_span
+    else:
+        pad = 0.02 * (high - low)
+        low, high = low - pad, high + pad
+    if x_floor is not None:
+        low = max(low, x_floor)
+    plot.setXRange(low, high, padding=0)
+    bottom, top = float(y.min()), float(y.max())
+    if top - bottom < 1e-9:
+        bottom, top = (0.0, top * 1.25) if top > 0 else (top - 1.0, top + 1.0)
+    else:
+        pad = 0.05 * (top - bottom)
+        bottom, top = bottom - pad, top + pad
+    if y_floor is not None:
+        bottom = max(bottom, y_floor)
+        top = max(top, bottom + 1.0)
+    plot.setYRange(bottom, top, padding=0)
