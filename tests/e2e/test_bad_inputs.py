@@ -773,19 +773,6 @@ def test_max_runs_allows_more_runs(tmp_path: Path) -> None:
     assert rspwb("validate", rooms, "--max-runs", "3").code == 0
 
 
-@pytest.mark.parametrize("pattern, shown, column", [
-    ("<http://ex.org/m1> <http://ex.org/detectedAt>+ ?room", "<http://ex.org/detectedAt>+", 28),
-    ("<http://ex.org/m1> <http://ex.org/knows>/<http://ex.org/detectedAt> ?room",
-     "<http://ex.org/knows>/<http://ex.org/detectedAt>", 28),
-    ("<http://ex.org/m1> ^<http://ex.org/detectedAt> ?room", "^<http://ex.org/detectedAt>", 29),
-])
-def test_a_property_path_is_refused_with_its_position(tmp_path: Path, pattern: str, shown: str, column: int) -> None:
-    """The oracle matches triple patterns only: a path is refused when the query is read, not a crash in the run."""
-    path = tmp_path / "q.rq"
-    path.write_text("REGISTER QUERY q AS SELECT ?room FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]\n"
-                    f"WHERE {{ {pattern} }}\n", encoding="utf-8")
-    assert_one_line(rspwb("query", "explain", path), 2, f"{path}:2:{column}", f"property path {shown} is not supported")
-
 
 def test_an_empty_stream_is_said_not_judged_green(tmp_path: Path) -> None:
     empty = tmp_path / "empty.stream"

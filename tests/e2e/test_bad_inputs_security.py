@@ -456,3 +456,10 @@ def test_static_data_that_is_not_rdf_fails_validate_without_quoting_it(tmp_path:
         text = assert_one_line(rspwb(*command), 2, located, f"cannot read static data as {fmt}")
         assert "SECRET" not in text and "hunter2" not in text and "root:x" not in text
     assert not (tmp_path / "b").exists()
+
+
+def test_spark_python_workers_never_import_from_their_working_directory() -> None:
+    from rsp_workbench.pipeline.spark import session_config
+
+    for master in ("local[*]", "spark://host:7077"):
+        assert session_config(master)["spark.executorEnv.PYTHONSAFEPATH"] == "1"

@@ -97,9 +97,18 @@ def _import_on_the_executor(x: int) -> int:
 
 @pytest.mark.spark
 def test_a_job_whose_executors_miss_a_module_fails_with_one_line(spark) -> None:
-    with pytest.raises(UserError) as caught:
-        with job_group(spark, "rspwb-test-missing-module", "missing module"):
-            spark.sparkContext.parallelize([1], 1).map(_import_on_the_executor).collect()
+    from pyspark import cloudpickle
+
+    # the function travels by value: the executors' Python never has the working directory (this
+    # checkout, where `tests` lives) on its import path (PYTHONSAFEPATH, rsp_workbench.pipeline.spark)
+    module = sys.modules[_import_on_the_executor.__module__]
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        with pytest.raises(UserError) as caught:
+            with job_group(spark, "rspwb-test-missing-module", "missing module"):
+                spark.sparkContext.parallelize([1], 1).map(_import_on_the_executor).collect()
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
     message = str(caught.value)
     assert "\n" not in message and "rspwb_module_nobody_installed" in message and "pip install" in message
     assert spark.sparkContext.getConf().get("spark.pyspark.python") == sys.executable
