@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 from urllib.parse import urljoin
 
 from rsp_workbench.core.semantics import R2S

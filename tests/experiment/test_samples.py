@@ -19,6 +19,10 @@ from rsp_workbench.experiment import load_experiment
 from rsp_workbench.pipeline.run_experiment import run_experiment
 from tests.paths import ROOT
 
+# the samples' runs take minutes on a loaded 2-core machine (one took 220 s at load 12), paid by
+# whichever test first needs a shared fixture: more than the default 300 s, still a bound on a hang
+pytestmark = pytest.mark.timeout(1200)
+
 SAMPLES = ROOT / "sample_experiments"
 ALL_FILES = sorted(SAMPLES.rglob("*.yaml"))
 QUERIES = [f"q{i}" for i in range(1, 8)]
