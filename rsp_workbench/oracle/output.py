@@ -19,12 +19,11 @@ from json.encoder import encode_basestring_ascii as _quoted  # json.dumps's own 
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from rsp_workbench.files import write_json_atomic, write_text_atomic
+from rsp_workbench.files import PARTIAL, write_json_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
 
 MANIFEST = "manifest.json"
 FORMAT = "rspwb-oracle/1"
-PARTIAL = ".partial"
 
 
 class OutputCancelled(Exception):

@@ -21,12 +21,10 @@ def plan(**overrides: Any) -> gen.Plan:
 
 
 def stream(p: gen.Plan) -> list[Any]:
-    keys = gen.partition_keys(p)
-    import heapq
-
-    # the pipeline's rule for keys that overlap in time: by t, ties by key position, then position in the key
-    tagged = [((e.t, rank, i), e) for rank, key in enumerate(keys) for i, e in enumerate(gen.elements_for_key(key, p))]
-    return [e for _, e in heapq.merge(*[sorted(t for t in tagged if t[0][1] == rank) for rank in range(len(keys))])]
+    """The pipeline's rule for keys that overlap in time: by t, ties by key position, then position in the key."""
+    keyed = [((e.t, rank, i), e) for rank, key in enumerate(gen.partition_keys(p))
+             for i, e in enumerate(gen.elements_for_key(key, p))]
+    return [e for _, e in sorted(keyed, key=lambda item: item[0])]
 
 
 def test_station_seed_is_splitmix64_as_a_java_long() -> None:
