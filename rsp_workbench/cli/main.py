@@ -13,7 +13,7 @@ import sys
 from typing import Sequence
 
 from rsp_workbench import __version__
-from rsp_workbench.cli.terminal import stop_signals_as_interrupt
+from rsp_workbench.cli.terminal import forget_stray_interrupt, stop_signals_as_interrupt
 from rsp_workbench.errors import UserError
 
 # Subcommand modules in the order ``--help`` lists them.
@@ -73,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("rspwb: interrupted\n")
         return 130
+    finally:
+        forget_stray_interrupt()  # commands that handle an interrupt themselves return through here too
 
 
 if __name__ == "__main__":  # pragma: no cover

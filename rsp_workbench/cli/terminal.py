@@ -38,6 +38,18 @@ def _stop_like_ctrl_c(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def forget_stray_interrupt() -> None:
+    """Let a handled stop signal end the process with the exit code ``main`` returns.
+
+    CPython 3.11 marks the process "killed by Ctrl-C" when a ``KeyboardInterrupt`` leaves code
+    run by ``exec`` of a *string* (``dataclasses`` builds every ``__init__``/``__repr__`` that
+    way during imports), even when the interrupt is caught afterwards: at exit it then kills
+    itself with SIGINT (exit status -2) instead of returning 130. The flag is reset by the next
+    string ``exec`` that completes, so one empty ``exec`` undoes the stale mark.
+    """
+    exec("")  # noqa: S102 -- a constant empty string: resets CPython's unhandled-interrupt flag
+
+
 @contextlib.contextmanager
 def stop_signals_as_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in the main thread while a command runs.

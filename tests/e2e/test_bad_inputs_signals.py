@@ -114,6 +114,27 @@ WHERE {{ ?a <{EX}detectedAt> ?r }}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.rq", "s.stream"]
 
 
+
+def test_a_stop_during_an_import_still_exits_130(tmp_path: Path) -> None:
+    """A stop signal that lands while ``dataclasses`` builds a class (an ``exec`` of a string, during the
+    lazy imports of a command) once made CPython 3.11 kill the process with SIGINT (-2) after rspwb had
+    handled it; the first signal must still end in exit 130 and one line."""
+    (tmp_path / "stopped_in_an_import.py").write_text("""
+import argparse, sys
+from rsp_workbench.cli import main as cli
+def stopped_in_an_exec(args):
+    exec("raise KeyboardInterrupt")  # where dataclasses' generated methods are compiled
+parser = argparse.ArgumentParser()
+parser.set_defaults(func=stopped_in_an_exec)
+cli.build_parser = lambda: parser
+sys.exit(cli.main([]))
+""", encoding="utf-8")
+    # run with -m, as `./rspwb` runs the CLI: only that way does CPython act on the stale mark
+    env = {**subprocess_env(), "PYTHONPATH": f"{subprocess_env()['PYTHONPATH']}:{tmp_path}"}
+    child = subprocess.run([PYTHON, "-m", "stopped_in_an_import"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert child.returncode == 130 and child.stderr.splitlines() == ["rspwb: interrupted"], child.stderr
+
 def test_ctrl_c_while_a_run_is_judged_stops_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Judging polls nothing, so the first Ctrl-C stops it at once (not after the judge, 20–35 s on a big run):
     exit 130, one line, the bundle marked cancelled, no .partial."""
