@@ -33,11 +33,11 @@ from rsp_workbench.experiment.runs import (
     count_runs,
     derive_seed,
     expand_runs,
-    fill_template,
     template_variables,
     variable_combinations,
 )
 from rsp_workbench.experiment.source import Position, SourceMap, load_yaml
+from rsp_workbench.query.template import fill_template
 
 __all__ = [
     "EngineSpec", "Experiment", "FlowSpec", "KpiSpec", "OracleSpec", "Position", "QuerySpec", "RunSpec", "RunStream",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -248,7 +249,7 @@ def _sweep(c: _Checker, value: Any, path: str) -> dict[str, tuple[Scalar, ...]]:
 def _cases(c: _Checker, value: Any, path: str) -> tuple[dict[str, Scalar], ...]:
     if value is None:
         return ()
-    cases = []
+    cases: list[dict[str, Scalar]] = []
     for index, item in enumerate(c.sequence(value, path, nonempty=True)):
         case = _variables(c, item if item is not None else {}, join_path(path, index))
         if case in cases:
@@ -425,7 +426,7 @@ def _queries(
         syntax = c.choice(item["syntax"], join_path(item_path, "syntax"), QUERY_SYNTAXES) if item.get("syntax") is not None else None
         names: dict[str, None] = {}
         try:
-            placeholders = [(p.name, p.start, template[p.start : p.end]) for p in find_placeholders(template) if p.style != "escape"]
+            placeholders: list[tuple[str | None, int, str]] = [(p.name, p.start, template[p.start : p.end]) for p in find_placeholders(template) if p.style != "escape"]
             malformed = None
         except UserError as error:  # the first malformed ``${``: report it where it stands
             offset = sum(len(row) + 1 for row in template.split("\n")[: (error.line or 1) - 1]) + (error.column or 1) - 1
@@ -448,8 +449,8 @@ def _queries(
             else:
                 names.setdefault(name, None)
                 continue
-            error = c.error(text_path, message)
-            raise UserError(error.message, file=error.file, line=line, field=error.field)
+            located = c.error(text_path, message)
+            raise UserError(located.message, file=located.file, line=line, field=located.field)
         queries.append(QuerySpec(id=query_id, template=template, file=file, syntax=syntax, variables=tuple(names)))
     return tuple(queries)
 
@@ -743,7 +744,7 @@ def loads_experiment(text: str, *, file: str | Path | None = None, base_dir: str
     return build_experiment(raw, file=file, base_dir=base_dir, source=source)
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | os.PathLike[str]) -> Experiment:
     """Read, parse (``yaml.safe_load`` semantics) and validate an experiment file."""
     path = Path(path)
     try:
@@ -757,7 +758,7 @@ def load_experiment(path: str | Path) -> Experiment:
     return loads_experiment(text, file=path, base_dir=path.parent)
 
 
-def _merge(base: dict[str, Any], override: dict[str, Any], path: str, origin: str, aliases: dict[str, str]) -> dict[str, Any]:
+def _merge(base: dict[str, Any], override: Mapping[str, Any], path: str, origin: str, aliases: dict[str, str]) -> dict[str, Any]:
     """Deep-merge ``override`` into ``base`` (mappings merge, anything else replaces, null removes)."""
     merged = dict(base)
     for key, value in override.items():
@@ -772,7 +773,7 @@ def _merge(base: dict[str, Any], override: dict[str, Any], path: str, origin: st
     return merged
 
 
-def _pin(merged: dict[str, Any], override: dict[str, Any]) -> None:
+def _pin(merged: dict[str, Any], override: Mapping[str, Any]) -> None:
     """A size that sets a variable pins it: it leaves the sweep/cases of the base experiment."""
     def keys(name: str) -> set[str]:
         value = override.get(name)

@@ -508,8 +508,8 @@ def infer(
             signatures.pop(None, None)
             options: list[tuple[int, str | None]] = [(exact, None)]
             options += [(exact + count, name) for name, count in signatures.items()]
-            for score, name in options:
-                scored.setdefault((score, int(name is None)), []).append((candidate, name))
+            for score, fault_name in options:
+                scored.setdefault((score, int(fault_name is None)), []).append((candidate, fault_name))
         best = scored[max(scored)]
         _, chosen, _ = name_candidate([c for c, _ in best], presets)
         fault = next(name for c, name in best if c == chosen)

@@ -92,7 +92,7 @@ def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str,
     if engine_type in programs:
         from dataclasses import replace
 
-        config = replace(config, dialect=programs[engine_type].dialect)  # type: ignore[call-arg]
+        config = replace(config, dialect=programs[engine_type].dialect)
         program_command(config)  # not installed: one line saying how
     else:
         create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 try:
     from rsp_workbench.engines.kit.python import EngineError, WrappedEngine, serve
@@ -86,7 +86,7 @@ def plan(query_text: str, parameters: dict[str, Any]) -> tuple[str, int]:
 class TumblingEngine(WrappedEngine):
     """Window state and evaluation; the kit (`rsp_workbench.engines.kit.python`) speaks the protocol."""
 
-    def register(self, query: dict[str, Any], engine: dict[str, Any], static: dict[str, Any]) -> dict[str, Any]:
+    def register(self, query: Mapping[str, Any], engine: Mapping[str, Any], static: Mapping[str, Any]) -> dict[str, Any]:
         from rdflib.plugins.sparql import prepareQuery
 
         parameters = engine.get("parameters") or {}
@@ -131,6 +131,7 @@ class TumblingEngine(WrappedEngine):
 
     def report(self, t: int) -> None:
         from rdflib import Graph
+        from rdflib.query import ResultRow
 
         graph = Graph()
         lines = "".join(f"{s} {p} {o} .\n" for s, p, o in [*self.static, *self.content])
@@ -139,6 +140,7 @@ class TumblingEngine(WrappedEngine):
         variables = [str(v) for v in self.query.algebra["PV"]]
         bindings = []
         for row in graph.query(self.query):
+            assert isinstance(row, ResultRow)  # a SELECT query: rows, never triples or a boolean
             bindings.append({name: value.n3() for name, value in zip(variables, row) if value is not None})
         if bindings or self.report_empty:
             self.emit(bindings, t=t)

@@ -602,7 +602,8 @@ class DesignerModel:
 
     def _check_queries(self, experiment: Any) -> UserError | None:
         """Parse each query filled with the first variable combination (the loader does not parse SPARQL)."""
-        from rsp_workbench.experiment.runs import fill_template, variable_combinations
+        from rsp_workbench.experiment.runs import variable_combinations
+        from rsp_workbench.query.template import fill_template
         from rsp_workbench.query.parser import parse_query
 
         combinations = variable_combinations(experiment) or [{}]
