@@ -16,6 +16,7 @@ import numpy as np
 #: Colours of the series (the GUI's palette order: engines keep their colour across charts).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 56, 12, 26, 34
+MARKED_POINTS = 60  # series with at most this many points show each point
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,14 @@ def peak_downsample(x: np.ndarray, y: np.ndarray, columns: int) -> tuple[np.ndar
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values (1, 2, 5 × 10^k steps) covering ``[low, high]``."""
+    """Round tick values (steps of 1, 2, 2.5 or 5 × 10^k) covering ``[low, high]``."""
     if not math.isfinite(low) or not math.isfinite(high):
         return []
     if high <= low:
         high = low + 1.0
     raw = (high - low) / max(count, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     first = math.ceil(low / step - 1e-9) * step
     ticks = []
     value = first
@@ -119,8 +120,9 @@ def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, 
     legend_x = width - MARGIN_RIGHT
     for item, x, y in reversed(drawn):
         points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px(x), py(np.clip(y, y0, y1))))
-        if len(x) == 1:
-            parts.append(f'<circle cx="{px(x[0]):.1f}" cy="{py(y[0]):.1f}" r="2.5" fill="{item.colour}"/>')
+        if len(x) <= MARKED_POINTS:  # few windows: each one marked (a window without a value has none)
+            parts.extend(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="2.2" fill="{item.colour}"/>'
+                         for a, b in zip(px(x), py(np.clip(y, y0, y1))))
         parts.append(f'<polyline points="{points}" fill="none" stroke="{item.colour}" stroke-width="1.4"/>')
         label_w = 7 * len(item.label) + 16
         legend_x -= label_w

@@ -21,7 +21,7 @@ from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
 from rsp_workbench.results.yabench_files import parse_oracle, parse_performance
 
 #: ``oracle.json``'s per-window numbers, as the windows table has them (``start``/``end`` as int64 ms;
-#: ``delay`` NaN where the engine did not report the window).
+#: ``delay`` null where the engine did not report the window).
 WINDOW_COLUMNS: Mapping[str, ColumnKind] = {
     "start": "number", "end": "number", "precision": "number", "recall": "number", "actual_size": "number",
     "expected_size": "number", "window_triples": "number", "delay": "optional",
@@ -73,7 +73,8 @@ def _windows(columns: Mapping[str, np.ndarray]) -> pa.Table:
         values = columns[key].astype(float, copy=False)
         return values.astype(np.int64) if key in WHOLE_COLUMNS and np.isfinite(values).all() else values
 
-    return pa.table({key: column(key) for key in WINDOW_COLUMNS})
+    # ``delay`` NaN (the engine did not report the window) is null in Arrow, NaN again in numpy/pandas
+    return pa.table({key: pa.array(column(key), from_pandas=WINDOW_COLUMNS[key] == "optional") for key in WINDOW_COLUMNS})
 
 
 def _empty_windows() -> pa.Table:
