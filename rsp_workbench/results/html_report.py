@@ -14,7 +14,7 @@ import datetime
 import json
 import os
 from html import escape
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.files import write_text_atomic
@@ -22,12 +22,14 @@ from rsp_workbench.results.bundle import EXPERIMENT_COPY, ORACLE_FILE, Bundle
 from rsp_workbench.results.oracle_file import read_oracle
 from rsp_workbench.results.svg_charts import PALETTE, Series, line_chart
 from rsp_workbench.results.view_data import (
+    WindowSeries,
     correctness_matrix,
     divergence_summary,
     engines_of,
     read_resources,
     read_window_series,
 )
+from rsp_workbench.results.yabench_files import ResourceSeries
 
 #: Points a report may draw in all (each series gets its share, at most one pair per pixel column).
 POINT_BUDGET = 400_000
@@ -210,15 +212,21 @@ def _divergence(bundle: Bundle, row: Mapping[str, Any], problems: list[UserError
     return f"<p><b>First divergence</b></p><pre>{escape(divergence_summary(divergence))}</pre>"
 
 
-def _window_charts(bundle: Bundle, row: Mapping[str, Any], colour: str, columns: int,
-                   problems: list[UserError]) -> str:
+def _read(reader: Callable[[Bundle, Mapping[str, Any]], Any], bundle: Bundle, row: Mapping[str, Any],
+          problems: list[UserError]) -> Any:
+    """What ``reader`` reads of the run; an unreadable file: a paragraph saying so (and a problem)."""
     try:
-        series = read_window_series(bundle, row)
+        return reader(bundle, row)
     except UserError as error:
         problems.append(error)
-        return f"<p>Per-window quality unreadable: {escape(str(error))}</p>"
-    if series is None:
-        return "<p class=\"muted\">No judged windows (the oracle measured none for this run).</p>"
+        return f"<p>Unreadable: {escape(str(error))}</p>"
+
+
+def _window_charts(bundle: Bundle, row: Mapping[str, Any], colour: str, columns: int,
+                   problems: list[UserError]) -> str:
+    series = _read(read_window_series, bundle, row, problems)
+    if not isinstance(series, WindowSeries):
+        return series or '<p class="muted">No judged windows (the oracle measured none for this run).</p>'
     x = series.positions() / 1000.0
     x_label = f"window end (application time, s); {len(series):,} windows"
     quality = line_chart([Series("precision", x, series.precision, colour), Series("recall", x, series.recall, "#999")],
@@ -233,13 +241,9 @@ def _window_charts(bundle: Bundle, row: Mapping[str, Any], colour: str, columns:
 
 def _resource_charts(bundle: Bundle, row: Mapping[str, Any], colour: str, columns: int,
                      problems: list[UserError]) -> str:
-    try:
-        samples = read_resources(bundle, row)
-    except UserError as error:
-        problems.append(error)
-        return f"<p>Resource samples unreadable: {escape(str(error))}</p>"
-    if samples is None:
-        return '<p class="muted">No resource samples for this run.</p>'
+    samples = _read(read_resources, bundle, row, problems)
+    if not isinstance(samples, ResourceSeries):
+        return samples or '<p class="muted">No resource samples for this run.</p>'
     x_label = f"time since engine start (s); {len(samples.time_s):,} samples"
     memory = line_chart([Series("RSS", samples.time_s, samples.rss_mb, colour)], title="memory (RSS)",
                         x_label=x_label, y_label="MB", height=170, columns=columns)
