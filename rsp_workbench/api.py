@@ -30,7 +30,7 @@ def load_experiment(path: str | os.PathLike[str]) -> "Experiment":
     """Read and validate an experiment file (YAML; docs/experiment-format.md), as ``rspwb validate`` does."""
     from rsp_workbench.experiment import load_experiment as load
 
-    return load(path)
+    return load(Path(path))
 
 
 def run(experiment: "Experiment | str | os.PathLike[str]", out: str | os.PathLike[str], *, size: str | None = None,

@@ -14,6 +14,7 @@ import datetime
 import json
 import os
 from html import escape
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
@@ -287,7 +288,7 @@ def _experiment(bundle: Bundle) -> str:
     return f"<p><code>{EXPERIMENT_COPY}</code>, as the bundle keeps it:</p><pre>{escape(text)}</pre>"
 
 
-def _read_text(path: Any) -> str | None:
+def _read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

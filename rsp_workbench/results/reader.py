@@ -166,7 +166,7 @@ def _inside(root: Path, specs: Sequence[Mapping[str, Any]], problems: list[UserE
 
 def _specs_from_run_folders(root: Path, problems: list[UserError]) -> list[Mapping[str, Any]]:
     """No manifest: the run specs of the complete run folders (``runs/*/run-spec.json``)."""
-    specs = []
+    specs: list[Mapping[str, Any]] = []
     for spec_file in sorted((root / RUNS_DIR).glob(f"*/{RUN_SPEC_FILE}")):
         if spec_file.parent.name.endswith(PARTIAL):
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 import numpy as np
 
@@ -97,10 +98,11 @@ def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, 
     if y1 <= y0:
         y1 = y0 + 1.0
 
-    def px(value: np.ndarray | float) -> np.ndarray | float:
+    def px(value: Any) -> Any:
+        """Pixel x of a value or an array of values."""
         return MARGIN_LEFT + (value - x0) / (x1 - x0) * plot_w
 
-    def py(value: np.ndarray | float) -> np.ndarray | float:
+    def py(value: Any) -> Any:
         return MARGIN_TOP + plot_h - (value - y0) / (y1 - y0) * plot_h
 
     parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')

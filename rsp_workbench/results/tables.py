@@ -9,7 +9,6 @@ Imported only when a table is asked for, so that opening a bundle stays cheap.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -117,7 +116,8 @@ def stream_path(root: Path, entry: Mapping[str, Any], manifest_file: Path) -> tu
     for key, value in (("path", raw), ("format", fmt)):
         if not isinstance(value, str) or not value:
             raise UserError("missing field", file=str(manifest_file), field=f"streams.{key}")
-    path = Path(raw) if os.path.isabs(raw) else root / raw  # type: ignore[arg-type]
+    path = Path(str(raw))
+    path = path if path.is_absolute() else root / path
     if not path.exists():
         raise UserError("the run's stream file is missing", file=str(path))
     return path, str(fmt)
