@@ -21,10 +21,14 @@ from rsp_workbench.errors import UserError
 from rsp_workbench.files import write_text_atomic
 from rsp_workbench.results.bundle import EXPERIMENT_COPY, ORACLE_FILE, Bundle
 from rsp_workbench.results.oracle_file import read_oracle
-from rsp_workbench.results.svg_charts import PALETTE, Series, line_chart
+from rsp_workbench.results.svg_charts import PALETTE, Box, Point, Series, box_chart, line_chart, scatter_chart
 from rsp_workbench.results.view_data import (
     WindowSeries,
+    box_stats,
     correctness_matrix,
+    grid_axes,
+    heaven_points,
+    read_boxplots,
     divergence_summary,
     engines_of,
     read_resources,
@@ -32,6 +36,7 @@ from rsp_workbench.results.view_data import (
 )
 from rsp_workbench.results.yabench_files import ResourceSeries
 
+MAX_BOXES = 60  # boxes per boxplot chart: more windows are pooled, neighbours together
 #: Points a report may draw in all (each series gets its share, at most one pair per pixel column).
 POINT_BUDGET = 400_000
 CHART_COLUMNS = 600  # pixel columns a series is downsampled to at most
@@ -87,6 +92,8 @@ def render_report(bundle: Bundle) -> str:
         _notes(bundle, problems),
         "<h2>Summary</h2>", _summary_table(bundle.rows),
         "<h2>Correctness matrix</h2>", matrix,
+        _heaven(bundle, colours),
+        _boxplots(bundle, colours, problems),
         "<h2>Runs</h2>", runs or "<p>No runs.</p>",
         "<h2>Environment</h2>", _environment(bundle),
         "<h2>Experiment</h2>", _experiment(bundle),
@@ -100,11 +107,14 @@ def _columns_per_series(runs: int) -> int:
     return max(60, min(CHART_COLUMNS, POINT_BUDGET // (2 * series)))
 
 
-def _cell(value: Any) -> str:
+RATIOS = ("precision", "recall")
+
+
+def _cell(value: Any, key: str = "") -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.3f}" if 0.0 <= value <= 1.0 else f"{value:,.1f}"
+        return f"{value:.3f}" if key in RATIOS else f"{value:,.3g}" if abs(value) < 10 else f"{value:,.1f}"
     if isinstance(value, int):
         return f"{value:,}"
     return escape(str(value))
@@ -128,8 +138,8 @@ def _summary_table(rows: Sequence[Mapping[str, Any]]) -> str:
                 cells.append(f'<td><a href="#{_anchor(row)}">{escape(str(row.get(key)))}</a></td>')
             else:
                 value = row.get(key)
-                cells.append(f'<td class="n">{_cell(value)}</td>' if isinstance(value, (int, float))
-                             else f"<td>{_cell(value)}</td>")
+                cells.append(f'<td class="n">{_cell(value, key)}</td>' if isinstance(value, (int, float))
+                             else f"<td>{_cell(value, key)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
@@ -156,6 +166,52 @@ def _matrix(bundle: Bundle, problems: list[UserError]) -> str:
             cells.append(f'<td class="{kind}" title="{escape(cell.divergence or "")}">{escape(cell.text)}</td>')
         body.append(f"<tr><th>{escape(engine)}</th>{''.join(cells)}</tr>")
     return f"<table><tr><th>engine \\ query</th>{head}</tr>{''.join(body)}</table>"
+
+
+def _heaven(bundle: Bundle, colours: Mapping[str, str]) -> str:
+    """Heaven's latency × memory view (Heaven Fig. 3) when the runs form a grid of cases."""
+    axes = grid_axes([r for r in bundle.rows if r.get("status") == "ok"])
+    points = heaven_points(bundle, axes) if axes else []
+    if not points:
+        return ""
+    drawn = [Point(f"{p.engine} ({p.cell_label()})", p.latency_ms, p.memory_mb, p.latency_min, p.latency_max,
+                   p.memory_min, p.memory_max, colours.get(p.engine, PALETTE[0])) for p in points]
+    return ("<h2>Latency × memory</h2><p>Each engine in each cell of the grid: the mean over its repetitions, "
+            "whiskers from the lowest to the highest.</p>"
+            + scatter_chart(drawn, title="mean latency per stimulus × peak RSS", x_label="latency (ms)", y_label="MB"))
+
+
+def _boxplots(bundle: Bundle, colours: Mapping[str, str], problems: list[UserError]) -> str:
+    """YABench's boxplots: per window, precision and recall over the repetitions of a case."""
+    charts = []
+    for found in read_boxplots(bundle, problems):
+        if found.repetitions < 2:
+            continue
+        positions = found.positions()
+        colour = colours.get(found.engine, PALETTE[0])
+        where = " · ".join(str(part) for part in (found.engine, found.query, found.group) if part is not None)
+        for metric in ("precision", "recall"):
+            boxes = _pooled_boxes(found.metric(metric), positions)
+            charts.append(box_chart(boxes, title=f"{metric} per window over {found.repetitions} repetitions: {where}",
+                                    x_label="window end (application time, s)" if positions is not None else "window",
+                                    y_label="", colour=colour, y_range=(0.0, 1.05), height=170))
+    if not charts:
+        return ""
+    return "<h2>Boxplots across repetitions</h2>" + "".join(charts)
+
+
+def _pooled_boxes(values: Sequence[Sequence[float]], positions: Any) -> list[Box]:
+    """One box per window, or per run of neighbouring windows when there are more than :data:`MAX_BOXES`."""
+    size = max(1, -(-len(values) // MAX_BOXES))
+    boxes = []
+    for start in range(0, len(values), size):
+        pooled = [v for window in values[start:start + size] for v in window]
+        stats = box_stats(pooled)
+        if stats is None:
+            continue
+        label = f"{positions[min(start + size, len(values)) - 1] / 1000:.3g}" if positions is not None else str(start + 1)
+        boxes.append(Box(label, stats.minimum, stats.q1, stats.median, stats.q3, stats.maximum))
+    return boxes
 
 
 def _notes(bundle: Bundle, problems: Sequence[UserError]) -> str:

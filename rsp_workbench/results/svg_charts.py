@@ -132,3 +132,111 @@ def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, 
                      f'<text x="{legend_x + 13}" y="14">{escape(item.label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Box:
+    """One box: its label under the axis and its five numbers (lowest, quartiles, highest)."""
+
+    label: str
+    low: float
+    q1: float
+    median: float
+    q3: float
+    high: float
+
+
+def _frame(width: int, height: int, title: str) -> list[str]:
+    return [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'role="img" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>',
+            f'<text x="{MARGIN_LEFT}" y="16" class="ct">{escape(title)}</text>']
+
+
+def _y_axis(parts: list[str], y0: float, y1: float, width: int, plot_h: float, y_label: str) -> Any:
+    """Grid lines and labels of the y axis; the value → pixel function."""
+    def py(value: Any) -> Any:
+        return MARGIN_TOP + plot_h - (value - y0) / (y1 - y0) * plot_h
+
+    for tick in nice_ticks(y0, y1, 4):
+        y = py(tick)
+        parts.append(f'<line x1="{MARGIN_LEFT}" x2="{width - MARGIN_RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+                     f'<text x="{MARGIN_LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">{_label(tick)}</text>')
+    parts.append(f'<text x="12" y="{MARGIN_TOP + plot_h / 2}" text-anchor="middle" class="al" '
+                 f'transform="rotate(-90 12 {MARGIN_TOP + plot_h / 2})">{escape(y_label)}</text>')
+    return py
+
+
+def box_chart(boxes: list[Box], *, title: str, x_label: str, y_label: str, colour: str = PALETTE[0],
+              width: int = 900, height: int = 200, y_range: tuple[float, float] | None = None) -> str:
+    """Boxplots side by side (YABench's per-window boxes over the repetitions): whiskers from the
+    lowest to the highest value, the box from the first to the third quartile, the median as a line."""
+    parts = _frame(width, height, title)
+    if not boxes:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="empty">no data</text></svg>')
+        return "".join(parts)
+    plot_w = width - MARGIN_LEFT - MARGIN_RIGHT
+    plot_h = height - MARGIN_TOP - MARGIN_BOTTOM
+    y0, y1 = y_range if y_range is not None else (min(0.0, min(b.low for b in boxes)), max(b.high for b in boxes))
+    if y1 <= y0:
+        y1 = y0 + 1.0
+    py = _y_axis(parts, y0, y1, width, plot_h, y_label)
+    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')
+    slot = plot_w / len(boxes)
+    half = max(1.0, min(12.0, slot * 0.35))
+    every = max(1, math.ceil(len(boxes) / 12))  # at most a dozen labels under the axis
+    for index, box in enumerate(boxes):
+        x = MARGIN_LEFT + slot * (index + 0.5)
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(box.low):.1f}" y2="{py(box.high):.1f}" stroke="{colour}"/>'
+                     f'<rect x="{x - half:.1f}" y="{py(box.q3):.1f}" width="{2 * half:.1f}" '
+                     f'height="{max(0.5, py(box.q1) - py(box.q3)):.1f}" fill="{colour}" fill-opacity="0.25" '
+                     f'stroke="{colour}"/><line x1="{x - half:.1f}" x2="{x + half:.1f}" y1="{py(box.median):.1f}" '
+                     f'y2="{py(box.median):.1f}" stroke="{colour}" stroke-width="2"/>')
+        if index % every == 0:
+            parts.append(f'<text x="{x:.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">{escape(box.label)}</text>')
+    parts.append(f'<text x="{MARGIN_LEFT + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="al">'
+                 f'{escape(x_label)}</text></svg>')
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A point with its spread (Heaven Fig. 3: the mean of the repetitions, their min–max as whiskers)."""
+
+    label: str
+    x: float
+    y: float
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+    colour: str = PALETTE[0]
+
+
+def scatter_chart(points: list[Point], *, title: str, x_label: str, y_label: str, width: int = 900,
+                  height: int = 320) -> str:
+    """Labelled points with whiskers on both axes (latency × memory of each engine in each grid cell)."""
+    parts = _frame(width, height, title)
+    if not points:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="empty">no data</text></svg>')
+        return "".join(parts)
+    plot_w = width - MARGIN_LEFT - MARGIN_RIGHT
+    plot_h = height - MARGIN_TOP - MARGIN_BOTTOM
+    x1 = max(p.x_high for p in points) * 1.08 or 1.0
+    y1 = max(p.y_high for p in points) * 1.08 or 1.0
+    py = _y_axis(parts, 0.0, y1, width, plot_h, y_label)
+
+    def px(value: float) -> float:
+        return MARGIN_LEFT + value / x1 * plot_w
+
+    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')
+    for tick in nice_ticks(0.0, x1, 8):
+        parts.append(f'<text x="{px(tick):.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">{_label(tick)}</text>')
+    for p in points:
+        x, y = px(p.x), py(p.y)
+        parts.append(f'<line x1="{px(p.x_low):.1f}" x2="{px(p.x_high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{p.colour}"/>'
+                     f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(p.y_low):.1f}" y2="{py(p.y_high):.1f}" stroke="{p.colour}"/>'
+                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{p.colour}"/>'
+                     f'<text x="{x + 6:.1f}" y="{y - 5:.1f}">{escape(p.label)}</text>')
+    parts.append(f'<text x="{MARGIN_LEFT + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="al">'
+                 f'{escape(x_label)}</text></svg>')
+    return "".join(parts)

@@ -84,3 +84,24 @@ def test_chromium_renders_the_report(tmp_path: Path) -> None:
     coloured = sum(1 for y in range(0, 2000, 8) for x in range(0, 1024, 8)
                    if image.pixelColor(x, y).saturation() > 80)
     assert coloured > 50  # verdict badges and chart lines, not a blank page
+
+
+def test_boxes_pool_neighbouring_windows_beyond_sixty() -> None:
+    from rsp_workbench.results.html_report import MAX_BOXES, _pooled_boxes
+
+    values = [(float(i), float(i) + 1.0) for i in range(130)]  # 130 windows, two repetitions each
+    boxes = _pooled_boxes(values, None)
+    assert len(boxes) == 44 <= MAX_BOXES  # ceil(130 / 60) = 3 windows a box
+    assert (boxes[0].low, boxes[0].high, boxes[0].label) == (0.0, 3.0, "1")  # windows 1-3: values 0, 1, 1, 2, 2, 3
+    assert (boxes[-1].low, boxes[-1].high) == (129.0, 130.0)  # the last box holds window 130 alone
+
+
+def test_box_and_scatter_charts_draw_one_mark_each() -> None:
+    from rsp_workbench.results.svg_charts import Box, Point, box_chart, scatter_chart
+
+    svg = box_chart([Box("5", 0.1, 0.2, 0.5, 0.8, 0.9), Box("10", 1.0, 1.0, 1.0, 1.0, 1.0)], title="t", x_label="x",
+                    y_label="y", y_range=(0.0, 1.0))
+    assert svg.count("<rect") == 1 + 2 and ">5<" in svg and ">10<" in svg
+    svg = scatter_chart([Point("a (N=1)", 10, 40, 8, 12, 35, 46), Point("b (N=1)", 20, 30, 20, 20, 30, 30)],
+                        title="t", x_label="latency", y_label="MB")
+    assert svg.count("<circle") == 2 and "a (N=1)" in svg
