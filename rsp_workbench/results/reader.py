@@ -42,7 +42,7 @@ def not_a_bundle(folder: str | os.PathLike[str]) -> UserError | None:
         return UserError("not a result bundle folder (no such directory)", file=str(root))
     if (root / MANIFEST).is_file() or (root / RUNS_DIR).is_dir() or is_published(root):
         return None
-    return UserError(f"neither a result bundle (no {MANIFEST}, no {RUNS_DIR}/) nor a YABench test folder "
+    return UserError(f"not a result bundle (no {MANIFEST}, no {RUNS_DIR}/) nor a YABench test folder "
                      "(no config.json with a results/ folder)", file=str(root))
 
 

@@ -65,7 +65,7 @@ def test_what_is_not_a_bundle_is_refused_naming_it(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(rsp.UserError) as error:
         rsp.open_bundle(tmp_path / "empty")
-    assert str(error.value).startswith(f"{tmp_path / 'empty'}: neither a result bundle")
+    assert str(error.value).startswith(f"{tmp_path / 'empty'}: not a result bundle")
     with pytest.raises(rsp.UserError, match="no such directory"):
         rsp.open_bundle(tmp_path / "nowhere")
 

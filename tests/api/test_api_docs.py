@@ -47,5 +47,5 @@ def test_every_example_in_the_api_doc_runs(tmp_path: Path, monkeypatch: pytest.M
     assert ran >= 5
     assert "yabench-experiment-1 ['cqels', 'csparql']" in out
     assert "ok {" in out and "incorrect" in out
-    assert "neither a result bundle" in out and "sample_experiments" in out
+    assert "not a result bundle" in out and "sample_experiments" in out
     assert (tmp_path / "exp1-smoke.html").stat().st_size > 10_000
