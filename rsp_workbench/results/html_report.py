@@ -19,17 +19,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.files import write_text_atomic
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, ORACLE_FILE, Bundle
-from rsp_workbench.results.oracle_file import read_oracle
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, Bundle
 from rsp_workbench.results.svg_charts import PALETTE, Box, Point, Series, box_chart, line_chart, scatter_chart
 from rsp_workbench.results.view_data import (
+    CorrectnessMatrix,
     WindowSeries,
     box_stats,
     correctness_matrix,
     grid_axes,
     heaven_points,
     read_boxplots,
-    divergence_summary,
     engines_of,
     read_resources,
     read_window_series,
@@ -76,8 +75,9 @@ def render_report(bundle: Bundle) -> str:
     problems: list[UserError] = list(bundle.problems)
     columns = _columns_per_series(len(bundle.rows))
     colours = {engine: PALETTE[i % len(PALETTE)] for i, engine in enumerate(engines_of(bundle.rows))}
-    runs = "".join(_run_section(bundle, row, colours, columns, problems) for row in bundle.rows)
-    matrix = _matrix(bundle, problems)
+    matrix = correctness_matrix(bundle, problems)
+    detailed = {cell.divergence_run: cell.divergence for cell in matrix.cells.values() if cell.divergence_run}
+    runs = "".join(_run_section(bundle, row, colours, columns, detailed, problems) for row in bundle.rows)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(bundle.counts().items())) or "no runs"
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return "".join([
@@ -91,7 +91,7 @@ def render_report(bundle: Bundle) -> str:
         f"Bundle <code>{escape(str(bundle.folder))}</code>; report written {generated} by RSP Workbench.</p>",
         _notes(bundle, problems),
         "<h2>Summary</h2>", _summary_table(bundle.rows),
-        "<h2>Correctness matrix</h2>", matrix,
+        "<h2>Correctness matrix</h2>", _matrix(matrix),
         _heaven(bundle, colours),
         _boxplots(bundle, colours, problems),
         "<h2>Runs</h2>", runs or "<p>No runs.</p>",
@@ -148,9 +148,8 @@ def _anchor(row: Mapping[str, Any]) -> str:
     return "run-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in str(row.get("run_id")))
 
 
-def _matrix(bundle: Bundle, problems: list[UserError]) -> str:
+def _matrix(matrix: CorrectnessMatrix) -> str:
     """Engines × queries (CSRBench Table 2): each cell the verdicts of its runs."""
-    matrix = correctness_matrix(bundle, problems)
     if not matrix.cells:
         return "<p>No runs.</p>"
     head = "".join(f"<th>{escape(q)}</th>" for q in matrix.queries)
@@ -222,7 +221,7 @@ def _notes(bundle: Bundle, problems: Sequence[UserError]) -> str:
 
 
 def _run_section(bundle: Bundle, row: Mapping[str, Any], colours: Mapping[str, str], columns: int,
-                 problems: list[UserError]) -> str:
+                 detailed: Mapping[str, str | None], problems: list[UserError]) -> str:
     """One run: what it is, its verdict and first divergence, then its charts — or why it has none."""
     run_id = str(row.get("run_id"))
     variables = row.get("variables") or {}
@@ -243,7 +242,7 @@ def _run_section(bundle: Bundle, row: Mapping[str, Any], colours: Mapping[str, s
         return "".join(parts)
     if row.get("warning"):
         parts.append(f"<p>warning: {escape(str(row['warning']))}</p>")
-    parts.append(_divergence(bundle, row, problems))
+    parts.append(_divergence(row, detailed))
     colour = colours.get(str(row.get("engine")), PALETTE[0])
     parts.append(_window_charts(bundle, row, colour, columns, problems))
     parts.append(_resource_charts(bundle, row, colour, columns, problems))
@@ -256,17 +255,22 @@ def _first_lines(text: str, count: int) -> str:
     return "\n".join(lines[:count] + ([f"… {len(lines) - count} more lines"] if len(lines) > count else []))
 
 
-def _divergence(bundle: Bundle, row: Mapping[str, Any], problems: list[UserError]) -> str:
+def _divergence(row: Mapping[str, Any], detailed: Mapping[str, str | None]) -> str:
+    """Where the run first departs from the oracle: with the bindings for the first incorrect run of
+    its matrix cell (read once, by the matrix), from the summary row for the others (a big
+    ``oracle.json`` is not read again)."""
     if row.get("verdict") != "incorrect":
         return ""
-    divergence = None
-    if not bundle.published:
-        path = bundle.run_folder(str(row.get("run_id"))) / ORACLE_FILE
-        try:
-            divergence = read_oracle(path).fields.get("first_divergence") if path.is_file() else None
-        except UserError as error:
-            problems.append(error)
-    return f"<p><b>First divergence</b></p><pre>{escape(divergence_summary(divergence))}</pre>"
+    text = detailed.get(str(row.get("run_id")))
+    if text is not None:
+        text = text.split("\n", 1)[-1]  # the cell's text starts with the run id
+    else:
+        summary = row.get("first_divergence") or {}
+        text = (f"closest t0 {summary.get('t0')}: evaluation #{summary.get('index')} (expected at "
+                f"{summary.get('expected_time')} ms, engine at {summary.get('actual_time')} ms): "
+                f"{summary.get('reason')}; {summary.get('missing')} missing, {summary.get('extra')} extra"
+                if summary else "no divergence recorded")
+    return f"<p><b>First divergence</b></p><pre>{escape(text)}</pre>"
 
 
 def _read(reader: Callable[[Bundle, Mapping[str, Any]], Any], bundle: Bundle, row: Mapping[str, Any],
