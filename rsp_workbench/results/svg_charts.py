@@ -75,56 +75,79 @@ def _label(value: float) -> str:
     return f"{value:.3g}"
 
 
+def _frame(width: int, height: int, title: str) -> list[str]:
+    return [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'role="img" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>',
+            f'<text x="{MARGIN_LEFT}" y="16" class="ct">{escape(title)}</text>']
+
+
+def _plot_size(width: int, height: int) -> tuple[int, int]:
+    return width - MARGIN_LEFT - MARGIN_RIGHT, height - MARGIN_TOP - MARGIN_BOTTOM
+
+
+def _empty(parts: list[str], width: int, height: int) -> str:
+    parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="empty">no data</text></svg>')
+    return "".join(parts)
+
+
+def _x_axis(parts: list[str], ticks: list[tuple[float, str]], width: int, height: int, x_label: str) -> None:
+    """Tick marks and labels (pixel x, text) under the plot, and the axis' name."""
+    plot_w, plot_h = _plot_size(width, height)
+    bottom = MARGIN_TOP + plot_h
+    for x, text in ticks:
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom}" y2="{bottom + 4}" class="axis"/>'
+                     f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{text}</text>')
+    parts.append(f'<text x="{MARGIN_LEFT + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="al">'
+                 f'{escape(x_label)}</text>')
+
+
+def _y_axis(parts: list[str], y0: float, y1: float, width: int, plot_h: float, y_label: str) -> Any:
+    """The plot's frame, grid lines and labels of the y axis; the value → pixel function."""
+    def py(value: Any) -> Any:
+        return MARGIN_TOP + plot_h - (value - y0) / (y1 - y0) * plot_h
+
+    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{width - MARGIN_LEFT - MARGIN_RIGHT}" '
+                 f'height="{plot_h}" class="frame"/>')
+    for tick in nice_ticks(y0, y1, 4):
+        y = py(tick)
+        parts.append(f'<line x1="{MARGIN_LEFT}" x2="{width - MARGIN_RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+                     f'<text x="{MARGIN_LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">{_label(tick)}</text>')
+    parts.append(f'<text x="12" y="{MARGIN_TOP + plot_h / 2}" text-anchor="middle" class="al" '
+                 f'transform="rotate(-90 12 {MARGIN_TOP + plot_h / 2})">{escape(y_label)}</text>')
+    return py
+
+
 def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, width: int = 900, height: int = 200,
                y_range: tuple[float, float] | None = None, columns: int | None = None) -> str:
     """An ``<svg>`` element: the series as polylines over labelled axes, a legend in the title line.
 
     ``columns``: how many pixel columns the series are downsampled to (default: the plot's width)."""
-    plot_w = width - MARGIN_LEFT - MARGIN_RIGHT
-    plot_h = height - MARGIN_TOP - MARGIN_BOTTOM
+    plot_w, plot_h = _plot_size(width, height)
     drawn = [(s, *peak_downsample(s.x, s.y, columns or plot_w)) for s in series]
     xs = np.concatenate([x for _, x, _ in drawn]) if drawn else np.zeros(0)
     ys = np.concatenate([y for _, _, y in drawn]) if drawn else np.zeros(0)
-    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-             f'role="img" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>',
-             f'<text x="{MARGIN_LEFT}" y="16" class="ct">{escape(title)}</text>']
+    parts = _frame(width, height, title)
     if not len(xs):
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="empty">no data</text></svg>')
-        return "".join(parts)
+        return _empty(parts, width, height)
     x0, x1 = float(xs.min()), float(xs.max())
     if x1 <= x0:
         x0, x1 = x0 - 0.5, x1 + 0.5
     y0, y1 = y_range if y_range is not None else (min(0.0, float(ys.min())), float(ys.max()))
     if y1 <= y0:
         y1 = y0 + 1.0
+    py = _y_axis(parts, y0, y1, width, plot_h, y_label)
 
     def px(value: Any) -> Any:
         """Pixel x of a value or an array of values."""
         return MARGIN_LEFT + (value - x0) / (x1 - x0) * plot_w
 
-    def py(value: Any) -> Any:
-        return MARGIN_TOP + plot_h - (value - y0) / (y1 - y0) * plot_h
-
-    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')
-    for tick in nice_ticks(y0, y1, 4):
-        y = py(tick)
-        parts.append(f'<line x1="{MARGIN_LEFT}" x2="{MARGIN_LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{MARGIN_LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">{_label(tick)}</text>')
-    for tick in nice_ticks(x0, x1, 8):
-        x = px(tick)
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{MARGIN_TOP + plot_h}" y2="{MARGIN_TOP + plot_h + 4}" '
-                     f'class="axis"/><text x="{x:.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">'
-                     f'{_label(tick)}</text>')
-    parts.append(f'<text x="{MARGIN_LEFT + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="al">'
-                 f'{escape(x_label)}</text>')
-    parts.append(f'<text x="12" y="{MARGIN_TOP + plot_h / 2}" text-anchor="middle" class="al" '
-                 f'transform="rotate(-90 12 {MARGIN_TOP + plot_h / 2})">{escape(y_label)}</text>')
+    _x_axis(parts, [(px(tick), _label(tick)) for tick in nice_ticks(x0, x1, 8)], width, height, x_label)
     legend_x = width - MARGIN_RIGHT
     for item, x, y in reversed(drawn):
-        points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px(x), py(np.clip(y, y0, y1))))
+        pixels = list(zip(px(x), py(np.clip(y, y0, y1))))
+        points = " ".join(f"{a:.1f},{b:.1f}" for a, b in pixels)
         if len(x) <= MARKED_POINTS:  # few windows: each one marked (a window without a value has none)
-            parts.extend(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="2.2" fill="{item.colour}"/>'
-                         for a, b in zip(px(x), py(np.clip(y, y0, y1))))
+            parts.extend(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="2.2" fill="{item.colour}"/>' for a, b in pixels)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{item.colour}" stroke-width="1.4"/>')
         label_w = 7 * len(item.label) + 16
         legend_x -= label_w
@@ -146,41 +169,18 @@ class Box:
     high: float
 
 
-def _frame(width: int, height: int, title: str) -> list[str]:
-    return [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>',
-            f'<text x="{MARGIN_LEFT}" y="16" class="ct">{escape(title)}</text>']
-
-
-def _y_axis(parts: list[str], y0: float, y1: float, width: int, plot_h: float, y_label: str) -> Any:
-    """Grid lines and labels of the y axis; the value → pixel function."""
-    def py(value: Any) -> Any:
-        return MARGIN_TOP + plot_h - (value - y0) / (y1 - y0) * plot_h
-
-    for tick in nice_ticks(y0, y1, 4):
-        y = py(tick)
-        parts.append(f'<line x1="{MARGIN_LEFT}" x2="{width - MARGIN_RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{MARGIN_LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">{_label(tick)}</text>')
-    parts.append(f'<text x="12" y="{MARGIN_TOP + plot_h / 2}" text-anchor="middle" class="al" '
-                 f'transform="rotate(-90 12 {MARGIN_TOP + plot_h / 2})">{escape(y_label)}</text>')
-    return py
-
-
 def box_chart(boxes: list[Box], *, title: str, x_label: str, y_label: str, colour: str = PALETTE[0],
               width: int = 900, height: int = 200, y_range: tuple[float, float] | None = None) -> str:
     """Boxplots side by side (YABench's per-window boxes over the repetitions): whiskers from the
     lowest to the highest value, the box from the first to the third quartile, the median as a line."""
     parts = _frame(width, height, title)
     if not boxes:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="empty">no data</text></svg>')
-        return "".join(parts)
-    plot_w = width - MARGIN_LEFT - MARGIN_RIGHT
-    plot_h = height - MARGIN_TOP - MARGIN_BOTTOM
+        return _empty(parts, width, height)
+    plot_w, plot_h = _plot_size(width, height)
     y0, y1 = y_range if y_range is not None else (min(0.0, min(b.low for b in boxes)), max(b.high for b in boxes))
     if y1 <= y0:
         y1 = y0 + 1.0
     py = _y_axis(parts, y0, y1, width, plot_h, y_label)
-    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')
     slot = plot_w / len(boxes)
     half = max(1.0, min(12.0, slot * 0.35))
     every = max(1, math.ceil(len(boxes) / 12))  # at most a dozen labels under the axis
@@ -191,10 +191,9 @@ def box_chart(boxes: list[Box], *, title: str, x_label: str, y_label: str, colou
                      f'height="{max(0.5, py(box.q1) - py(box.q3)):.1f}" fill="{colour}" fill-opacity="0.25" '
                      f'stroke="{colour}"/><line x1="{x - half:.1f}" x2="{x + half:.1f}" y1="{py(box.median):.1f}" '
                      f'y2="{py(box.median):.1f}" stroke="{colour}" stroke-width="2"/>')
-        if index % every == 0:
-            parts.append(f'<text x="{x:.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">{escape(box.label)}</text>')
-    parts.append(f'<text x="{MARGIN_LEFT + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="al">'
-                 f'{escape(x_label)}</text></svg>')
+    labels = [(MARGIN_LEFT + slot * (i + 0.5), escape(b.label)) for i, b in enumerate(boxes) if i % every == 0]
+    _x_axis(parts, labels, width, height, x_label)
+    parts.append("</svg>")
     return "".join(parts)
 
 
@@ -217,10 +216,8 @@ def scatter_chart(points: list[Point], *, title: str, x_label: str, y_label: str
     """Labelled points with whiskers on both axes (latency × memory of each engine in each grid cell)."""
     parts = _frame(width, height, title)
     if not points:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="empty">no data</text></svg>')
-        return "".join(parts)
-    plot_w = width - MARGIN_LEFT - MARGIN_RIGHT
-    plot_h = height - MARGIN_TOP - MARGIN_BOTTOM
+        return _empty(parts, width, height)
+    plot_w, plot_h = _plot_size(width, height)
     x1 = max(p.x_high for p in points) * 1.08 or 1.0
     y1 = max(p.y_high for p in points) * 1.08 or 1.0
     py = _y_axis(parts, 0.0, y1, width, plot_h, y_label)
@@ -228,15 +225,12 @@ def scatter_chart(points: list[Point], *, title: str, x_label: str, y_label: str
     def px(value: float) -> float:
         return MARGIN_LEFT + value / x1 * plot_w
 
-    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')
-    for tick in nice_ticks(0.0, x1, 8):
-        parts.append(f'<text x="{px(tick):.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">{_label(tick)}</text>')
+    _x_axis(parts, [(px(tick), _label(tick)) for tick in nice_ticks(0.0, x1, 8)], width, height, x_label)
     for p in points:
         x, y = px(p.x), py(p.y)
         parts.append(f'<line x1="{px(p.x_low):.1f}" x2="{px(p.x_high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{p.colour}"/>'
                      f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(p.y_low):.1f}" y2="{py(p.y_high):.1f}" stroke="{p.colour}"/>'
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{p.colour}"/>'
                      f'<text x="{x + 6:.1f}" y="{y - 5:.1f}">{escape(p.label)}</text>')
-    parts.append(f'<text x="{MARGIN_LEFT + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="al">'
-                 f'{escape(x_label)}</text></svg>')
+    parts.append("</svg>")
     return "".join(parts)
