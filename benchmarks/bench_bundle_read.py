@@ -8,8 +8,8 @@ after it), so the ratios come from one run on one machine:
 - ``report-rebuild``: ``rspwb report`` on a copy without ``summary.json`` (the rows are
   rebuilt from the run folders: every ``run.json`` and ``oracle.json`` is read);
 - ``results``: what the Results browser reads when it opens the bundle
-  (``read_bundle_data``) and then the run group's per-window quality (``read_window_series``);
-- ``timeline``: the window timeline's reader of the largest run (``read_bundle_run``: it
+  (``open_bundle`` + ``bundle_data``) and then the run group's per-window quality (``read_window_series``);
+- ``timeline``: the window timeline's reader of the largest run (``timeline_run``: it
   also reads the stream and the response log, so only part of it is ``oracle.json``).
 
 ``--make-from SMALL_BUNDLE --windows N --out DIR`` makes a synthetic bundle first: a copy of
@@ -35,16 +35,18 @@ READERS = {
     "report": "from rsp_workbench.cli.main import main; main(['report', {bundle!r}])",
     "report-rebuild": "from rsp_workbench.cli.main import main; main(['report', {bundle!r}])",
     "results": (
-        "from rsp_workbench.results.view_data import read_bundle_data, read_runs, read_window_series, run_groups, "
+        "from rsp_workbench.results.reader import open_bundle\n"
+        "from rsp_workbench.results.view_data import bundle_data, read_runs, read_window_series, run_groups, "
         "rows_in_group\n"
-        "data = read_bundle_data({bundle!r})\n"
+        "data = bundle_data(open_bundle({bundle!r}, partial=True))\n"
         "for group, _ in run_groups(data.bundle):\n"
         "    series, problems = read_runs(data.bundle, rows_in_group(data.bundle, group), read_window_series)\n"
         "    print(group, [len(s) for s in series], [s.positions()[-1] for s in series], problems)\n"
     ),
     "timeline": (
-        "from rsp_workbench.results.run_timeline import read_bundle_run\n"
-        "run = read_bundle_run({bundle!r}, {run_id!r})\n"
+        "from rsp_workbench.results.reader import open_bundle\n"
+        "from rsp_workbench.results.run_timeline import timeline_run\n"
+        "run = timeline_run(open_bundle({bundle!r}, partial=True), {run_id!r})\n"
         "print(run.run_id, len(run.diverging), len(run.evaluations))\n"
     ),
 }

@@ -186,7 +186,7 @@ def _wait(app: Any, task: Any, timeout_s: float) -> None:
 def measure_run_stalls(app: Any, experiment_file: Path, size: str | None) -> dict[str, Any]:
     """GUI-thread stalls while ``run_experiment`` runs in a TaskRegistry worker, then while the
     timeline loads the bundle's first run."""
-    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.results.reader import open_bundle
     from rsp_workbench.gui.tasks import TaskRegistry
     from rsp_workbench.gui.results.timeline.view import TimelineView
 
@@ -212,9 +212,9 @@ def measure_run_stalls(app: Any, experiment_file: Path, size: str | None) -> dic
             result[f"run_{attempt}"] = {"wall_s": run_s, "progress_events": progress.events, **heartbeat.stop()}
             if task.error is not None:
                 raise task.error
-        summary = read_bundle(out)
-        result["runs"] = len(summary.runs)
-        first = next((row["run_id"] for row in summary.runs if row.get("status") == "ok"), None)
+        summary = open_bundle(out)
+        result["runs"] = len(summary.rows)
+        first = next((row["run_id"] for row in summary.rows if row.get("status") == "ok"), None)
         if first is not None:
             view = TimelineView(registry)
             view.resize(1400, 800)

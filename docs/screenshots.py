@@ -100,7 +100,7 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     set RSPWB_SCREENSHOT_BUNDLES=DIR to keep them in DIR and reuse them next time)."""
     from PySide6.QtWidgets import QApplication
 
-    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.results.reader import open_bundle
     from rsp_workbench.experiment import load_experiment
     from rsp_workbench.pipeline.run_experiment import run_experiment
 
@@ -110,7 +110,7 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     window.resize(1280, 820)  # the default window size
     for sample, name, view, file in RESULTS_SHOTS:
         bundle = folder / name
-        if not (bundle / "manifest.json").is_file() or read_bundle(bundle).status != "ok":
+        if not (bundle / "manifest.json").is_file() or open_bundle(bundle).status != "ok":
             shutil.rmtree(bundle, ignore_errors=True)
             run_experiment(load_experiment(ROOT / "sample_experiments" / sample), bundle, size="smoke", assume_yes=True)
         if window.results.folder != bundle:
@@ -193,13 +193,13 @@ def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     2-million-element stream zoomed out (gui-timeline-overview.png)."""
     from PySide6.QtWidgets import QApplication
 
-    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.results.reader import open_bundle
     from rsp_workbench.experiment import load_experiment
     from rsp_workbench.gui.results.timeline.model import synthetic_lanes
     from rsp_workbench.pipeline.run_experiment import run_experiment
 
     bundle = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles") / "yabench-experiment4-gracious"
-    if not (bundle / "manifest.json").is_file() or read_bundle(bundle).status != "ok":
+    if not (bundle / "manifest.json").is_file() or open_bundle(bundle).status != "ok":
         shutil.rmtree(bundle, ignore_errors=True)
         run_experiment(load_experiment(ROOT / "sample_experiments" / "yabench" / "experiment4-gracious.yaml"), bundle,
                        size="smoke", assume_yes=True)

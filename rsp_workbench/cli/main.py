@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "rsp_workbench.cli.generate_cmd",
     "rsp_workbench.cli.oracle_cmd",
     "rsp_workbench.cli.run_cmd",
+    "rsp_workbench.cli.report_cmd",
     "rsp_workbench.cli.import_cmd",
     "rsp_workbench.cli.probe_cmd",
 )

@@ -1,9 +1,7 @@
-"""`rspwb run` (generate → engines → oracle → result bundle) and `rspwb report` (its summary again).
+"""`rspwb run`: generate → engines → oracle → result bundle (its summary again: `rspwb report`).
 
-Contracts (docs/design/CLI.md):
+Contract (docs/design/CLI.md):
   rspwb run FILE [--size smoke|full] --out DIR [--yes]
-  rspwb report DIR --json   → {"runs": [{"engine", "query", "verdict", "precision", "recall",
-                                         "responses", "kpi_samples", "peak_rss_mb", …}, …]}
 Progress goes to stderr, the summary table to stdout. External engine commands are shown
 and must be confirmed: ``--yes``, or a y/N prompt when stdin is a terminal; otherwise the
 run stops with exit 2 before anything starts.
@@ -41,17 +39,6 @@ def register(subparsers: Any) -> None:
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object (as report --json)")
     run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     run.set_defaults(func=run_command)
-
-    report = subparsers.add_parser(
-        "report", help="print the summary of a result bundle again",
-        description="Print a result bundle's summary table (or one JSON object with --json). A YABench test "
-                    "folder reads as a read-only bundle: one run per results/oracle/ORACLE_<test><n> file.",
-    )
-    report.add_argument("dir", metavar="DIR",
-                        help="the result bundle folder, or a published YABench test folder (config.json + results/) "
-                             "or a folder of several engines' test folders")
-    report.add_argument("--json", action="store_true", help="print one JSON object with a \"runs\" list")
-    report.set_defaults(func=report_command)
 
 
 def ask_on_terminal(prompt: str) -> bool:
@@ -111,27 +98,9 @@ def run_command(args: argparse.Namespace) -> int:
         print_json(summary.to_json())
     else:
         print(format_table(summary))
-    failed = [row for row in summary.runs if row.get("status") not in ("ok", "cancelled")]
+    failed = [row for row in summary.rows if row.get("status") not in ("ok", "cancelled")]
     if summary.status == "failed" and failed:  # one line on stderr for scripts; every error is in the table
         first = failed[0]
         reason = str(first.get("error") or first.get("status")).splitlines()[0]
-        sys.stderr.write(f"rspwb: {len(failed)} of {len(summary.runs)} runs failed; {first.get('run_id')}: {reason}\n")
+        sys.stderr.write(f"rspwb: {len(failed)} of {len(summary.rows)} runs failed; {first.get('run_id')}: {reason}\n")
     return 0 if summary.status == "ok" else (130 if summary.status == "cancelled" else 1)
-
-
-def report_command(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.terminal import print_json
-    from rsp_workbench.results.bundle import format_table
-    from rsp_workbench.results.published import read_results
-
-    summary = read_results(args.dir)
-    if args.json:
-        print_json(summary.to_json())
-    else:
-        print(format_table(summary))
-    damaged = [row for row in summary.runs if row.get("status") in ("missing", "unreadable")]
-    if damaged:  # what is there is shown; the exit code and one line say that something is not
-        sys.stderr.write(f"rspwb: {args.dir}: {len(damaged)} of {len(summary.runs)} runs missing or damaged; "
-                         f"{damaged[0].get('run_id')}: {damaged[0].get('error')}\n")
-        return 1
-    return 0

@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
         """``rsp-workbench FILE|DIR``: a result bundle (or published YABench folder) opens in Results,
         another folder becomes the library, a file opens in the designer; a path that does not
         exist is said in a message that stays (not a blank template)."""
-        from rsp_workbench.results.view_data import not_a_bundle
+        from rsp_workbench.results.reader import not_a_bundle
 
         path = Path(path).expanduser()
         if not path.exists():

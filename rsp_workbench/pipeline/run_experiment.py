@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, BundleSummary, read_json, run_row
+from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, Bundle, read_json, run_row
 from rsp_workbench.files import JsonRows, PARTIAL, write_json_atomic, write_lines_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment, RunSpec, RunStream
@@ -771,7 +771,7 @@ def run_experiment(
     stream_format: str = "parquet",
     live_kpis: bool = False,
     force: bool = False,
-) -> BundleSummary:
+) -> Bundle:
     """Run the whole experiment into the bundle folder ``out_dir``; return its summary.
 
     ``out_dir`` must be new, empty or a bundle of ours (``force``: any folder); only the
@@ -813,7 +813,7 @@ def run_experiment(
 
 def _write_bundle(experiment: Experiment, runs: Sequence[RunSpec], static: Mapping[str, Any], out: Path, *,
                   size: str | None, scheduler: str, stream_format: str, cancel: threading.Event,
-                  report: ProgressCallback, live_kpis: bool) -> BundleSummary:
+                  report: ProgressCallback, live_kpis: bool) -> Bundle:
     """Generate the streams, execute the runs and write the bundle into ``out`` (claimed and locked)."""
     from rsp_workbench.experiment.loader import experiment_to_yaml
 
@@ -919,7 +919,7 @@ def _warn_assumed_semantics(experiment: Experiment, report: ProgressCallback) ->
 
 
 def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: Mapping[int, dict[str, Any]],
-            status: str) -> BundleSummary:
+            status: str) -> Bundle:
     """summary.json, the YABench files across repetitions, then the manifest's final status (last)."""
     ordered = []
     for spec, meta in zip(runs, manifest.get("runs") or [{} for _ in runs]):
@@ -936,7 +936,7 @@ def _finish(out: Path, manifest: dict[str, Any], runs: Sequence[RunSpec], rows: 
     manifest["finished"] = _now()
     manifest["status"] = status
     write_json_atomic(out / MANIFEST, manifest)
-    return BundleSummary(out, status, manifest["name"], tuple(ordered), manifest)
+    return Bundle(out, manifest["name"], status, tuple(ordered), manifest)
 
 
 def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapping[str, Any]]) -> None:

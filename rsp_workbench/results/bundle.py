@@ -9,15 +9,17 @@ whose writer crashed or was cancelled never holds a file that looks complete but
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.files import json_safe
 from rsp_workbench.results.json_files import read_json
 from rsp_workbench.results.oracle_file import read_oracle
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
@@ -29,6 +31,10 @@ ORACLE_FILE = "oracle.json"
 RUN_FILE = "run.json"
 BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
 BUNDLE_FORMAT = "rspwb-result-bundle/1"
+RUN_SPEC_FILE = "run-spec.json"
+RESPONSES_FILE = "responses.jsonl"
+#: ``manifest["format"]`` of a published YABench folder read as a bundle (rsp_workbench.results.published).
+PUBLISHED_FORMAT = "yabench-test-folder"
 
 def run_folder(root: Path, run_id: Any, *, file: Path, field: str) -> Path:
     """``runs/<run_id>`` of the bundle at ``root``; a `UserError` naming ``file`` and ``field`` if the
@@ -75,16 +81,98 @@ TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
 
 
 @dataclass(frozen=True)
-class BundleSummary:
-    """What an experiment run produced: the bundle folder, its status and one row per engine run."""
+class Bundle:
+    """One result bundle, own (``rspwb run``) or a published YABench folder read as one.
+
+    The summary rows of its runs are read when it is opened (`rsp_workbench.results.reader.open_bundle`);
+    a run's tables — windows, responses, stream, KPI samples — only when asked, as Arrow tables
+    (xarray's ``open_dataset`` is the model: cheap to open, columns read on demand)."""
 
     folder: Path
-    status: str
     name: str
-    runs: tuple[Mapping[str, Any], ...]
+    status: str
+    rows: tuple[Mapping[str, Any], ...]
     manifest: Mapping[str, Any] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()  # what is missing (a published YABench folder: rsp_workbench.results.published)
-    problems: tuple[str, ...] = ()  # files that could not be read, as FILE:LINE: message
+    notes: tuple[str, ...] = ()  # what is missing or unusual (a published folder's absent files, a stopped writer)
+    problems: tuple[UserError, ...] = ()  # files that could not be read, located
+
+    @property
+    def published(self) -> bool:
+        """A published YABench folder read as a bundle (read-only; no streams or responses)."""
+        return self.manifest.get("format") == PUBLISHED_FORMAT
+
+    def row(self, run: str) -> Mapping[str, Any]:
+        """The summary row of run ``run`` (its ``run_id``); a `UserError` naming the bundle if there is none."""
+        found = next((r for r in self.rows if r.get("run_id") == run), None)
+        if found is None:
+            raise UserError(f"no run {_token(run)} in this bundle", file=str(self.folder), field="run")
+        return found
+
+    def run_folder(self, run_id: str) -> Path:
+        """``runs/<run_id>``, never outside the bundle (`run_folder`)."""
+        return run_folder(self.folder, run_id, file=self.folder / MANIFEST, field="runs.run_id")
+
+    def runs(self) -> "pa.Table":
+        """One row per run: the ``rspwb report --json`` fields (nested values as JSON text)."""
+        from rsp_workbench.results.tables import rows_table
+
+        return rows_table(self.rows)
+
+    def windows(self, run: str) -> "pa.Table":
+        """The run's judged windows (``start``, ``end`` in ms, ``precision``, ``recall``, sizes, ``delay``)."""
+        from rsp_workbench.results.tables import published_windows_table, windows_table
+
+        row = self.row(run)
+        if row.get("oracle_file"):
+            return published_windows_table(self.folder / str(row["oracle_file"]))
+        return windows_table(self.run_folder(run) / ORACLE_FILE)
+
+    def responses(self, run: str) -> "pa.Table":
+        """The engine's answers: one row per binding (a column per variable), an empty response as one row
+        of nulls."""
+        from rsp_workbench.results.tables import responses_table
+
+        self._not_published(run, "responses")
+        return responses_table(self.run_folder(run) / RESPONSES_FILE)
+
+    def stream(self, run: str) -> "pa.Table":
+        """The stream the run was fed (``subject``, ``predicate``, ``object``, ``graph``, ``t`` in ms)."""
+        from rsp_workbench.results.tables import stream_table
+
+        self._not_published(run, "stream")
+        entry = self._stream_entry(run)
+        return stream_table(self.folder, entry, self.folder / MANIFEST)
+
+    def kpis(self, run: str) -> "pa.Table":
+        """The run's resource samples (``time_s`` since engine start, ``rss_mb``, ``cpu_percent``, ``threads``)."""
+        from rsp_workbench.results.tables import kpis_table
+
+        row = self.row(run)
+        if self.published:
+            name = row.get("performance_file")
+            return kpis_table(self.folder / str(name) if name else None, run)
+        folder = self.run_folder(run)
+        files = sorted(folder.glob("P_*.csv")) if folder.is_dir() else []
+        return kpis_table(files[0] if files else None, run)
+
+    def _not_published(self, run: str, what: str) -> None:
+        self.row(run)
+        if self.published:
+            raise UserError(f"a published YABench folder keeps no {what} (only ORACLE_ and P_ files)",
+                            file=str(self.folder), field="run")
+
+    def _stream_entry(self, run: str) -> Mapping[str, Any]:
+        """The manifest's ``streams`` entry of the run (its ``stream`` in ``run-spec.json``)."""
+        spec = read_json(self.run_folder(run) / RUN_SPEC_FILE)
+        return self.stream_entry(spec.get("stream") if isinstance(spec, Mapping) else None)
+
+    def stream_entry(self, key: Any) -> Mapping[str, Any]:
+        """The manifest's ``streams`` entry whose ``id`` is ``key``."""
+        for entry in self.manifest.get("streams") or ():
+            if isinstance(entry, Mapping) and entry.get("id") == key:
+                return entry
+        raise UserError(f"no stream {_token(key)} in the manifest's streams", file=str(self.folder / MANIFEST),
+                        field="streams")
 
     def to_json(self) -> dict[str, Any]:
         """The ``rspwb report --json`` object (docs/design/CLI.md)."""
@@ -94,19 +182,19 @@ class BundleSummary:
             "status": self.status,
             "started": self.manifest.get("started"),
             "finished": self.manifest.get("finished"),
-            "runs": [dict(row) for row in self.runs],
+            "runs": [dict(row) for row in self.rows],
         }
         if self.manifest.get("format") and self.manifest.get("format") != BUNDLE_FORMAT:
             payload["format"] = self.manifest["format"]
             payload["test_folders"] = self.manifest.get("test_folders")
         if self.notes or self.problems:
             payload["notes"] = list(self.notes)
-            payload["problems"] = list(self.problems)
+            payload["problems"] = [str(problem) for problem in self.problems]
         return json_safe(payload)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for row in self.runs:
+        for row in self.rows:
             key = str(row.get("verdict") or row.get("status"))
             counts[key] = counts.get(key, 0) + 1
         return counts
@@ -227,19 +315,11 @@ def first_divergence_summary(oracle: Mapping[str, Any]) -> dict[str, Any] | None
     }
 
 
-def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None = None) -> BundleSummary:
-    """Read a bundle: ``summary.json`` if the run finished (and its run folders are there), else rebuilt
-    from the run folders; a damaged run file gives an ``unreadable`` row and an entry in ``problems``."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise UserError("not a result bundle folder (no such directory)", file=str(root))
-    if not (root / MANIFEST).is_file():
-        raise UserError(f"not a result bundle (no {MANIFEST})", file=str(root))
-    manifest = read_json(root / MANIFEST)
-    written_by = manifest.get("format", BUNDLE_FORMAT)
-    if written_by != BUNDLE_FORMAT:
-        raise UserError(f"written as bundle format {_token(written_by)}; this workbench reads {BUNDLE_FORMAT}",
-                        file=str(root / MANIFEST), field="format")
+def own_rows(root: Path, manifest: Mapping[str, Any], problems: list[UserError] | None = None
+             ) -> tuple[Mapping[str, Any], ...]:
+    """The summary rows of an own bundle: ``summary.json`` if the run finished (and its run folders are
+    there), else rebuilt from the run folders; a damaged run file gives an ``unreadable`` row and an
+    entry in ``problems``. Opening a bundle is `rsp_workbench.results.reader.open_bundle`."""
     specs = _objects(manifest.get("runs"), root / MANIFEST, "runs")
     _check_run_ids(root, specs, root / MANIFEST)
     summary_file = root / SUMMARY
@@ -252,7 +332,15 @@ def read_bundle(folder: str | os.PathLike[str], problems: list[UserError] | None
             rows = None  # stale: run folders were deleted after the summary was written
     if rows is None:  # the writer stopped before the end (or the summary is stale): rebuild from what is there
         rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
-    return BundleSummary(root, str(manifest.get("status", "running")), str(manifest.get("name", "")), rows, manifest)
+    return rows
+
+
+def check_format(manifest: Mapping[str, Any], root: Path) -> None:
+    """A `UserError` naming ``manifest.json`` unless it is of the format this workbench reads."""
+    written_by = manifest.get("format", BUNDLE_FORMAT)
+    if written_by != BUNDLE_FORMAT:
+        raise UserError(f"written as bundle format {_token(written_by)}; this workbench reads {BUNDLE_FORMAT}",
+                        file=str(root / MANIFEST), field="format")
 
 
 def _check_run_ids(root: Path, runs: Sequence[Mapping[str, Any]], file: Path) -> None:
@@ -300,9 +388,9 @@ def key_is_ratio(value: float) -> bool:
     return 0.0 <= value <= 1.0
 
 
-def format_table(summary: BundleSummary) -> str:
+def format_table(summary: Bundle) -> str:
     """The summary table printed by ``rspwb run`` and ``rspwb report``."""
-    rows = [[_cell(row.get(key)) for _, key, _ in TABLE_COLUMNS] for row in summary.runs]
+    rows = [[_cell(row.get(key)) for _, key, _ in TABLE_COLUMNS] for row in summary.rows]
     headers = [header for header, _, _ in TABLE_COLUMNS]
     widths = [max([len(h), minimum, *(len(r[i]) for r in rows)]) for i, (h, _, minimum) in enumerate(TABLE_COLUMNS)]
     numeric = {"precision", "recall", "responses", "peak_rss_mb"}
@@ -319,14 +407,14 @@ def format_table(summary: BundleSummary) -> str:
     lines.append(line(["-" * w for w in widths]))
     lines.extend(line(r) for r in rows)
     counts = ", ".join(f"{count} {name}" for name, count in sorted(summary.counts().items()))
-    lines.append(f"{summary.name}: {summary.status}; {len(summary.runs)} runs ({counts or 'none'}) in {summary.folder}")
+    lines.append(f"{summary.name}: {summary.status}; {len(summary.rows)} runs ({counts or 'none'}) in {summary.folder}")
     lines.extend(f"  {note}" for note in summary.notes)
     lines.extend(f"  {problem}" for problem in summary.problems)
-    errors = [row for row in summary.runs if row.get("error") and row.get("status") not in ("ok", None)]
+    errors = [row for row in summary.rows if row.get("error") and row.get("status") not in ("ok", None)]
     for row in errors:
         first = str(row["error"]).splitlines()[0] if row["error"] else ""
         lines.append(f"  {row.get('run_id')}: {row.get('status')}: {first}")
-    for row in summary.runs:
+    for row in summary.rows:
         divergence = row.get("first_divergence")
         if divergence:
             lines.append(f"  {row.get('run_id')}: first divergence at t = {divergence.get('t')} ms "

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.yabench_config import CONFIG, YabenchTest, config_tests, read_config
-from rsp_workbench.results.bundle import MANIFEST, BundleSummary, read_bundle
+from rsp_workbench.results.bundle import MANIFEST, PUBLISHED_FORMAT
 from rsp_workbench.results.yabench_files import (
     WindowBoxplots,
     first_line,
@@ -47,8 +47,7 @@ RESULTS = "results"
 ORACLE_DIR = "results/oracle"
 PERFORMANCE_DIR = "results/performance"
 QUERY_FILES = ("engine.query", "oracle.query")
-#: ``manifest["format"]`` of a published folder read as a bundle; its runs have this status.
-PUBLISHED_FORMAT = "yabench-test-folder"
+#: The status of a published folder read as a bundle (``manifest["format"]``: ``PUBLISHED_FORMAT``), and of its runs.
 PUBLISHED = "published"
 AGGREGATE_SUFFIX = "_agg"
 
@@ -150,10 +149,6 @@ class PublishedResults:
             "test_folders": [{"folder": t.label, "engine": t.engine, "config": dict(t.config)}
                              for t in self.test_folders],
         }
-
-    def summary(self) -> BundleSummary:
-        return BundleSummary(self.folder, PUBLISHED, self.name, self.rows, self.manifest,
-                             notes=self.notes, problems=tuple(str(p) for p in self.problems))
 
 
 def _engine_name(folder: Path, config: Mapping[str, Any]) -> str:
@@ -327,17 +322,6 @@ def _row(root: Path, label: str, engine: str, test: str, repetition: int | None,
             problems.append(error if isinstance(error, UserError) else UserError(f"cannot read: {error}",
                                                                                  file=str(performance)))
     return row
-
-
-def read_results(path: str | Path) -> BundleSummary:
-    """``rspwb report DIR``: a workbench result bundle, or a published YABench folder read as one."""
-    root = Path(path)
-    if is_published(root):
-        return read_published(root).summary()
-    if root.is_dir() and not (root / MANIFEST).is_file():
-        raise UserError(f"neither a result bundle (no {MANIFEST}) nor a YABench test folder "
-                        f"(no {CONFIG} with a {RESULTS}/ folder)", file=str(root))
-    return read_bundle(root)
 
 
 def published_boxplots(results: PublishedResults, problems: list[UserError]) -> list[WindowBoxplots]:

@@ -1,6 +1,7 @@
 """One run of a result bundle as the window timeline shows it, without Qt.
 
-:func:`read_bundle_run` reads what the timeline draws for a run (docs/result-bundle.md):
+:func:`timeline_run` reads what the timeline draws for a run of an opened bundle
+(:func:`rsp_workbench.results.reader.open_bundle`; docs/result-bundle.md):
 the stream, the window spec (the query's report window, the border convention of the
 oracle's semantics, the ``quality_t0`` the oracle measured windows against), the expected
 evaluation instants, the engine's emissions (``responses.jsonl``; application times, or
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,7 +27,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, read_json
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RESPONSES_FILE as RESPONSES, RUN_FILE, RUN_SPEC_FILE as RUN_SPEC, RUNS_DIR, Bundle, read_json
+from rsp_workbench.results.tables import stream_path
 from rsp_workbench.results.bundle import run_folder as checked_run_folder
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
@@ -41,8 +42,6 @@ from rsp_workbench.query.model import ContinuousQuery
 from rsp_workbench.responses.model import ResponseLog
 from rsp_workbench.streams.model import StreamElement
 
-RUN_SPEC = "run-spec.json"
-RESPONSES = "responses.jsonl"
 TRACE = "trace.jsonl"
 CONTEXT_WIDENING = (1, 4)  # slice contexts (× the largest window) tried before the whole stream
 
@@ -187,26 +186,15 @@ def run_folder(bundle: Path, run_id: str) -> Path:
     raise UserError(f"no run {run_id!r} in this bundle", file=str(bundle / RUNS_DIR))
 
 
-def _stream_entry(manifest: Mapping[str, Any], key: str, manifest_file: Path) -> Mapping[str, Any]:
-    for entry in manifest.get("streams") or ():
-        if isinstance(entry, Mapping) and entry.get("id") == key:
-            return entry
-    raise UserError(f"no stream {key!r} in the manifest's streams", file=str(manifest_file), field="streams")
-
-
 def read_bundle_stream(bundle: Path, entry: Mapping[str, Any], manifest_file: Path, cache: StreamCache | None,
                        progress: Progress, cancelled: Callable[[], bool]) -> BundleStream:
     """Read a manifest stream (or take it from ``cache``) into elements and lanes."""
     from rsp_workbench.streams.readers import read_stream
 
-    raw_path = _require(entry, "path", manifest_file, str)
-    fmt = _require(entry, "format", manifest_file, str)
-    path = Path(raw_path) if os.path.isabs(raw_path) else bundle / raw_path
+    path, fmt = stream_path(bundle, entry, manifest_file)
     cached = cache.get(path, fmt) if cache is not None else None
     if cached is not None:
         return cached
-    if not path.exists():
-        raise UserError("the run's stream file is missing", file=str(path))
     total = entry.get("elements") if isinstance(entry.get("elements"), int) else None
     elements: list[StreamElement] = []
     for index, element in enumerate(read_stream(path, fmt, interval_ms=int(entry.get("interval_ms") or 1000))):
@@ -297,15 +285,15 @@ def shift_summary(pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]]) -> t
     return common, f"start {span(starts)}, end {span(ends)} ({len(pairs)} window(s))"
 
 
-def read_bundle_run(
-    bundle: str | os.PathLike[str],
+def timeline_run(
+    bundle: Bundle,
     run_id: str,
     *,
     cache: StreamCache | None = None,
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> BundleRun:
-    """Read one run of a bundle for the timeline (runs off the GUI thread)."""
+    """Read one run of an opened bundle for the timeline (runs off the GUI thread)."""
     from rsp_workbench.oracle.annotated import Timeline, evaluations_for
     from rsp_workbench.oracle.reference import window_specs
     from rsp_workbench.oracle.run import default_end
@@ -314,13 +302,10 @@ def read_bundle_run(
 
     report = progress or (lambda fraction, message: None)
     is_cancelled = cancelled or (lambda: False)
-    root = Path(bundle)
-    if not root.is_dir():
-        raise UserError("not a result bundle folder (no such directory)", file=str(root))
-    manifest_file = root / MANIFEST
-    manifest = read_json(manifest_file)
-    if not isinstance(manifest, Mapping):
-        raise UserError("expected a JSON object", file=str(manifest_file))
+    root, manifest, manifest_file = bundle.folder, bundle.manifest, bundle.folder / MANIFEST
+    if bundle.published:
+        raise UserError("a published YABench folder keeps no stream or responses: nothing to draw on a window "
+                        "timeline", file=str(root))
     folder = run_folder(root, run_id)
     spec_file = folder / RUN_SPEC
     run_spec = read_json(spec_file)
@@ -373,7 +358,7 @@ def read_bundle_run(
         {iri: str(_require(run_spec, "stream", spec_file)) for iri in query.streams}
     read: dict[str, BundleStream] = {}
     for key in dict.fromkeys(keys.values()):
-        read[key] = read_bundle_stream(root, _stream_entry(manifest, key, manifest_file), manifest_file, cache,
+        read[key] = read_bundle_stream(root, bundle.stream_entry(key), manifest_file, cache,
                                        report, is_cancelled)
     streams = {iri: read[key].elements for iri, key in keys.items()}
     shown = read[keys[query.windows[report_window].stream]]
@@ -608,5 +593,5 @@ def _window_bindings(run: BundleRun, window: WindowInstance | tuple[int, int]) -
 
 __all__ = [
     "BundleRun", "BundleStream", "LoadCancelled", "StreamCache", "WindowBindings", "attributed_window",
-    "emission_times", "read_bundle_run", "shift_summary", "window_bindings",
+    "emission_times", "shift_summary", "timeline_run", "window_bindings",
 ]

@@ -1,11 +1,10 @@
 """What the Results browser shows, extracted from a result bundle (docs/result-bundle.md).
 
-Pure functions from a bundle folder to plain dataclasses and numpy arrays (no Qt, no
-Spark), so the charts are thin and everything here is testable in milliseconds. Reading
-is tolerant: a corrupt or partial bundle (bad JSON, missing manifest, a run still being
-written) yields whatever could be read plus :class:`~rsp_workbench.errors.UserError` problems
-naming the file and line, never an exception. Row reading itself is
-:func:`rsp_workbench.results.bundle.read_bundle` / :func:`rsp_workbench.results.bundle.run_row`.
+Pure functions from an opened bundle (:func:`rsp_workbench.results.reader.open_bundle`) to plain
+dataclasses and numpy arrays (no Qt, no Spark), so the charts are thin and everything here is
+testable in milliseconds. Reading is tolerant: a corrupt or partial bundle (bad JSON, missing
+manifest, a run still being written) yields whatever could be read plus
+:class:`~rsp_workbench.errors.UserError` problems naming the file and line, never an exception.
 
 The views: per-window quality and YABench boxplots (YABench Sect. 5-6, ``ORACLE_*`` and
 ``BOXPLOTS_*``), resource samples (``P_*.csv``), the correctness matrix (CSRBench Table 2),
@@ -18,30 +17,27 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, SUMMARY, YABENCH_DIR, read_bundle, read_json, run_row, tolerant_run_row
-from rsp_workbench.results.bundle import run_folder as bundle_run_folder
+from rsp_workbench.results.bundle import ORACLE_FILE, RUN_FILE, YABENCH_DIR, Bundle, read_json
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.errors import UserError
-from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
-from rsp_workbench.results.published import PUBLISHED_FORMAT, is_published, published_boxplots, read_published
+from rsp_workbench.results.oracle_file import read_oracle
+from rsp_workbench.results.published import published_boxplots, read_published
+from rsp_workbench.results.tables import KPI_COLUMNS, WINDOW_COLUMNS
 from rsp_workbench.results.yabench_files import (
     ResourceSeries,
     WindowBoxplots,
     parse_boxplots,
-    parse_oracle,
     parse_oracle_borders,
     first_of_each_pair,
     parse_performance,
     window_positions,
 )
 
-RUN_SPEC = "run-spec.json"
 VERDICT_SYMBOLS = {"correct": "✓", "incorrect": "✗"}
 #: Heaven Table 2: "approach A dominates B when A/B is greater than 5 %" (lower is better).
 DOMINANCE_MARGIN = 0.05
@@ -51,127 +47,7 @@ EVEN = "—"
 # ---------------------------------------------------------------------- the bundle
 
 
-@dataclass(frozen=True)
-class LoadedBundle:
-    """A bundle as far as it could be read: its rows (summary.json or rebuilt) and what is wrong."""
-
-    folder: Path
-    name: str
-    status: str
-    rows: tuple[Mapping[str, Any], ...]
-    manifest: Mapping[str, Any] = field(default_factory=dict)
-    problems: tuple[UserError, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def row(self, run_id: str) -> Mapping[str, Any] | None:
-        return next((r for r in self.rows if r.get("run_id") == run_id), None)
-
-    def run_folder(self, run_id: str) -> Path:
-        """``runs/<run_id>``, never outside the bundle (`rsp_workbench.results.bundle.run_folder`)."""
-        return bundle_run_folder(self.folder, run_id, file=self.folder / MANIFEST, field="runs.run_id")
-
-    @property
-    def published(self) -> bool:
-        """A published YABench folder read as a bundle (read-only; no streams or responses)."""
-        return self.manifest.get("format") == PUBLISHED_FORMAT
-
-
-def not_a_bundle(folder: str | Path) -> UserError | None:
-    """Why ``folder`` cannot be opened as a bundle at all (None if it can, even partly: a manifest,
-    run folders or a published YABench folder); opening it must not replace what is shown."""
-    root = Path(folder)
-    if not root.is_dir():
-        return UserError("not a result bundle folder (no such directory)", file=str(root))
-    if (root / MANIFEST).is_file() or (root / RUNS_DIR).is_dir() or is_published(root):
-        return None
-    return UserError(f"not a result bundle (no {MANIFEST}, no {RUNS_DIR}/) nor a YABench test folder "
-                     "(no config.json with a results/ folder)", file=str(root))
-
-
-def load_bundle(folder: str | Path) -> LoadedBundle:
-    """Read a bundle tolerantly: every problem becomes a located :class:`UserError` in ``problems``.
-
-    A published YABench test folder (or a folder of them) reads as a bundle too
-    (:mod:`rsp_workbench.results.published`)."""
-    root = Path(folder)
-    if is_published(root):
-        published = read_published(root)
-        return LoadedBundle(root, published.name, "published", published.rows, published.manifest,
-                            published.problems, published.notes)
-    problems: list[UserError] = []
-    notes: list[str] = []
-    if not root.is_dir():
-        return LoadedBundle(root, root.name, "unreadable", (),
-                            problems=(UserError("not a result bundle folder (no such directory)", file=str(root)),))
-    manifest: Mapping[str, Any] = {}
-    try:
-        try:
-            summary = read_bundle(root, problems)
-        except (AttributeError, TypeError) as error:  # valid JSON of the wrong shape
-            raise UserError(f"unexpected JSON structure in {MANIFEST} or {SUMMARY}: {error}", file=str(root)) from None
-        manifest, rows, status, name = summary.manifest, summary.runs, summary.status, summary.name
-        if not all(isinstance(row, Mapping) for row in rows):
-            problems.append(UserError("runs: expected a list of JSON objects", file=str(root / SUMMARY)))
-            rows = tuple(row for row in rows if isinstance(row, Mapping))
-    except UserError as error:
-        problems.append(error)
-        try:
-            manifest = read_json(root / MANIFEST) if (root / MANIFEST).is_file() else {}
-        except UserError:
-            manifest = {}  # already reported
-        if not isinstance(manifest, Mapping):
-            problems.append(UserError("expected a JSON object", file=str(root / MANIFEST)))
-            manifest = {}
-        specs = [spec for spec in manifest.get("runs") or () if isinstance(spec, Mapping)]
-        specs = _inside(root, specs, problems) or _specs_from_run_folders(root, problems)
-        rows = tuple(tolerant_run_row(root, spec, problems) for spec in specs)
-        status = str(manifest.get("status", "unreadable" if not manifest else "running"))
-        name = str(manifest.get("name") or root.name)
-        if rows:
-            notes.append(f"{len(rows)} run(s) rebuilt from the run folders")
-    if status == "running":
-        notes.append("manifest.json says the run is still running (or its writer stopped): "
-                     "the rows come from the run folders written so far")
-    elif status == "cancelled":
-        notes.append("the run was cancelled: runs that never started are listed as cancelled")
-    elif status == "failed" and manifest.get("error"):
-        notes.append(f"the run failed: {manifest['error']}")
-    partial = sorted(p.name for p in (root / RUNS_DIR).glob(f"*{PARTIAL}")) if (root / RUNS_DIR).is_dir() else []
-    if partial:
-        notes.append(f"run folder(s) still being written: {', '.join(partial)}")
-    return LoadedBundle(root, name, status, tuple(rows), manifest, tuple(problems), tuple(notes))
-
-
-def _inside(root: Path, specs: Sequence[Mapping[str, Any]], problems: list[UserError]) -> list[Mapping[str, Any]]:
-    """The run specs whose run folder lies inside the bundle; each other one is a problem, not a row."""
-    kept = []
-    for index, spec in enumerate(specs):
-        try:
-            bundle_run_folder(root, spec.get("run_id"), file=root / MANIFEST, field=f"runs[{index}].run_id")
-        except UserError as error:
-            if str(error) not in map(str, problems):
-                problems.append(error)
-            continue
-        kept.append(spec)
-    return kept
-
-
-def _specs_from_run_folders(root: Path, problems: list[UserError]) -> list[Mapping[str, Any]]:
-    """No manifest: the run specs of the complete run folders (``runs/*/run-spec.json``)."""
-    specs = []
-    for spec_file in sorted((root / RUNS_DIR).glob(f"*/{RUN_SPEC}")):
-        if spec_file.parent.name.endswith(PARTIAL):
-            continue
-        try:
-            spec = read_json(spec_file)
-        except UserError as error:
-            problems.append(error)
-            continue
-        specs.append({**spec, "run_id": spec_file.parent.name})  # the folder it is in, whatever the file says
-    return specs
-
-
-def run_groups(bundle: LoadedBundle) -> list[tuple[tuple[Any, Any, Any], str]]:
+def run_groups(bundle: Bundle) -> list[tuple[tuple[Any, Any, Any], str]]:
     """The (case, repetition, query) groups whose engines are overlaid, with a label each."""
     groups: dict[tuple[Any, Any, Any], str] = {}
     members: dict[tuple[Any, Any, Any], set[str]] = {}
@@ -195,7 +71,7 @@ def run_groups(bundle: LoadedBundle) -> list[tuple[tuple[Any, Any, Any], str]]:
     return list(groups.items())
 
 
-def rows_in_group(bundle: LoadedBundle, group: tuple[Any, Any, Any]) -> list[Mapping[str, Any]]:
+def rows_in_group(bundle: Bundle, group: tuple[Any, Any, Any]) -> list[Mapping[str, Any]]:
     return [r for r in bundle.rows if (r.get("case"), r.get("repetition"), r.get("query")) == group]
 
 
@@ -242,37 +118,18 @@ class WindowSeries:
         return list(zip(self.start[first].astype(np.int64).tolist(), self.end[first].astype(np.int64).tolist()))
 
 
-#: ``oracle.json``'s per-window numbers that `WindowSeries` holds (delay is null where the engine did not report).
-WINDOW_COLUMNS: Mapping[str, ColumnKind] = {
-    "start": "number", "end": "number", "precision": "number", "recall": "number", "actual_size": "number",
-    "expected_size": "number", "window_triples": "number", "delay": "optional",
-}
-
-
-def read_window_series(bundle: LoadedBundle, row: Mapping[str, Any]) -> WindowSeries | None:
-    """The per-window quality of one run, or None when its oracle measured no windows."""
-    if row.get("oracle_file"):  # a published repetition: its ORACLE_<test><n> lines
-        published = bundle.folder / str(row["oracle_file"])
-        lines = parse_oracle(published.read_text(encoding="utf-8"), file=str(published))
-        if not len(lines):
-            return None
-        series = WindowSeries(str(row.get("run_id")), str(row.get("engine")),
-                              *(lines.columns[k] for k in WINDOW_COLUMNS))
-        series.positions()
-        return series
-    path = bundle.run_folder(str(row.get("run_id"))) / ORACLE_FILE
-    if not path.is_file():
-        return None
-    oracle = read_oracle(path, WINDOW_COLUMNS)  # the columns only: a content-change run has millions of windows
-    if not oracle.window_count:
+def read_window_series(bundle: Bundle, row: Mapping[str, Any]) -> WindowSeries | None:
+    """The per-window quality of one run (`Bundle.windows`), or None when its oracle measured no windows."""
+    table = bundle.windows(str(row.get("run_id")))
+    if not table.num_rows:
         return None
     series = WindowSeries(str(row.get("run_id")), str(row.get("engine")),
-                          *(oracle.columns[k].astype(float, copy=False) for k in WINDOW_COLUMNS))
+                          *(table.column(k).to_numpy().astype(float, copy=False) for k in WINDOW_COLUMNS))
     series.positions()  # here, off the GUI thread
     return series
 
 
-def read_boxplots(bundle: LoadedBundle, problems: list[UserError] | None = None) -> list[WindowBoxplots]:
+def read_boxplots(bundle: Bundle, problems: list[UserError] | None = None) -> list[WindowBoxplots]:
     """Every ``yabench/*/BOXPLOTS_*`` of the bundle (unreadable files go to ``problems``), or a
     published folder's ``results/oracle/BOXPLOTS_*``; each knows its run group's case and query."""
     if bundle.published:
@@ -327,25 +184,17 @@ def box_stats(values: Sequence[float]) -> BoxStats | None:
 # ---------------------------------------------------------------------- resources
 
 
-def read_resources(bundle: LoadedBundle, row: Mapping[str, Any]) -> ResourceSeries | None:
-    """The performance samples of one run (None when the run wrote none)."""
-    if bundle.published:
-        name = row.get("performance_file")
-        if not name:
-            return None
-        path = bundle.folder / str(name)
-        return parse_performance(path.read_text(encoding="utf-8"), run_id=str(row.get("run_id")),
-                                 engine=str(row.get("engine")), file=str(path))
-    folder = bundle.run_folder(str(row.get("run_id")))
-    files = sorted(p for p in folder.glob("P_*.csv")) if folder.is_dir() else []
-    if not files:
+def read_resources(bundle: Bundle, row: Mapping[str, Any]) -> ResourceSeries | None:
+    """The performance samples of one run (`Bundle.kpis`; None when the run wrote none)."""
+    table = bundle.kpis(str(row.get("run_id")))
+    if not table.num_rows:
         return None
-    return parse_performance(files[0].read_text(encoding="utf-8"), run_id=str(row.get("run_id")),
-                             engine=str(row.get("engine")), file=str(files[0]))
+    return ResourceSeries(str(row.get("run_id")), str(row.get("engine")),
+                          *(table.column(k).to_numpy() for k in KPI_COLUMNS))
 
 
-def read_runs(bundle: LoadedBundle, rows: Iterable[Mapping[str, Any]],
-              reader: Callable[[LoadedBundle, Mapping[str, Any]], Any]) -> tuple[list[Any], list[UserError]]:
+def read_runs(bundle: Bundle, rows: Iterable[Mapping[str, Any]],
+              reader: Callable[[Bundle, Mapping[str, Any]], Any]) -> tuple[list[Any], list[UserError]]:
     """Apply a per-run reader (:func:`read_window_series`, :func:`read_resources`) to ``rows``:
     the results that exist, and the located problems of the files that could not be read."""
     found, problems = [], []
@@ -388,7 +237,7 @@ def overlay_metric(key: str) -> OverlayMetric:
     return next(m for m in OVERLAY_METRICS if m.key == key)
 
 
-def overlay_series(bundle: LoadedBundle, row: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
+def overlay_series(bundle: Bundle, row: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
     """One run's ``key`` as (x in s, y): per window at the window's position (quality), or over
     the time since engine start (resources); None when the run has no such data."""
     metric = overlay_metric(key)
@@ -477,7 +326,7 @@ def divergence_summary(divergence: Mapping[str, Any] | None, *, limit: int = 3) 
     return "\n".join(lines)
 
 
-def correctness_matrix(bundle: LoadedBundle, problems: list[UserError] | None = None) -> CorrectnessMatrix:
+def correctness_matrix(bundle: Bundle, problems: list[UserError] | None = None) -> CorrectnessMatrix:
     """Engines × queries (CSRBench Table 2), aggregated over cases and repetitions."""
     engines = engines_of(bundle.rows)
     queries = list(dict.fromkeys(str(r.get("query")) for r in bundle.rows))
@@ -584,7 +433,7 @@ class ApproachPoint:
         return ", ".join(f"{k}={v}" for k, v in self.cell) or "all runs"
 
 
-def heaven_points(bundle: LoadedBundle, axes: Sequence[str] | None = None) -> list[ApproachPoint]:
+def heaven_points(bundle: Bundle, axes: Sequence[str] | None = None) -> list[ApproachPoint]:
     """Latency × memory per engine and grid cell, from the runs that finished (summary rows:
     ``latency_ms_mean`` = the stand's mean per-stimulus latency, ``peak_rss_mb``)."""
     axes = list(grid_axes(bundle.rows) if axes is None else axes)
@@ -667,7 +516,7 @@ class RecallCurve:
         return f"{self.strategy} ({self.shape})" if self.shape else self.strategy
 
 
-def eviction_curves(bundle: LoadedBundle, problems: list[UserError] | None = None) -> list[RecallCurve]:
+def eviction_curves(bundle: Bundle, problems: list[UserError] | None = None) -> list[RecallCurve]:
     """One curve per strategy × data shape from the runs with a ``cache_size`` engine parameter
     (``run.json`` ``engine.parameters``); the shape is the varying case variables other than the
     cache size (e.g. ``PROFILE=bursty``); repetitions are averaged."""
@@ -719,7 +568,7 @@ def eviction_curves(bundle: LoadedBundle, problems: list[UserError] | None = Non
 class BundleData:
     """What the Results browser needs up front (per-run series are read when a run group is shown)."""
 
-    bundle: LoadedBundle
+    bundle: Bundle
     matrix: CorrectnessMatrix
     boxplots: tuple[WindowBoxplots, ...]
     heaven_axes: tuple[str, ...]
@@ -728,17 +577,16 @@ class BundleData:
     problems: tuple[UserError, ...]
 
 
-def read_bundle_data(folder: str | Path, cancelled: Callable[[], bool] = lambda: False,
-                     progress: Callable[[float, str], None] = lambda fraction, message: None) -> BundleData:
-    """Read a bundle for the browser (off the GUI thread for big bundles); bad content never
+def bundle_data(bundle: Bundle, cancelled: Callable[[], bool] = lambda: False,
+                progress: Callable[[float, str], None] = lambda fraction, message: None) -> BundleData:
+    """What the browser shows of an opened bundle (off the GUI thread for big bundles); bad content never
     raises: problems are collected with their file and line. Raises UserError if ``cancelled()``."""
 
     def step(fraction: float, message: str) -> None:
         if cancelled():
-            raise UserError("cancelled", file=str(folder))
+            raise UserError("cancelled", file=str(bundle.folder))
         progress(fraction, message)
 
-    bundle = load_bundle(folder)
     problems = list(bundle.problems)
     step(0.2, "correctness matrix")
     matrix = correctness_matrix(bundle, problems)
@@ -753,10 +601,10 @@ def read_bundle_data(folder: str | Path, cancelled: Callable[[], bool] = lambda:
 
 
 __all__ = [
-    "ApproachPoint", "BoxStats", "BundleData", "CorrectnessMatrix", "DominanceGrid", "LoadedBundle", "MatrixCell",
+    "ApproachPoint", "BoxStats", "BundleData", "CorrectnessMatrix", "DominanceGrid", "MatrixCell",
     "RecallCurve", "ResourceSeries", "WindowBoxplots", "WindowSeries", "box_stats", "correctness_matrix",
     "divergence_summary", "dominance_grid", "dominant", "engines_of", "eviction_curves", "grid_axes",
-    "heaven_points", "load_bundle", "not_a_bundle", "OVERLAY_METRICS", "overlay_metric", "overlay_series", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "read_bundle_data",
+    "heaven_points", "OVERLAY_METRICS", "overlay_metric", "overlay_series", "parse_boxplots", "parse_oracle_borders", "parse_performance", "read_boxplots", "bundle_data",
     "read_resources", "read_runs", "read_window_series", "rows_in_group", "run_groups", "value_order",
     "window_positions",
 ]

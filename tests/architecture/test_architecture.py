@@ -39,16 +39,34 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rsp_workbench.engine", "rsp_workbench.experiment"),
     ("rsp_workbench.oracle", "rsp_workbench.results", "rsp_workbench.stand", "rsp_workbench.engines"),
     ("rsp_workbench.pipeline", "rsp_workbench.probe"),
-    ("rsp_workbench.cli", "rsp_workbench.gui"),
+    ("rsp_workbench.cli", "rsp_workbench.gui", "rsp_workbench.api"),
 )
 #: The only rooms that may reach Qt, and the only ones that may reach Spark.
 QT_ROOMS = ("rsp_workbench.gui",)
-SPARK_ROOMS = ("rsp_workbench.pipeline", "rsp_workbench.cli", "rsp_workbench.gui")
+SPARK_ROOMS = ("rsp_workbench.pipeline", "rsp_workbench.cli", "rsp_workbench.gui", "rsp_workbench.api")
+#: The one import that points up: the package top re-exports the Python API lazily (PEP 562
+#: ``__getattr__``), so ``import rsp_workbench`` loads none of it (checked at run time below).
+LAZY_REEXPORT = ("rsp_workbench", "rsp_workbench.api")
 
 
 @pytest.fixture(scope="module")
 def tree() -> SourceTree:
-    return read_tree(ROOT, "rsp_workbench")
+    found = read_tree(ROOT, "rsp_workbench")
+    package, api = LAZY_REEXPORT
+    found.imports[package].discard(api)
+    return found
+
+
+def test_the_package_top_reexports_the_api_lazily() -> None:
+    code = (
+        "import sys, rsp_workbench\n"
+        "heavy = sorted(m for m in sys.modules if m == 'rsp_workbench.api' or m.split('.')[0] in "
+        "('pyarrow', 'pyspark', 'PySide6', 'rdflib', 'numpy'))\n"
+        "print(','.join(heavy))\n"
+        "print(rsp_workbench.open_bundle.__module__, 'run' in dir(rsp_workbench))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["", "rsp_workbench.api True"]
 
 
 @pytest.mark.slow

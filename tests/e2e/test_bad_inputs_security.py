@@ -291,11 +291,11 @@ def test_a_run_folder_or_file_linked_outside_is_refused(hostile: Path) -> None:
 
 
 def test_the_results_view_never_reads_outside_the_bundle(hostile: Path) -> None:
-    from rsp_workbench.results.view_data import load_bundle
+    from rsp_workbench.results.reader import open_bundle
 
     _set_run(hostile, "manifest.json", run_id="../../outside/run")
     (hostile / "summary.json").unlink()
-    loaded = load_bundle(hostile)
+    loaded = open_bundle(hostile, partial=True)
     assert loaded.rows == () and any("runs[0].run_id" in str(problem) for problem in loaded.problems)
 
 

@@ -33,7 +33,7 @@ PAPER_FAILURES = {"csparql": {"q5"}, "cqels": {"q4", "q6", "q7"}, "sparqlstream"
 def run_sample(relative: str, out: Path) -> dict[str, Any]:
     summary = run_experiment(load_experiment(SAMPLES / relative), out, size="smoke", assume_yes=True)
     assert summary.status == "ok", summary
-    return {"rows": summary.runs, "bundle": out}
+    return {"rows": summary.rows, "bundle": out}
 
 
 @pytest.fixture(scope="module")

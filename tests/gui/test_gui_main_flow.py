@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from rsp_workbench.results.bundle import read_bundle
+from rsp_workbench.results.reader import open_bundle
 from tests.paths import ROOT
 
 SAMPLES = ROOT / "sample_experiments"
@@ -51,9 +51,9 @@ def test_open_edit_run_inspect_export(qtbot: Any, settings: Any, tmp_path: Path,
             window.run_designer_experiment()
             assert window.tabs.currentWidget() is window.runs
         bundle = Path(ready.args[0])
-        summary = read_bundle(bundle)
+        summary = open_bundle(bundle)
         assert summary.status == "ok"
-        verdicts = {row["engine"]: row["verdict"] for row in summary.runs}
+        verdicts = {row["engine"]: row["verdict"] for row in summary.rows}
         # C-SPARQL's own semantics pass; CQELS (content change) and SPARQLstream (empty
         # notifications) answer differently from C-SPARQL on this stream (CSRBench Fig. 1-2)
         assert verdicts == {"csparql": "correct", "cqels": "incorrect", "sparqlstream": "incorrect"}

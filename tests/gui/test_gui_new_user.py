@@ -221,7 +221,7 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
     from rsp_workbench.experiment import load_experiment
     from rsp_workbench.gui.runs.queue_panel import ID_ROLE
     from rsp_workbench.gui.runs.model import RunRequest
-    from rsp_workbench.results.bundle import read_bundle
+    from rsp_workbench.results.reader import open_bundle
 
     deep = tmp_path / ("a_very_long_folder_name_for_the_results_of_experiments_" * 3) / "and_another_long_level_2026"
     bundle = write_bundle(deep / "rooms-experiment-with-a-long-name-20261124-101010", "rooms",
@@ -233,7 +233,7 @@ def test_every_tab_fits_1024_with_long_bundle_paths(window, qtbot, tmp_path: Pat
     item.setData(ID_ROLE, entry.ident)
     window.runs.queue.queue_list.addItem(item)
     entry.start(0.0)
-    entry.finish(read_bundle(bundle), 5.0)
+    entry.finish(open_bundle(bundle), 5.0)
     window.runs.queue.queue_list.setCurrentItem(item)
     window.results.open_bundle(bundle)
     qtbot.waitUntil(lambda: window.results.folder == bundle, timeout=10_000)

@@ -19,6 +19,7 @@ import pytest
 from rsp_workbench.results.bundle import MANIFEST, SUMMARY, read_json
 from rsp_workbench.files import write_json_atomic
 from rsp_workbench.errors import UserError
+from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.results.view_data import (
     EVEN,
     MatrixCell,
@@ -29,10 +30,9 @@ from rsp_workbench.results.view_data import (
     eviction_curves,
     grid_axes,
     heaven_points,
-    load_bundle,
     parse_boxplots,
     parse_performance,
-    read_bundle_data,
+    bundle_data,
     read_resources,
     read_window_series,
     run_groups,
@@ -89,7 +89,7 @@ def eviction_bundle(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_real_bundle_reads_into_rows_matrix_boxplots_and_series(real_bundle: Path) -> None:
-    data = read_bundle_data(real_bundle)
+    data = bundle_data(open_bundle(real_bundle, partial=True))
     assert data.problems == () and data.bundle.status == "ok"
     assert len(data.bundle.rows) == 4
     assert set(data.matrix.engines) == {"cqels", "csparql"} and data.matrix.queries == ("q1",)
@@ -128,7 +128,7 @@ def test_dominance_needs_more_than_five_percent() -> None:
 
 
 def test_heaven_grid_and_dominance_tables(heaven_bundle: Path) -> None:
-    bundle = load_bundle(heaven_bundle)
+    bundle = open_bundle(heaven_bundle, partial=True)
     assert grid_axes(bundle.rows) == ["STIM", "WINDOW"]  # UNIS relabels STIM; STIMULI does not vary
     points = heaven_points(bundle)
     naive = next(p for p in points if p.engine == "naive" and dict(p.cell) == {"STIM": 1, "WINDOW": "1s"})
@@ -142,7 +142,7 @@ def test_heaven_grid_and_dominance_tables(heaven_bundle: Path) -> None:
 
 
 def test_eviction_curves_per_strategy_and_shape(eviction_bundle: Path) -> None:
-    curves = {c.label: c for c in eviction_curves(load_bundle(eviction_bundle))}
+    curves = {c.label: c for c in eviction_curves(open_bundle(eviction_bundle, partial=True))}
     assert set(curves) == {"fifo (uniform)", "likelihood (uniform)", "fifo (bursty)", "likelihood (bursty)"}
     assert curves["likelihood (bursty)"].cache_size.tolist() == [10.0, 100.0, 1000.0]
     assert curves["likelihood (bursty)"].recall.tolist() == [0.2, 0.6, 1.0]
@@ -159,7 +159,7 @@ def test_matrix_cell_text_aggregates_runs() -> None:
 
 
 def test_matrix_carries_the_first_divergence(real_bundle: Path) -> None:
-    bundle = load_bundle(real_bundle)
+    bundle = open_bundle(real_bundle, partial=True)
     matrix = correctness_matrix(bundle)
     for cell in matrix.cells.values():
         if "incorrect" in cell.verdicts:
@@ -187,12 +187,12 @@ def test_corrupt_and_partial_bundles_say_what_is_wrong(real_bundle: Path, tmp_pa
     broken = tmp_path / "broken"
     shutil.copytree(real_bundle, broken)
     (broken / SUMMARY).write_text('{"name": "x",\n "runs": [\n  {"run_id": oops}\n]}\n', encoding="utf-8")
-    bundle = load_bundle(broken)
+    bundle = open_bundle(broken, partial=True)
     assert len(bundle.rows) == 4  # rebuilt from the run folders
     assert any(str(p).startswith(f"{broken / SUMMARY}:3:") for p in bundle.problems), bundle.problems
 
     (broken / MANIFEST).unlink()
-    bundle = load_bundle(broken)
+    bundle = open_bundle(broken, partial=True)
     assert any("no manifest.json" in str(p) for p in bundle.problems)
     assert len(bundle.rows) == 4 and bundle.status == "unreadable"
 
@@ -203,11 +203,12 @@ def test_corrupt_and_partial_bundles_say_what_is_wrong(real_bundle: Path, tmp_pa
     (running / SUMMARY).unlink()
     run_id = manifest["runs"][1]["run_id"]
     (running / "runs" / run_id / "oracle.json").write_text('{"verdict": "correct",\n  "windows": [}', encoding="utf-8")
-    bundle = load_bundle(running)
+    bundle = open_bundle(running, partial=True)
     assert bundle.status == "running" and any("still running" in n for n in bundle.notes)
     assert any(str(p).startswith(f"{running / 'runs' / run_id / 'oracle.json'}:2:") for p in bundle.problems)
     assert bundle.row(run_id)["status"] == "unreadable"
-    assert load_bundle(tmp_path / "nowhere").problems
+    with pytest.raises(UserError, match="no such directory"):
+        open_bundle(tmp_path / "nowhere", partial=True)
 
 
 # ---------------------------------------------------------------------- the views (Qt)
@@ -427,7 +428,7 @@ def test_quality_csv_rows_are_the_same_in_chunks(real_bundle: Path) -> None:
     """The quality export makes its window rows a chunk at a time (a content-change run has millions)."""
     from rsp_workbench.gui.results.quality import _window_rows
 
-    bundle = load_bundle(real_bundle)
+    bundle = open_bundle(real_bundle, partial=True)
     series = read_window_series(bundle, bundle.rows[0])
     assert series is not None and len(series) > 3
     whole = [list(row) for row in _window_rows(series, chunk=10**6)]

@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
-from rsp_workbench.results.bundle import read_bundle
+from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.runs.model import (
     CANCELLED,
@@ -159,8 +159,8 @@ def test_run_shows_stages_live_kpis_and_emits_the_bundle(view, qtbot, tmp_path) 
     trace = entry.engine_runs["case0-rep0-csparql-rooms"]
     assert trace.times and max(trace.rss_mb) > 1.0  # live samples of the engine process arrived
     assert trace.responses == 3 and trace.verdict == "correct"
-    summary = read_bundle(entry.request.out_dir)
-    assert summary.status == "ok" and summary.runs[0]["responses"] == trace.responses
+    summary = open_bundle(entry.request.out_dir)
+    assert summary.status == "ok" and summary.rows[0]["responses"] == trace.responses
     # the view drew it
     assert view.detail.stage_bars["engines"].format().startswith("1/1 · done")
     assert view.detail.stage_bars["oracle"].format().startswith("1/1 · done")
@@ -192,8 +192,8 @@ def test_cancel_stops_the_engine_and_marks_the_bundle(view, qtbot, tmp_path) -> 
     assert ready.args == [str(entry.request.out_dir)]
     assert entry.status == CANCELLED
     assert not any(psutil.pid_exists(pid) for pid in engine)  # the cancelled engine process is gone
-    summary = read_bundle(entry.request.out_dir)
-    assert summary.status == "cancelled" and summary.runs[0]["status"] == "cancelled"
+    summary = open_bundle(entry.request.out_dir)
+    assert summary.status == "cancelled" and summary.rows[0]["status"] == "cancelled"
     assert entry.engine_runs["case0-rep0-csparql-rooms"].status == "cancelled"
     # the queue goes on with the next run
     wait_done(qtbot, view, queued)
@@ -228,7 +228,7 @@ def test_external_engine_needs_confirmation_and_a_crash_shows_its_error(view, qt
     text = view.detail.error_label.text()
     assert not view.detail.error_label.isHidden() and "engine blew up" in text
     assert "case0-rep0-csparql-rooms (correct)" in text  # what completed is kept
-    assert read_bundle(entry.request.out_dir).status == "failed"
+    assert open_bundle(entry.request.out_dir).status == "failed"
 
 
 @pytest.mark.slow
@@ -289,7 +289,7 @@ def test_ctrl_r_runs_the_designers_edits_and_closing_asks_then_stops(qtbot, sett
         assert not window.isVisible()
         assert not (engine_children() - before)  # the engine process was stopped before the window went
         qtbot.waitUntil(lambda: entry.status == CANCELLED, timeout=5000)
-        assert read_bundle(entry.request.out_dir).status == "cancelled"
+        assert open_bundle(entry.request.out_dir).status == "cancelled"
     finally:  # never leave a window (or a save prompt) behind
         window.designer.model._saved_raw = window.designer.model.raw
         window.ask_close = lambda question: True

@@ -93,7 +93,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "experiment.yaml").write_text(TEST_EXPERIMENT)
     summary = run_experiment(load_experiment(folder / "experiment.yaml"), folder / "bundle", assume_yes=True)
     assert summary.status == "ok", summary
-    verdicts = {row["engine"]: row["verdict"] for row in summary.runs}
+    verdicts = {row["engine"]: row["verdict"] for row in summary.rows}
     assert verdicts == {"ok": "correct", "cc": "correct", "drift": "incorrect", "misaligned": "incorrect"}
     return folder / "bundle"
 
@@ -113,12 +113,13 @@ def whole_stream_expected(run: Any) -> dict[tuple[int, int], Counter[Any]]:
 
 
 @pytest.mark.slow
-def test_read_bundle_run(bundle: Path) -> None:
-    from rsp_workbench.results.run_timeline import StreamCache, read_bundle_run
+def test_timeline_run(bundle: Path) -> None:
+    from rsp_workbench.results.reader import open_bundle
+    from rsp_workbench.results.run_timeline import StreamCache, timeline_run
     from rsp_workbench.responses.readers import read_response_log
 
     cache = StreamCache()
-    run = read_bundle_run(bundle, RUN.format("drift"), cache=cache)
+    run = timeline_run(open_bundle(bundle, partial=True), RUN.format("drift"), cache=cache)
     assert (run.spec.size, run.spec.slide, run.spec.t0, run.spec.border) == (4000, 2000, 0, BorderConvention.CLOSED_OPEN)
     assert run.stream.lanes.names == ["sensor0", "sensor1"] and run.stream.lanes.count == 24
     assert [e.time for e in run.evaluations] == list(range(4000, 15000, 2000))
@@ -126,7 +127,7 @@ def test_read_bundle_run(bundle: Path) -> None:
     assert run.emission_times.tolist() == sorted(r.application_time for r in log.responses)
     assert run.reconstructed and "start +" in run.reconstructed_label and run.diverging
     assert run.verdict == "incorrect" and run.first_divergence_ms is not None
-    other = read_bundle_run(bundle, RUN.format("ok"), cache=cache)
+    other = timeline_run(open_bundle(bundle, partial=True), RUN.format("ok"), cache=cache)
     assert other.stream is run.stream  # one stream read for both runs
     assert not other.reconstructed and not other.diverging and other.first_divergence_ms is None
 
@@ -134,9 +135,10 @@ def test_read_bundle_run(bundle: Path) -> None:
 @pytest.mark.parametrize("engine", ["ok", "cc", "drift", "misaligned"])
 def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: str) -> None:
     """The per-window oracle (a slice of the stream) gives what the whole-stream oracle gives."""
-    from rsp_workbench.results.run_timeline import read_bundle_run, window_bindings
+    from rsp_workbench.results.reader import open_bundle
+    from rsp_workbench.results.run_timeline import timeline_run, window_bindings
 
-    run = read_bundle_run(bundle, RUN.format(engine))
+    run = timeline_run(open_bundle(bundle, partial=True), RUN.format(engine))
     reference = whole_stream_expected(run)
     found = {window: window_bindings(run, window) for window in reference}
     for window, bindings in found.items():
@@ -151,7 +153,8 @@ def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: s
 
 
 def test_corrupt_bundle_runs_name_the_file(bundle: Path, tmp_path: Path) -> None:
-    from rsp_workbench.results.run_timeline import read_bundle_run
+    from rsp_workbench.results.reader import open_bundle
+    from rsp_workbench.results.run_timeline import timeline_run
 
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)
@@ -159,19 +162,19 @@ def test_corrupt_bundle_runs_name_the_file(bundle: Path, tmp_path: Path) -> None
     text = (folder / "oracle.json").read_text().splitlines()
     (folder / "oracle.json").write_text("\n".join(text[:3] + ["  oops"] + text[3:]))
     with pytest.raises(UserError) as error:
-        read_bundle_run(copy, RUN.format("drift"))
+        timeline_run(open_bundle(copy, partial=True), RUN.format("drift"))
     assert str(error.value).startswith(f"{folder / 'oracle.json'}:4:")
     (folder / "responses.jsonl").unlink()
     shutil.copy(bundle / "runs" / RUN.format("drift") / "oracle.json", folder / "oracle.json")
     with pytest.raises(UserError, match="responses.jsonl: missing"):
-        read_bundle_run(copy, RUN.format("drift"))
+        timeline_run(open_bundle(copy, partial=True), RUN.format("drift"))
     with pytest.raises(UserError, match="no run 'case9'"):
-        read_bundle_run(copy, "case9")
+        timeline_run(open_bundle(copy, partial=True), "case9")
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["streams"][0]["path"] = str(tmp_path / "gone.stream")
     (copy / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(UserError, match="gone.stream: the run's stream file is missing"):
-        read_bundle_run(copy, RUN.format("ok"))
+        timeline_run(open_bundle(copy, partial=True), RUN.format("ok"))
 
 
 def sg1_like(count: int, stations: int = 20) -> list[StreamElement]:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rsp_workbench.results.bundle import MANIFEST, SUMMARY, read_bundle
+from rsp_workbench.results.bundle import MANIFEST, SUMMARY
+from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.cli.main import main
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment import load_experiment
@@ -98,7 +99,7 @@ def test_fault_knob_is_judged_incorrect(tmp_path: Path) -> None:
         - {id: nullagg, type: secret, preset: sparqlstream, faults: {null_aggregate: true}}
         """, queries=avg)
     summary = run_experiment(load_experiment(path), tmp_path / "bundle")
-    verdicts = {row["engine"]: row["verdict"] for row in summary.runs}
+    verdicts = {row["engine"]: row["verdict"] for row in summary.rows}
     assert verdicts == {"sparqlstream": "correct", "nullagg": "incorrect"}
     oracle = json.loads((tmp_path / "bundle" / "runs" / "case0-rep0-nullagg-avg" / "oracle.json").read_text())
     assert oracle["first_divergence"]["reason"] == "different bindings"
@@ -157,7 +158,7 @@ def test_cancel_leaves_a_consistent_bundle(tmp_path: Path) -> None:
     summary = run_experiment(load_experiment(path), tmp_path / "bundle", assume_yes=True, cancel=cancel,
                              progress=progress)
     assert summary.status == "cancelled"
-    statuses = {row["engine"]: row["status"] for row in summary.runs}
+    statuses = {row["engine"]: row["status"] for row in summary.rows}
     assert statuses == {"csparql": "ok", "hang": "cancelled", "cqels": "cancelled"}
     bundle = tmp_path / "bundle"
     assert json.loads((bundle / MANIFEST).read_text())["status"] == "cancelled"
@@ -165,8 +166,8 @@ def test_cancel_leaves_a_consistent_bundle(tmp_path: Path) -> None:
     assert json.loads((bundle / "runs" / "case0-rep0-hang-filter" / "run.json").read_text())["status"] == "cancelled"
     assert not (bundle / "runs" / "case0-rep0-cqels-filter").exists()
     assert no_partial_files(bundle)
-    again = read_bundle(bundle)
-    assert again.status == "cancelled" and [r["status"] for r in again.runs] == ["ok", "cancelled", "cancelled"]
+    again = open_bundle(bundle)
+    assert again.status == "cancelled" and [r["status"] for r in again.rows] == ["ok", "cancelled", "cancelled"]
 
 
 def test_bad_input_fails_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,7 +210,7 @@ def test_spark_scheduler_runs_each_engine_run_as_a_task(tmp_path: Path, spark: o
         """)
     summary = run_experiment(load_experiment(path), tmp_path / "bundle", scheduler="spark")
     assert summary.status == "ok"
-    assert [(row["engine"], row["verdict"]) for row in summary.runs] == [("csparql", "correct"), ("cqels", "correct")]
+    assert [(row["engine"], row["verdict"]) for row in summary.rows] == [("csparql", "correct"), ("cqels", "correct")]
     assert json.loads((tmp_path / "bundle" / MANIFEST).read_text())["scheduler"] == "spark"
 
 
@@ -268,7 +269,7 @@ stand: {{mode: absolute-time}}
     from rsp_workbench.responses.readers import read_response_log
 
     summary = run_experiment(load_experiment(tmp_path / "drift.yaml"), tmp_path / "bundle")
-    assert summary.status == "ok" and summary.runs[0]["verdict"] == "incorrect"
+    assert summary.status == "ok" and summary.rows[0]["verdict"] == "incorrect"
     run = tmp_path / "bundle" / "runs" / "case0-rep0-drifting-ticks"
     responses = read_response_log(run / "responses.jsonl").responses
     assert [r.application_time for r in responses] == [2000, 4000, 6000]  # reported at the nominal closes
@@ -328,7 +329,7 @@ stand: {{mode: absolute-time}}
 
     summary = run_experiment(load_experiment(tmp_path / "two.yaml"), tmp_path / "bundle")
     assert summary.status == "ok"
-    assert {(row["engine"], row["verdict"], row["recall"]) for row in summary.runs} == {
+    assert {(row["engine"], row["verdict"], row["recall"]) for row in summary.rows} == {
         ("wc", "correct", 1.0), ("cqels", "correct", 1.0)}
 
     def rows(log_path: Path) -> list[tuple[int | None, str, str]]:

@@ -25,7 +25,7 @@ def oracle_of(bundle: Path, run_id: str) -> dict:
 def test_small_runs_are_judged_on_the_python_fast_path(tmp_path: Path) -> None:
     path = experiment_file(tmp_path, "- {id: csparql, type: secret, preset: csparql}")
     summary = run_experiment(load_experiment(path), tmp_path / "bundle")
-    oracle = oracle_of(tmp_path / "bundle", summary.runs[0]["run_id"])
+    oracle = oracle_of(tmp_path / "bundle", summary.rows[0]["run_id"])
     assert oracle["verdict"] == "correct"
     assert (oracle["method"], oracle["method_engine"], oracle["method_reason"]) == ("fast", "python", None)
 
@@ -42,8 +42,8 @@ def test_runs_over_the_threshold_are_judged_by_the_spark_job(tmp_path: Path, spa
         - {id: cqels, type: secret, preset: cqels}
         """)
     summary = run_experiment(load_experiment(path), tmp_path / "bundle")
-    assert [row["verdict"] for row in summary.runs] == ["correct", "correct"]
-    for row in summary.runs:
+    assert [row["verdict"] for row in summary.rows] == ["correct", "correct"]
+    for row in summary.rows:
         oracle = oracle_of(tmp_path / "bundle", row["run_id"])
         assert oracle["method_engine"] == "spark", oracle["method_reason"]
         assert oracle["method"] in ("fast", "fast-vectorised")
@@ -205,7 +205,7 @@ def test_oracle_end_last_element_expects_no_window_after_the_data(tmp_path: Path
     for end in ("after-last-window", "last-element", "5s"):
         path = data_driven_experiment(tmp_path, engines, f"oracle: {{end: {end}}}")
         summary = run_experiment(load_experiment(path), tmp_path / f"bundle-{end}")
-        (rows[end],) = summary.runs
+        (rows[end],) = summary.rows
         assert rows[end]["verdict"] == "correct", rows[end]  # the stand's final advance follows the end
     # windows [0,2), [2,4), [4,6), [8,10) s hold elements; the last element is at 9 s
     assert [rows[end]["windows"] for end in ("after-last-window", "last-element", "5s")] == [4, 3, 2]
@@ -251,11 +251,11 @@ def test_peak_rss_is_the_maximum_over_every_measurement_of_the_run(tmp_path: Pat
           parameters: {{command: {json.dumps([sys.executable, "-c", SPIKY])}}}
         """)
     summary = run_experiment(load_experiment(path), tmp_path / "bundle", assume_yes=True)
-    folder = tmp_path / "bundle" / "runs" / summary.runs[0]["run_id"]
+    folder = tmp_path / "bundle" / "runs" / summary.rows[0]["run_id"]
     trace = [json.loads(line) for line in (folder / "trace.jsonl").read_text().splitlines()]
     measured = [k["rss_mb"] for record in trace for k in (record["kpis_before"], record["kpis_after"]) if k]
     sampled = [float(line.split(",")[1]) for line in (folder / "P_spiky.csv").read_text().splitlines()[1:] if line]
     peak = json.loads((folder / "run.json").read_text())["peak_rss_mb"]
     assert max(measured) > 120  # the trace saw the spike
     assert peak == pytest.approx(max(measured + sampled), abs=0.01)
-    assert summary.runs[0]["peak_rss_mb"] == peak
+    assert summary.rows[0]["peak_rss_mb"] == peak

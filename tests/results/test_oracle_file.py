@@ -17,7 +17,9 @@ from rsp_workbench.results import oracle_file
 from rsp_workbench.results.bundle import read_json, run_row
 from rsp_workbench.files import JsonRows, write_json_atomic
 from rsp_workbench.results.oracle_file import read_oracle
-from rsp_workbench.results.view_data import WINDOW_COLUMNS, load_bundle, read_window_series
+from rsp_workbench.results.reader import open_bundle
+from rsp_workbench.results.tables import WINDOW_COLUMNS
+from rsp_workbench.results.view_data import read_window_series
 from rsp_workbench.results.yabench_files import first_of_each_pair, window_positions
 
 COLUMNS = {"start": "int", "end": "int", "precision": "number", "delay": "optional", "recall": "optional"}
@@ -143,7 +145,7 @@ def test_bundle_readers_use_it(tmp_path: Path) -> None:
     assert (row["verdict"], row["windows"], row["precision"]) == ("incorrect", 7, 0.875)
     (tmp_path / "bundle" / "manifest.json").write_text(json.dumps({"name": "b", "status": "ok", "runs": [
         {"run_id": "r1", "engine": "e", "status": "ok"}]}))
-    bundle = load_bundle(tmp_path / "bundle")
+    bundle = open_bundle(tmp_path / "bundle")
     series = read_window_series(bundle, bundle.rows[0])
     assert series is not None and len(series) == 7
     np.testing.assert_array_equal(series.start, [w["start"] for w in windows])

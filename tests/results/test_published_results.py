@@ -16,11 +16,11 @@ from tests.results.yabench_folder import build_test_folder, build_two_engines
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment import load_experiment
 from rsp_workbench.experiment.yabench_config import read_config
-from rsp_workbench.results.published import is_published, read_results, split_numbered
+from rsp_workbench.results.published import is_published, split_numbered
+from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.results.view_data import (
-    load_bundle,
     read_boxplots,
-    read_bundle_data,
+    bundle_data,
     read_resources,
     read_window_series,
     run_groups,
@@ -81,12 +81,12 @@ def test_report_json_one_run_per_oracle_file(tmp_path: Path) -> None:
 
 
 def test_a_folder_of_several_engines_reads_as_one_bundle(two_engines: Path) -> None:
-    summary = read_results(two_engines)
-    assert [r["run_id"] for r in summary.runs] == ["cqels-small-rep1", "cqels-small-rep2",
+    summary = open_bundle(two_engines)
+    assert [r["run_id"] for r in summary.rows] == ["cqels-small-rep1", "cqels-small-rep2",
                                                     "csparql-small-rep1", "csparql-small-rep2"]
-    assert {r["engine"] for r in summary.runs} == {"cqels", "csparql"}
+    assert {r["engine"] for r in summary.rows} == {"cqels", "csparql"}
     assert sum("P_small_agg missing" in n for n in summary.notes) == 1 and "cqels: small" in " ".join(summary.notes)
-    bundle = load_bundle(two_engines)
+    bundle = open_bundle(two_engines)
     assert bundle.published and bundle.status == "published"
     groups = run_groups(bundle)
     assert [label for _, label in groups] == ["rep 1 · small", "rep 2 · small"]
@@ -99,14 +99,14 @@ def test_a_folder_of_several_engines_reads_as_one_bundle(two_engines: Path) -> N
     assert [(b.engine, b.case, b.query, b.repetitions) for b in boxplots] == [("cqels", None, "small", 2),
                                                                               ("csparql", None, "small", 2)]
     assert boxplots[0].start == (0, 5000, 10000)
-    data = read_bundle_data(two_engines)
+    data = bundle_data(open_bundle(two_engines))
     assert not data.problems and data.matrix.engines == ("cqels", "csparql")
 
 
 def test_unreadable_pieces_are_located_and_the_rest_is_read(two_engines: Path) -> None:
     (two_engines / "cqels" / "results" / "oracle" / "ORACLE_small2").write_text("1.0,1.0,oops,1,1,0,5000,3\n")
     (two_engines / "csparql" / "config.json").write_text('{"tests": [\n  nope\n')
-    bundle = load_bundle(two_engines)
+    bundle = open_bundle(two_engines)
     problems = [str(p) for p in bundle.problems]
     assert any("ORACLE_small2:1: actual_size: not a number" in p for p in problems)
     assert any(f"{two_engines / 'csparql' / 'config.json'}:2:" in p for p in problems)
@@ -204,7 +204,7 @@ def test_unnumbered_results_directly_under_results_are_runs(tmp_path: Path) -> N
     assert line == ("gracious, non-gracious: the ORACLE files hold 175 triples a window where the configured "
                     "1 station gives 35 (5s windows, 1s interval, 7 triples an observation): the results are not "
                     "of this configuration")
-    bundle = load_bundle(folder)
+    bundle = open_bundle(folder)
     assert [label for _, label in run_groups(bundle)] == ["gracious (graceful=true)", "non-gracious (graceful=false)"]
     series = read_window_series(bundle, bundle.rows[0])
     assert series is not None and list(series.end) == [5000, 10000, 15000]
@@ -225,7 +225,7 @@ def test_numbered_results_directly_under_results_and_a_matching_configuration(tm
     notes = "\n".join(report["notes"])
     assert "ORACLE_small<n> missing for n = 3" in notes and "_agg missing" not in notes and "BOXPLOTS" not in notes
     assert "not of this configuration" not in notes
-    assert [b.repetitions for b in read_boxplots(load_bundle(folder))] == [2]
+    assert [b.repetitions for b in read_boxplots(open_bundle(folder))] == [2]
 
 
 def test_a_config_with_a_trailing_comma_imports_with_a_located_warning(two_engines: Path, tmp_path: Path) -> None:
@@ -242,7 +242,7 @@ def test_a_config_with_a_trailing_comma_imports_with_a_located_warning(two_engin
     assert warnings == [f"rspwb: warning: {config}:{line}:{column}: trailing comma before a closing bracket, read as "
                         "if it were not there (YABench's reader took it)"]
     assert load_experiment(out).repetitions == 3
-    assert any(f"{config}:{line}:{column}: trailing comma" in n for n in read_results(two_engines).notes)
+    assert any(f"{config}:{line}:{column}: trailing comma" in n for n in open_bundle(two_engines).notes)
     config.write_text(text.replace('"runs": 3\n', '"runs": 3,,\n', 1))  # not just a trailing comma: still refused
     with pytest.raises(UserError, match="not valid JSON"):
         read_config(config.parent)

@@ -195,7 +195,7 @@ def test_experiment_stand_batch_sets_the_messages_the_engine_gets(tmp_path: Path
         path.write_text(path.read_text().replace("stand: {mode: absolute-time}",
                                                  f"stand: {{mode: absolute-time, batch: {batch}}}"))
         summary = run_experiment(load_experiment(path), folder / "bundle")
-        assert summary.status == "ok" and [row["verdict"] for row in summary.runs] == ["correct"]
+        assert summary.status == "ok" and [row["verdict"] for row in summary.rows] == ["correct"]
         run_dir = folder / "bundle" / "runs" / "case0-rep0-csparql-filter"
         assert json.loads((run_dir / "run.json").read_text())["batch"] == batch
         traces[batch] = _trace(run_dir)

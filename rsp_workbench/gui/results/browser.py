@@ -39,7 +39,8 @@ from rsp_workbench.gui.results.overlay import OverlayView
 from rsp_workbench.gui.results.quality import QualityView
 from rsp_workbench.gui.results.resources import ResourcesView
 from rsp_workbench.gui.results.summary import SummaryView
-from rsp_workbench.results.view_data import BundleData, not_a_bundle, read_bundle_data
+from rsp_workbench.results.reader import not_a_bundle, open_bundle
+from rsp_workbench.results.view_data import BundleData, bundle_data
 
 RECENT_KEY = "results/recentBundles"
 RECENT_LIMIT = 10
@@ -184,7 +185,7 @@ class ResultsBrowser(QWidget):
                                                       or _bytes_to_read(folder) > self.inline_bytes)
         if not self.background:
             try:
-                data = read_bundle_data(folder)
+                data = bundle_data(open_bundle(folder, partial=True))
             except Exception as error:  # noqa: BLE001 - shown, never a crash
                 self._show_failure(error)
                 return None
@@ -194,7 +195,7 @@ class ResultsBrowser(QWidget):
         self.title.setToolTip(str(folder))
 
         def read(state: Any) -> BundleData:
-            return read_bundle_data(folder, lambda: state.cancelled, state.report_progress)
+            return bundle_data(open_bundle(folder, partial=True), lambda: state.cancelled, state.report_progress)
 
         task = self.tasks.start(f"read bundle {folder.name}", read, user_work=False)
         task.finished.connect(self.show_data)

@@ -31,11 +31,10 @@ from rsp_workbench.gui.qt import pg
 from rsp_workbench.gui.fit import fit_samples
 from rsp_workbench.gui.results.common import DASHES, PALETTE, ResultsView, new_chart, style_plot
 from rsp_workbench.gui.text import escape_html, plural
+from rsp_workbench.results.bundle import Bundle
+from rsp_workbench.results.reader import not_a_bundle, open_bundle
 from rsp_workbench.results.view_data import (
     OVERLAY_METRICS,
-    LoadedBundle,
-    load_bundle,
-    not_a_bundle,
     overlay_metric,
     overlay_series,
 )
@@ -51,9 +50,9 @@ class OverlayView(ResultsView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resultsOverlay")
-        self.bundles: list[LoadedBundle] = []
+        self.bundles: list[Bundle] = []
         self.pinned: set[Path] = set()  # added with "Add bundle…": they stay
-        self.drawn: list[tuple[LoadedBundle, dict[str, Any], np.ndarray, np.ndarray]] = []
+        self.drawn: list[tuple[Bundle, dict[str, Any], np.ndarray, np.ndarray]] = []
         self.add_button = QPushButton("Add bundle…")
         self.add_button.setObjectName("overlayAddBundle")
         self.add_button.setToolTip("Add another result bundle or a published YABench test folder to pick runs from")
@@ -100,18 +99,18 @@ class OverlayView(ResultsView):
         self.bundles = [b for b in self.bundles if b.folder in keep]
         self.add_loaded(data.bundle, checked)
 
-    def add_bundle(self, path: str | Path) -> LoadedBundle | None:
+    def add_bundle(self, path: str | Path) -> Bundle | None:
         """Add a bundle folder (own or published); a folder that is none is said in the status line."""
         refused = not_a_bundle(path)
         if refused is not None:
             self.status.setText(f"not added: {refused}")
             return None
-        bundle = load_bundle(path)
+        bundle = open_bundle(path, partial=True)
         self.pinned.add(bundle.folder)
         self.add_loaded(bundle)
         return bundle
 
-    def add_loaded(self, bundle: LoadedBundle, checked: list[tuple[LoadedBundle, str]] | None = None) -> None:
+    def add_loaded(self, bundle: Bundle, checked: list[tuple[Bundle, str]] | None = None) -> None:
         """Add (or refresh) a bundle; the ticked runs stay ticked (``checked``: as before a change of the list)."""
         checked = self.checked_runs() if checked is None else checked
         self.bundles = [b for b in self.bundles if b.folder != bundle.folder] + [bundle]
@@ -154,7 +153,7 @@ class OverlayView(ResultsView):
             raise KeyError(f"{run_id} is not a run of {folder}")
         item.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
 
-    def checked_runs(self) -> list[tuple[LoadedBundle, str]]:
+    def checked_runs(self) -> list[tuple[Bundle, str]]:
         found = []
         for index in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(index)

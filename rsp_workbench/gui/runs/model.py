@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from rsp_workbench.results.bundle import MANIFEST, BundleSummary, read_bundle
+from rsp_workbench.results.bundle import MANIFEST, Bundle
+from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment
 
@@ -124,7 +125,7 @@ CHILD_STOP_GRACE_S = 30.0  # after Cancel, how long the run process may take to 
 
 
 def execute_request(request: RunRequest, cancel: threading.Event,
-                    report: Callable[["ExperimentProgress"], None]) -> BundleSummary:
+                    report: Callable[["ExperimentProgress"], None]) -> Bundle:
     """The worker: run the experiment into its bundle folder (external commands were confirmed in the GUI).
 
     Local runs execute in a child process: the oracle and the stand are CPU-bound Python,
@@ -172,7 +173,7 @@ def execute_request(request: RunRequest, cancel: threading.Event,
         events.join_thread()
 
 
-def _run_request(request: RunRequest, cancel: Any, report: Callable[["ExperimentProgress"], None]) -> BundleSummary:
+def _run_request(request: RunRequest, cancel: Any, report: Callable[["ExperimentProgress"], None]) -> Bundle:
     from rsp_workbench.pipeline.run_experiment import run_experiment
 
     return run_experiment(
@@ -466,13 +467,13 @@ class ExperimentRun:
         return trace
 
     # ------------------------------------------------------------------ outcome
-    def finish(self, summary: BundleSummary, now: float) -> None:
+    def finish(self, summary: Bundle, now: float) -> None:
         """The run returned: status and per-engine-run rows from the bundle (failed runs keep their error)."""
         self._end(now)
         self.bundle = Path(summary.folder)
         self.status = summary.status if summary.status in FINISHED else FAILED
-        self._take_rows(summary.runs)
-        failed = [row for row in summary.runs if row.get("status") not in ("ok", "cancelled", "not-run")]
+        self._take_rows(summary.rows)
+        failed = [row for row in summary.rows if row.get("status") not in ("ok", "cancelled", "not-run")]
         if failed:
             self.error = "\n".join(f"{row.get('run_id')}: {row.get('status')}: {row.get('error') or 'no message'}"
                                    for row in failed)
@@ -486,11 +487,11 @@ class ExperimentRun:
         self.status = FAILED
         out = self.request.out_dir
         if (out / MANIFEST).is_file():
-            summary = read_bundle(out)
+            summary = open_bundle(out, partial=True)
             self.bundle = out
             if summary.status == CANCELLED:
                 self.status = CANCELLED
-            self._take_rows(summary.runs)
+            self._take_rows(summary.rows)
         self.note(now, f"{self.status}: {self.error}")
 
     def _end(self, now: float) -> None:

@@ -2,7 +2,7 @@
 
 - Workers (plain functions a :class:`~rsp_workbench.gui.tasks.TaskRegistry` task runs): a
   stream file read into lanes, a bundle run read with the runs that share its stream
-  (:func:`rsp_workbench.results.run_timeline.read_bundle_run`), one window's expected vs
+  (:func:`rsp_workbench.results.run_timeline.timeline_run`), one window's expected vs
   actual bindings.
 - :class:`RowLayout`: the y of every row — lanes, the expected-evaluation and engine marker
   rows above them, the staggered window rows and each engine's reconstructed windows below.
@@ -68,13 +68,14 @@ class BindingsResult:
 
 def bundle_run_reader(bundle: str, run_id: str, overlay: bool, generation: int, cache: Any) -> Callable[[Any], LoadedRun]:
     """Worker: read a bundle run (and which other runs share its stream)."""
-    from rsp_workbench.results.bundle import read_bundle
-    from rsp_workbench.results.run_timeline import read_bundle_run
+    from rsp_workbench.results.reader import open_bundle
+    from rsp_workbench.results.run_timeline import timeline_run
 
     def run(state: Any) -> LoadedRun:
-        loaded = read_bundle_run(bundle, run_id, cache=cache, progress=state.report_progress,
-                                 cancelled=lambda: state.cancelled)
-        rows = read_bundle(bundle).runs  # summary.json, or rebuilt from the run folders
+        opened = open_bundle(bundle, partial=True)
+        loaded = timeline_run(opened, run_id, cache=cache, progress=state.report_progress,
+                              cancelled=lambda: state.cancelled)
+        rows = opened.rows  # summary.json, or rebuilt from the run folders
         stream = next((r.get("stream") for r in rows if r.get("run_id") == run_id), None)
         others = tuple(str(r.get("run_id")) for r in rows
                        if r.get("stream") == stream and r.get("run_id") != run_id and r.get("status") == "ok")
