@@ -190,7 +190,8 @@ class Bundle:
         if self.notes or self.problems:
             payload["notes"] = list(self.notes)
             payload["problems"] = [str(problem) for problem in self.problems]
-        return json_safe(payload)
+        safe: dict[str, Any] = json_safe(payload)
+        return safe
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -118,7 +118,9 @@ class _ChunkedText:
     def peek(self) -> str:
         """The next character that is not whitespace ('' at the end of the file), not consumed."""
         while True:
-            self.pos = _WHITESPACE.match(self.buffer, self.pos).end()
+            blank = _WHITESPACE.match(self.buffer, self.pos)
+            assert blank is not None  # the pattern matches the empty string
+            self.pos = blank.end()
             if self.pos < len(self.buffer):
                 return self.buffer[self.pos]
             if not self.more():
@@ -306,11 +308,11 @@ class _Columns:
     def _bad(self, batch: list[dict[str, Any]], name: str, kind: ColumnKind, allowed: frozenset[type]) -> None:
         index = next(i for i, w in enumerate(batch) if type(w.get(name)) not in allowed)
         value = batch[index].get(name)
-        where = {"file": str(self.file), "field": f"windows[{self.count + index}].{name}"}
+        file, field = str(self.file), f"windows[{self.count + index}].{name}"
         if value is None:
-            raise UserError(f"window {self.count + index} has no {name!r}", **where)
+            raise UserError(f"window {self.count + index} has no {name!r}", file=file, field=field)
         expected = "an integer" if kind == "int" else "a number"
-        raise UserError(f"window {self.count + index}: {name!r} is not {expected}: {value!r}", **where)
+        raise UserError(f"window {self.count + index}: {name!r} is not {expected}: {value!r}", file=file, field=field)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The columns (views of the storage: a copy only where much of it is unused)."""

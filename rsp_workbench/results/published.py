@@ -107,7 +107,8 @@ def _ranges(numbers: Sequence[int]) -> str:
     parts: list[str] = []
     ordered = sorted(numbers)
     start = previous = ordered[0]
-    for number in ordered[1:] + [None]:  # type: ignore[list-item]
+    following: list[int | None] = [*ordered[1:], None]
+    for number in following:
         if number is not None and number == previous + 1:
             previous = number
             continue
@@ -263,7 +264,8 @@ def _configuration_disagreement(config: Mapping[str, Any], test: YabenchTest | N
     from rsp_workbench.generators.sg1 import TRIPLES_PER_OBSERVATION
 
     settings = {**config, **(dict(test.settings) if test is not None else {})}
-    variables = config.get("vars") if isinstance(config.get("vars"), Mapping) else {}
+    given = config.get("vars")
+    variables: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     if str(config.get("generator") or "SG1").strip().lower() != "sg1":
         return None
     try:

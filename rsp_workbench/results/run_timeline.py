@@ -27,7 +27,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RESPONSES_FILE as RESPONSES, RUN_FILE, RUN_SPEC_FILE as RUN_SPEC, RUNS_DIR, Bundle, read_json
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RESPONSES_FILE as RESPONSES, RUN_FILE, RUN_SPEC_FILE as RUN_SPEC, RUNS_DIR, Bundle
+from rsp_workbench.results.json_files import read_json
 from rsp_workbench.results.tables import stream_path
 from rsp_workbench.results.bundle import run_folder as checked_run_folder
 from rsp_workbench.files import PARTIAL

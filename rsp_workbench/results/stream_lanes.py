@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, cast
 
 import numpy as np
 
@@ -134,7 +134,8 @@ class StreamLanes:
 
     def window_positions(self, window: WindowInstance) -> tuple[int, int]:
         """Positions [lo, hi) in the time-sorted element list inside the window (its border convention)."""
-        return content_range(self.all_times, window.open, window.close, window.border)
+        # a sorted numpy array answers bisection like the sequence content_range is typed for
+        return content_range(cast(Sequence[int], self.all_times), window.open, window.close, window.border)
 
 
 def windows_in_range(spec: WindowSpec, lo: float, hi: float, limit: int = 2000) -> list[WindowInstance]:

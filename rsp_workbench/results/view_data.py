@@ -22,7 +22,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import ORACLE_FILE, RUN_FILE, YABENCH_DIR, Bundle, read_json
+from rsp_workbench.results.bundle import ORACLE_FILE, RUN_FILE, YABENCH_DIR, Bundle
+from rsp_workbench.results.json_files import read_json
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.errors import UserError
 from rsp_workbench.results.oracle_file import read_oracle
@@ -134,11 +135,11 @@ def read_boxplots(bundle: Bundle, problems: list[UserError] | None = None) -> li
     published folder's ``results/oracle/BOXPLOTS_*``; each knows its run group's case and query."""
     if bundle.published:
         found: list[UserError] = []
-        boxplots = published_boxplots(read_published(bundle.folder), found)
+        published = published_boxplots(read_published(bundle.folder), found)
         if found and problems is None:
             raise found[0]
         (problems if problems is not None else []).extend(found)
-        return boxplots
+        return published
     groups = {f"case{r.get('case')}-{r.get('query')}": (r.get("case"), r.get("query")) for r in bundle.rows}
     result = []
     for path in sorted((bundle.folder / YABENCH_DIR).glob("*/BOXPLOTS_*")):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -142,7 +143,7 @@ def window_positions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     x = start[heads][group] + width * rank / sizes[group]
     single = sizes[group] == 1
     x[single] = np.asarray(end, dtype=float)[single]
-    return x
+    return np.asarray(x, dtype=float)
 
 
 def first_of_each_pair(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -209,7 +210,8 @@ def parse_boxplots(text: str, *, group: str = "", file: str | None = None) -> Wi
                 except ValueError:
                     raise UserError(f"not a number in {part!r}", file=file, line=number, field=name) from None
             values.append(numbers)
-    return WindowBoxplots(group, lines[0].strip(), *(tuple(m) for m in metrics))
+    precision, recall, delay = (tuple(m) for m in metrics)
+    return WindowBoxplots(group, lines[0].strip(), precision, recall, delay)
 
 
 @dataclass(frozen=True)
@@ -258,10 +260,10 @@ def parse_performance(text: str, *, run_id: str = "", engine: str = "", file: st
     return ResourceSeries(run_id, engine, *(np.asarray(values[c], dtype=float) for c in P_COLUMNS))
 
 
-def first_line(path: object) -> str:
+def first_line(path: str | os.PathLike[str]) -> str:
     """The first line of a file (the engine name of a published ``BOXPLOTS_``/``P_`` file); "" if unreadable."""
     try:
-        with open(path, encoding="utf-8") as handle:  # type: ignore[call-overload]
+        with open(path, encoding="utf-8") as handle:
             return handle.readline().strip()
     except (OSError, UnicodeDecodeError):
         return ""
