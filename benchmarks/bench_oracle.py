@@ -228,7 +228,7 @@ def compare_paths(stream: Path, presets: tuple[str, ...]) -> dict[str, Any]:
     from rsp_workbench.core.semantics import PRESETS as SEMANTICS
     from rsp_workbench.oracle.columnar import query_predicates, read_columns
     from rsp_workbench.oracle.run import end_after, expected_with_method, t0_vectors
-    from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
+    from rsp_workbench.oracle.answers import columnar_expected_answers
     from rsp_workbench.query.parser import parse_query
     from rsp_workbench.streams.readers import read_stream
 
