@@ -27,16 +27,24 @@ from rsp_workbench.oracle.annotated import (
     AnnotationContext,
     FastPathUnsupported,
     RelationEvaluator,
+    GridAnswer,
     RowTable,
-    Timeline,
     UpperOracle,
     WindowData,
     annotate,
     compile_plan,
     content_keys,
-    evaluations_for,
 )
-from rsp_workbench.oracle.deltas import DeltaOracle, EvaluationArrays, evaluation_arrays, not_vectorisable
+from rsp_workbench.oracle.deltas import (
+    DeltaAnswer,
+    DeltaOracle,
+    EvaluationArrays,
+    EvaluationGrid,
+    Timeline,
+    evaluation_arrays,
+    evaluations_for,
+    not_vectorisable,
+)
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData, window_specs
 from rsp_workbench.query.model import ContinuousQuery
 from rsp_workbench.streams.terms import canonical_triple
@@ -93,9 +101,14 @@ class AnswerClass:
     t0_values: list[tuple[int, ...]]
 
 
+#: One t0's answer: the reference's `ExpectedAnswer`, or the same fields over presence runs or a grid
+AnswerForT0 = ExpectedAnswer | DeltaAnswer | GridAnswer
+
+
 @dataclass
-class ExpectedAnswers:
-    """Expected answers for many t0 values; full `ExpectedAnswer` objects on demand."""
+class ExpectedAnswers(Mapping[tuple[int, ...], AnswerForT0]):
+    """Expected answers for many t0 values (a read-only mapping t0 vector → answer, like
+    `rsp_workbench.oracle.run.compute_expected`); each answer computed on demand."""
 
     query: ContinuousQuery
     semantics: EngineSemantics
@@ -148,35 +161,31 @@ class ExpectedAnswers:
             return np.asarray([e.time for e in self._reference(vector).evaluations], dtype=np.int64)
         return self._delta_grid(vector).time
 
-    def content_grid(self, t0: tuple[int, ...]) -> Any:
+    def content_grid(self, t0: tuple[int, ...]) -> EvaluationGrid | None:
         """The evaluations' contents of one t0 when they alone decide its relations (a single
         window, presence runs); else None (`rsp_workbench.oracle.judge` groups t0 by them)."""
         return self._delta_grid(tuple(t0)) if self._deltas is not None else None
 
-    def _delta_grid(self, vector: tuple[int, ...]) -> Any:
+    def _delta_grid(self, vector: tuple[int, ...]) -> EvaluationGrid:
         from rsp_workbench.oracle.deltas import evaluation_grid
 
         spec = window_specs(self.query, self.semantics, vector)[self.report_window]
         return evaluation_grid(self.timelines[self.report_window], spec, self.semantics, self.end)
 
-    # a read-only mapping t0 vector -> ExpectedAnswer, like `rsp_workbench.oracle.run.compute_expected`
-    def __getitem__(self, t0: tuple[int, ...]) -> ExpectedAnswer:
+    def __getitem__(self, t0: tuple[int, ...]) -> AnswerForT0:
         if self._known is None:
             self._known = set(self.t0_values)
         if tuple(t0) not in self._known:
             raise KeyError(t0)
         return self.answer(t0)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
         return iter(self.t0_values)
 
     def __len__(self) -> int:
         return len(self.t0_values)
 
-    def items(self) -> Any:
-        return ((vector, self.answer(vector)) for vector in self.t0_values)
-
-    def answer(self, t0: Sequence[int] | int) -> ExpectedAnswer:
+    def answer(self, t0: Sequence[int] | int) -> AnswerForT0:
         """The same `ExpectedAnswer` the reference path computes for this t0 vector."""
         vector = (t0,) if isinstance(t0, int) else tuple(t0)
         if self._reference is not None:
@@ -394,9 +403,9 @@ def answers_from_tables(query: ContinuousQuery, semantics: EngineSemantics, vect
     if plan.upper is not None:
         problem = "operators above the pattern (aggregates, OPTIONAL, MINUS, ...) are evaluated per window content"
     chosen = lazy and DeltaOracle.applies(plan, query)  # not a fallback: no reason to give
-    if problem is None and reporting_timeline.distinct and not chosen:
+    if problem is None and reporting_timeline.distinct and last is not None and not chosen:
         try:
-            vectorised = VectorisedAnswers(tables[0], reporting_timeline, query, semantics, int(last))  # type: ignore[arg-type]
+            vectorised = VectorisedAnswers(tables[0], reporting_timeline, query, semantics, int(last))
         except FastPathUnsupported as error:
             problem = str(error)
     if vectorised is None and DeltaOracle.applies(plan, query) and reporting_timeline.distinct:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeAlias
 
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.core.time import parse_duration
@@ -25,7 +25,7 @@ from rsp_workbench.query.model import ContinuousQuery
 
 if TYPE_CHECKING:  # pragma: no cover
     from rsp_workbench.oracle.columnar import StreamColumns
-    from rsp_workbench.oracle.quality import WindowQuality
+    from rsp_workbench.oracle.quality import QualityRows
     from rsp_workbench.responses.model import ResponseLog
     from rsp_workbench.streams.model import StreamElement
     from rsp_workbench.streams.readers import ReadReport
@@ -69,7 +69,7 @@ class ExpectedResult:
     setup: OracleSetup
     answers: Mapping[tuple[int, ...], Any]
     method: OracleMethod
-    quality: "tuple[list[WindowQuality], ...] | None" = None
+    quality: "tuple[QualityRows, ...] | None" = None
     out: str | None = None  # the folder written (`write_expected_folder`), if any
 
     def window_rows(self, vector: tuple[int, ...]) -> Iterator[dict[str, Any]]:
@@ -107,7 +107,7 @@ def oracle_answers(
     *,
     stream_format: str | None = None,
     interval: int | str = 1000,
-    on_disorder: str = "error",
+    on_disorder: Literal["error", "warn"] = "error",
     syntax: str | None = None,
     variables: Mapping[str, str] | None = None,
     window_size: int | str | None = None,
@@ -184,7 +184,7 @@ def check_answer(
     tolerance: float = 1e-9,
     stream_format: str | None = None,
     interval: int | str = 1000,
-    on_disorder: str = "error",
+    on_disorder: Literal["error", "warn"] = "error",
     syntax: str | None = None,
     variables: Mapping[str, str] | None = None,
     window_size: int | str | None = None,
@@ -270,7 +270,7 @@ def _label(query: QuerySource) -> str:
 
 
 def _setup(streams: StreamPaths, query: QuerySource, *, stream_format: str | None,
-           interval: int | str, on_disorder: str, syntax: str | None, variables: Mapping[str, str] | None,
+           interval: int | str, on_disorder: Literal["error", "warn"], syntax: str | None, variables: Mapping[str, str] | None,
            window_size: int | str | None, window_slide: int | str | None, system: str | EngineSemantics | None,
            overrides: Mapping[str, Any] | None, t0: int | str | None, registration: int | str,
            end: int | str | None, method: str, warn: Warn) -> OracleSetup:
@@ -284,9 +284,9 @@ def _setup(streams: StreamPaths, query: QuerySource, *, stream_format: str | Non
     parsed = _parse_query(query, syntax, variables)
     size = parse_duration(window_size, field="--window-size") if window_size is not None else None
     slide = parse_duration(window_slide, field="--window-slide") if window_slide is not None else None
-    for value, option in ((size, "--window-size"), (slide, "--window-slide")):
+    for value, name in ((size, "--window-size"), (slide, "--window-slide")):
         if value == 0:  # blame the option given, not the slide the size defaults it to
-            raise UserError("must be greater than 0", field=option)
+            raise UserError("must be greater than 0", field=name)
     bindings = _stream_bindings(streams)
     default_stream = next((iri for iri in bindings if iri), None)
     parsed = with_window(parsed, size, slide, default_stream)
@@ -362,7 +362,7 @@ class StreamFiles:
     """
 
     def __init__(self, query: ContinuousQuery, bindings: Mapping[str | None, str], *, stream_format: str | None,
-                 interval: int, on_disorder: str, method: str, warn: Warn) -> None:
+                 interval: int, on_disorder: Literal["error", "warn"], method: str, warn: Warn) -> None:
         from rsp_workbench.streams.readers import detect_format
 
         self.query, self.interval, self.on_disorder, self.method, self.warn = (

@@ -150,13 +150,13 @@ def expected_by_method(
                                             report_window=report_window, keep_results=keep_results)
         reason = "; ".join(r for r in (note, answers.reason) if r) or None
         return answers, OracleMethod(answers.mode, "arrow", reason)
-    answers, used = expected_with_method(
+    in_python, used = expected_with_method(
         query, elements(), semantics, vectors, static=static, end=end, report_window=report_window,
         method="auto" if method == "spark" else method,
     )
     if note:
         used = OracleMethod(used.path, used.engine, note if used.reason is None else f"{note}; {used.reason}")
-    return answers, used
+    return in_python, used
 
 
 ParquetFiles = Mapping[str, "tuple[str, Sequence[StreamElement]]"]

@@ -44,12 +44,12 @@ from rsp_workbench.oracle.annotated import (
     NumericBound,
     Relation,
     RowTable,
-    Timeline,
     annotate,
     compile_plan,
 )
 from rsp_workbench.oracle.answers import ExpectedAnswers, Progress, annotation_context, answers_from_tables
 from rsp_workbench.oracle.columnar import pattern_matches
+from rsp_workbench.oracle.deltas import Timeline
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer
 from rsp_workbench.query.model import ContinuousQuery
 from rsp_workbench.streams.terms import from_rdflib

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rsp_workbench.cli.main import main
-from tests.oracle.cli_support import CORRECT_ANSWERS, QUERY, ROOMS, check, oracle_args, relation  # noqa: F401
+from tests.oracle.cli_support import CORRECT_ANSWERS, QUERY, ROOMS, check, oracle_args, relation, run_json  # noqa: F401
 
 
 @pytest.mark.parametrize("system", sorted(CORRECT_ANSWERS))
@@ -80,13 +80,6 @@ def test_oracle_json_windows(capsys: pytest.CaptureFixture[str], rooms: Path) ->
     assert [(w["start"], w["end"], w["triples"], w["expected"]) for w in payload["windows"]] == [
         (0, 10_000, 2, 1), (10_000, 20_000, 2, 1), (20_000, 30_000, 1, 0),
     ]
-
-
-def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
-    code = main(argv + ["--json"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)
 
 
 def test_json_names_the_path_that_ran(capsys: pytest.CaptureFixture[str], rooms: Path) -> None:

@@ -27,13 +27,12 @@ from rsp_workbench.core.semantics import (
 )
 from rsp_workbench.oracle.annotated import (
     FastPathUnsupported,
-    Timeline,
     annotate,
     build_context,
     compile_plan,
-    evaluations_for,
     fast_expected_answer,
 )
+from rsp_workbench.oracle.deltas import Timeline, evaluations_for
 from rsp_workbench.oracle.reference import StaticData, expected_answer, window_specs
 from rsp_workbench.oracle.answers import VectorisedAnswers
 from rsp_workbench.oracle.deltas import evaluation_arrays, vectorisable
