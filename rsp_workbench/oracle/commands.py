@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Ma
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.core.time import parse_duration
 from rsp_workbench.errors import UserError
-from rsp_workbench.oracle.paths import COLUMNAR_THRESHOLD, SparkExpected
+from rsp_workbench.oracle import paths as path_choice  # its thresholds read when used (tests move them)
+from rsp_workbench.oracle.paths import SparkExpected
 from rsp_workbench.oracle.run import OracleMethod
 from rsp_workbench.query.model import ContinuousQuery
 
@@ -488,7 +489,7 @@ class StreamFiles:
 
                 last = [parquet_stream_extent(path)[1] for path in set(self.parquet_sources().values())]
                 return end_after(self.query, max((t for t in last if t is not None), default=0))
-            if self.size() > COLUMNAR_THRESHOLD:  # read once, as columns (the columnar path's input)
+            if self.size() > path_choice.COLUMNAR_THRESHOLD:  # read once, as columns (the columnar path's input)
                 from rsp_workbench.oracle.columnar import query_predicates
 
                 columns = self.columns(query_predicates(self.query))
