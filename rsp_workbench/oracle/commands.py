@@ -134,8 +134,8 @@ def oracle_answers(
     stream IRI to file (the key None for the others); ``stream_format`` (yabench,
     csrbench-dir, nquads, parquet; default: detected), ``interval`` (csrbench-dir: time
     between files) and ``on_disorder`` (``error`` or ``warn``: sort and warn) say how to read
-    them. ``query``: a query file, its text (anything with a ``{``), or a parsed query;
-    ``syntax`` forces its dialect, ``variables`` fill its template; ``window_size``/
+    them. ``query``: a query file, its text (a string with a ``{`` that names no file), or a
+    parsed query; ``syntax`` forces its dialect, ``variables`` fill its template; ``window_size``/
     ``window_slide`` give a window-less query its window or override a single window's.
     ``system``: a preset name (or semantics) with ``overrides`` (border, report, tick, r2s,
     empty_notification, time_unit, leading_partial, active_window) on top. ``t0``: a time,
@@ -314,7 +314,7 @@ def _parse_query(query: QuerySource, syntax: str | None,
 
     if isinstance(query, ContinuousQuery):
         return query
-    if isinstance(query, str) and "{" in query:  # every query has a group pattern: this is its text
+    if isinstance(query, str) and "{" in query and not os.path.exists(query):  # a group pattern: its text
         return load_query("<query>", syntax=syntax, variables=variables, text=query)
     return load_query(query, syntax=syntax, variables=variables)
 

@@ -86,3 +86,11 @@ def test_without_a_spark_job_auto_stays_in_python_and_spark_is_refused(rooms: Pa
         oracle_answers(rooms / "stream", rooms / "q.rq", stream_format="csrbench-dir", system="csparql", t0=0,
                        method="spark")
     assert info.value.field == "--method"
+
+
+def test_a_query_file_whose_name_has_a_brace_is_read_as_a_file(rooms: Path) -> None:
+    odd = rooms / "q{1}.rq"
+    odd.write_text(QUERY)
+    by_name = oracle_answers(rooms / "stream", str(odd), stream_format="csrbench-dir", system="csparql", t0=0)
+    by_text = oracle_answers(rooms / "stream", QUERY, stream_format="csrbench-dir", system="csparql", t0=0)
+    assert list(by_name.window_rows((0,))) == list(by_text.window_rows((0,)))
