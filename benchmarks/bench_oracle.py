@@ -224,11 +224,11 @@ def _output_facts(out: Any) -> dict[str, Any]:
 def compare_paths(stream: Path, presets: tuple[str, ...]) -> dict[str, Any]:
     """In one process, the CPU time of each Python path of the ``auto`` rule on ``stream``
     (read + annotate + the first t0's window rows, as ``--t0 all --json`` computes): the
-    element-object path and the columnar path (`rsp_workbench.pipeline.oracle_paths`)."""
+    element-object path and the columnar path (`rsp_workbench.oracle.paths`)."""
     from rsp_workbench.core.semantics import PRESETS as SEMANTICS
     from rsp_workbench.oracle.columnar import query_predicates, read_columns
     from rsp_workbench.oracle.run import end_after, expected_with_method, t0_vectors
-    from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
+    from rsp_workbench.oracle.answers import columnar_expected_answers
     from rsp_workbench.query.parser import parse_query
     from rsp_workbench.streams.readers import read_stream
 

@@ -9,7 +9,6 @@ rdflib is imported only when the command runs (``rspwb --help`` stays fast).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from rsp_workbench.errors import UserError
@@ -66,23 +65,9 @@ def parse_variables(items: list[str], option: str = "--var") -> dict[str, str]:
     return variables
 
 
-def load_query(path: str, *, syntax: str | None = None, variables: dict[str, str] | None = None) -> Any:
-    """Read, fill (if it is a template) and parse a query file."""
-    from rsp_workbench.query.parser import parse_query
-    from rsp_workbench.query.template import fill_template, template_variables
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot read query file: {error.strerror or error}", file=path) from None
-    except UnicodeDecodeError:
-        raise UserError("query file is not UTF-8 text", file=path) from None
-    if template_variables(text, source=path) or "$${" in text:
-        text = fill_template(text, variables or {}, source=path)
-    return parse_query(text, syntax=syntax, source=path)
-
-
 def _load_query_arguments(args: argparse.Namespace) -> Any:
+    from rsp_workbench.query.load import load_query
+
     return load_query(args.file, syntax=None if args.syntax == "auto" else args.syntax,
                       variables=parse_variables(args.var))
 

@@ -42,9 +42,10 @@ from rsp_workbench.core.r2s import apply_r2s
 from rsp_workbench.core.report import Evaluation, content_at
 from rsp_workbench.core.semantics import ActiveWindowChoice, EngineSemantics
 from rsp_workbench.core.windows import WindowSpec
-from rsp_workbench.oracle.deltas import DeltaOracle, Timeline, evaluations_for  # noqa: F401 - this module's API too
+from rsp_workbench.oracle.deltas import DeltaAnswer, DeltaOracle, EvaluationGrid, Timeline, evaluations_for
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.model import ContinuousQuery, DatasetMode, QueryForm
+from rsp_workbench.responses.model import SolutionMapping
 from rsp_workbench.streams.model import StreamElement
 from rsp_workbench.streams.terms import canonical_term, canonical_triple, from_rdflib, to_rdflib
 
@@ -55,6 +56,9 @@ BIG = 1 << 62  # "no requirement" pmin; the matching pmax is -1
 Requirement = tuple[int, ...]  # (pmin_0, pmax_0, pmin_1, pmax_1, ...), one pair per window
 Row = tuple[tuple[str | None, ...], tuple[Requirement, ...]]  # (values, OR of requirements)
 ContentKey = tuple[tuple[int, int], ...]  # per window (lo, hi), empty contents as (0, 0)
+#: Evaluates one BGP (patterns, graph, a FILTER's numeric bounds) into annotated rows: `Annotator.bgp`
+#: in Python, or Arrow or Spark joins over large streams (`annotate`'s ``bgp``)
+BGPJoins = Callable[[Sequence[tuple[Any, Any, Any]], "str | None", Sequence["NumericBound"]], "Relation"]
 
 _NONDETERMINISTIC = {"Builtin_NOW", "Builtin_RAND", "Builtin_BNODE", "Builtin_UUID", "Builtin_STRUUID"}
 _GRAPH_READING = {"Builtin_EXISTS", "Builtin_NOTEXISTS"}
@@ -117,7 +121,7 @@ def _monotone_problem(node: Any) -> str | None:
     """None if ``node`` can be annotated, else the name of the first construct that cannot."""
     from rdflib.term import URIRef
 
-    name = node.name
+    name: str = node.name
     if name not in _MONOTONE:
         return name
     if name == "BGP":
@@ -344,18 +348,19 @@ def _weaker(s: Requirement, r: Requirement) -> bool:
 class Annotator:
     """Evaluates the monotone fragment once over the whole stream (pure Python)."""
 
-    def __init__(self, context: AnnotationContext, prologue: Any = None) -> None:
+    def __init__(self, context: AnnotationContext, prologue: Any = None, joins: BGPJoins | None = None) -> None:
         from rdflib import Dataset
         from rsp_workbench.query.rdflib_sparql import QueryContext
 
         self.context = context
+        self.joins = joins
         self.rdflib_context = QueryContext(graph=Dataset())
         self.rdflib_context.prologue = prologue
         self._expr_cache: dict[tuple[int, tuple[str | None, ...]], Any] = {}
 
     # band condition ---------------------------------------------------------------------
     def conjoin(self, a: Requirement, b: Requirement) -> Requirement | None:
-        out = []
+        out: list[int] = []
         for w, window in enumerate(self.context.windows):
             lo = min(a[2 * w], b[2 * w])
             hi = max(a[2 * w + 1], b[2 * w + 1])
@@ -405,7 +410,7 @@ class Annotator:
     def values(self, res: list[Mapping[Any, Any]]) -> Relation:
         variables = tuple(dict.fromkeys(term_key(k) for r in res for k in r))
         true = (self.context.true_requirement(),)
-        rows = []
+        rows: list[Row] = []
         for r in res:
             bound = {term_key(k): from_rdflib(v) for k, v in r.items() if v != "UNDEF"}
             rows.append((tuple(bound.get(v) for v in variables), true))
@@ -455,7 +460,10 @@ class Annotator:
 
         ``bounds`` (from a FILTER right above) are a hint for evaluators that read large
         streams (`rsp_workbench.pipeline.oracle_job.SparkBGP`); here they are not needed.
+        With ``joins`` given, those compute it.
         """
+        if self.joins is not None:
+            return self.joins(patterns, graph, bounds)
         variables: list[str] = []
         for pattern in patterns:
             for term in pattern:
@@ -470,20 +478,20 @@ class Annotator:
             names = [term_key(t) for t in pattern if is_variable(t)]
             unique_names = list(dict.fromkeys(names))
             join_names = [n for n in unique_names if n in bound]
-            index: dict[tuple[str, ...], list[tuple[tuple[str, ...], Requirement]]] = defaultdict(list)
+            index: dict[tuple[str | None, ...], list[tuple[tuple[str, ...], Requirement]]] = defaultdict(list)
             for values, requirement in self.candidates(pattern, graph):
                 binding = dict(zip(names, values))
                 index[tuple(binding[n] for n in join_names)].append(
                     (tuple(binding[n] for n in unique_names), requirement)
                 )
-            step = []
-            for values, requirement in partial:
-                key = tuple(values[index_of[n]] for n in join_names)
+            step: list[tuple[tuple[str | None, ...], Requirement]] = []
+            for held, requirement in partial:
+                key = tuple(held[index_of[n]] for n in join_names)
                 for new_values, new_requirement in index.get(key, ()):
                     combined = self.conjoin(requirement, new_requirement)
                     if combined is None:
                         continue
-                    row = list(values)
+                    row: list[str | None] = list(held)
                     for n, v in zip(unique_names, new_values):
                         row[index_of[n]] = v
                     step.append((tuple(row), combined))
@@ -492,8 +500,8 @@ class Annotator:
             if not partial:
                 break
         grouped: dict[tuple[str | None, ...], list[Requirement]] = defaultdict(list)
-        for values, requirement in partial:
-            grouped[values].append(requirement)
+        for held, requirement in partial:
+            grouped[held].append(requirement)
         return Relation(tuple(variables), [(v, minimal_requirements(r)) for v, r in grouped.items()])
 
     def _bindings(self, relation: Relation, values: tuple[str | None, ...]) -> Any:
@@ -509,7 +517,8 @@ class Annotator:
             },
         )
 
-    def _expression(self, node: Any, relation: Relation, evaluate: Callable[[Any], Any]) -> Callable[[tuple], Any]:
+    def _expression(self, node: Any, relation: Relation,
+                    evaluate: Callable[[Any], Any]) -> Callable[[tuple[str | None, ...]], Any]:
         used: set[Any] = set()
         _walk_expr(node.expr, set(), used)
         positions = [relation.variables.index(str(v)) for v in used if str(v) in relation.variables]
@@ -562,7 +571,7 @@ class Annotator:
         ri = [right.variables.index(v) for v in shared]
         out_left = [left.variables.index(v) if v in left.variables else None for v in variables]
         out_right = [right.variables.index(v) if v in right.variables else None for v in variables]
-        fully_bound: dict[tuple, list[Row]] = defaultdict(list)
+        fully_bound: dict[tuple[str | None, ...], list[Row]] = defaultdict(list)
         partly: list[Row] = []
         for row in right.rows:
             key = tuple(row[0][i] for i in ri)
@@ -664,14 +673,14 @@ class RowTable:
         """Multiplicity of every distinct mapping for contents ``key``."""
         return np.bincount(self.mapping_of[self.present_rows(key)], minlength=len(self.mappings))
 
-    def bag(self, key: ContentKey, cache: dict[int, frozenset] | None = None) -> Counter[Hashable]:
+    def bag(self, key: ContentKey, cache: dict[int, SolutionMapping] | None = None) -> Counter[Hashable]:
         counts = self.counts(key)
         out: Counter[Hashable] = Counter()
         for m in np.flatnonzero(counts):
             out[self.solution(int(m), cache)] = int(counts[m])
         return out
 
-    def solution(self, m: int, cache: dict[int, frozenset] | None = None) -> frozenset:
+    def solution(self, m: int, cache: dict[int, SolutionMapping] | None = None) -> SolutionMapping:
         if cache is not None and m in cache:
             return cache[m]
         values = self.mappings[m]
@@ -696,7 +705,7 @@ class RelationEvaluator:
         self.tables = tables
         self._cache: dict[ContentKey, Counter[Hashable]] = {}
         self._by_rows: dict[tuple[bytes, ...], Counter[Hashable]] = {}
-        self._solutions: dict[int, frozenset] = {}
+        self._solutions: dict[int, SolutionMapping] = {}
         self._dataset: Any = None  # one empty rdflib Dataset for every upper evaluation (making one costs ms)
 
     def relation(self, key: ContentKey) -> Counter[Hashable]:
@@ -734,12 +743,14 @@ class RelationEvaluator:
                 values = table.relation.rows[r][0]
                 res.append({n: to_rdflib(t) for n, t in zip(names, values) if t is not None})
             placeholder.p["res"] = res
-        query = Query(self.plan.query.algebra.prologue, self.plan.upper)
+        upper = self.plan.upper
+        assert upper is not None  # this evaluator runs only for plans with operators above the pattern
+        query = Query(self.plan.query.algebra.prologue, upper)
         if self._dataset is None:
             self._dataset = Dataset(default_union=False)
         bag: Counter[Hashable] = Counter()
         for row in self._dataset.query(query):
-            values = row.asdict()  # type: ignore[union-attr]
+            values = row.asdict()
             bag[frozenset((str(var), from_rdflib(value)) for var, value in values.items() if value is not None)] += 1
         return bag
 
@@ -751,7 +762,7 @@ class GridAnswer:
     evaluations whose present rows are the same (`UpperOracle`)."""
 
     t0: tuple[int, ...]
-    grid: Any  # `rsp_workbench.oracle.deltas.EvaluationGrid`
+    grid: EvaluationGrid
     relations: Sequence[Counter[Hashable]]
     emissions: tuple[Any, ...]
 
@@ -832,12 +843,9 @@ def _present_rows_at(cuts: np.ndarray, runs: Sequence[tuple[np.ndarray, np.ndarr
         yield [np.array(sorted(p), dtype=np.int64) for p in present]
 
 
-def annotate(plan: FastPlan, context: AnnotationContext,
-             bgp: Callable[[Any, str | None], Relation] | None = None) -> list[RowTable]:
+def annotate(plan: FastPlan, context: AnnotationContext, bgp: BGPJoins | None = None) -> list[RowTable]:
     """Annotated row tables of the plan's leaves (``bgp`` overrides BGP evaluation, e.g. Spark)."""
-    annotator = Annotator(context, plan.query.algebra.prologue)
-    if bgp is not None:
-        annotator.bgp = bgp  # type: ignore[method-assign]
+    annotator = Annotator(context, plan.query.algebra.prologue, bgp)
     return [RowTable.of(annotator.evaluate(leaf), context.width) for leaf in plan.leaves]
 
 
@@ -876,12 +884,14 @@ def fast_expected_answer(
     end: int | None = None,
     report_window: int = 0,
     plan: FastPlan | None = None,
-) -> "ExpectedAnswer":
-    """Same result as `reference.expected_answer`, from mappings annotated once."""
+) -> "ExpectedAnswer | DeltaAnswer | GridAnswer":
+    """Same result as `reference.expected_answer`, from mappings annotated once (the same fields
+    over presence runs or an evaluation grid where those apply)."""
     answers = fast_expected_answers(
         query, streams, semantics, [tuple(t0)], static=static, end=end, report_window=report_window, plan=plan
     )
-    return answers[tuple(t0)]
+    answer: ExpectedAnswer | DeltaAnswer | GridAnswer = answers[tuple(t0)]
+    return answer
 
 
 def fast_expected_answers(
@@ -939,4 +949,4 @@ def fast_expected_answers(
         spec = window_specs(query, semantics, t0)[report_window]
         return evaluation_grid(timelines[report_window], spec, semantics, end).time
 
-    return LazyAnswers([tuple(v) for v in t0_vectors], compute, times)  # type: ignore[return-value]
+    return LazyAnswers([tuple(v) for v in t0_vectors], compute, times)

@@ -25,7 +25,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -194,7 +194,7 @@ def _text_blocks(handle: Any) -> Iterator[str]:
         rest = block[cut:]
 
 
-def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_disorder: str = "error",
+def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_disorder: Literal["error", "warn"] = "error",
                          report: Any = None) -> StreamColumns:
     """YABench stream text as `StreamColumns` (the same elements `read_yabench` yields).
 
@@ -324,7 +324,7 @@ def _line_of(position: int, skipped: Sequence[int]) -> int:
     return line
 
 
-def _raise_disorder_before(name: str, number: int | None, on_disorder: str, last: int | None,
+def _raise_disorder_before(name: str, number: int | None, on_disorder: Literal["error", "warn"], last: int | None,
                            strict_lines: Any, strict_times: Any, extra: Any, line_base: int,
                            skipped: Sequence[int], *, times: np.ndarray | None = None, first_pos: int = 0) -> None:
     """Raise the first "time goes backwards" of the block (before line ``number``, if given),
@@ -333,7 +333,7 @@ def _raise_disorder_before(name: str, number: int | None, on_disorder: str, last
         return
     if times is None:  # the elements of the block before line `number`, in line order
         before = [(line_base + int(i) + 1, int(t)) for i, t in zip(strict_lines, strict_times)
-                  if line_base + int(i) + 1 < number] if strict_times is not None else []
+                  if number is None or line_base + int(i) + 1 < number] if strict_times is not None else []
         before += [(line_base + e[0] + 1, e[4]) for e in extra]
         before.sort()
         previous = last
@@ -370,11 +370,11 @@ def _sorted_by_time(columns: StreamColumns, report: Any, skipped: Sequence[int])
     return StreamColumns(times[order], table)
 
 
-def _canonical_terms(values: pa.Array, where: Callable[[int], str] | None = None) -> pa.Array:
+def _canonical_terms(values: pa.Array, where: Callable[[int], dict[str, Any]] | None = None) -> pa.Array:
     """Terms as the readers canonicalise them: simple IRIs and plain simple strings as written
     (what `canonical_term` returns for them), the others (``76.0^^<…#float>``, language tags,
     escapes) through `canonical_term` once per distinct value. ``where(i)``: the place of row
-    ``i`` for a term that is not one (a `UserError`); None when every value passed a check."""
+    ``i`` for a term that is not one (a `UserError`'s file and field); None when every value passed a check."""
     plain = pc.match_substring_regex(values, _SIMPLE_TERM)
     if pc.all(plain).as_py() is not False:
         return values
@@ -392,7 +392,7 @@ def _canonical_terms(values: pa.Array, where: Callable[[int], str] | None = None
     return pc.if_else(plain, values, mapped)
 
 
-def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_disorder: str = "error",
+def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_disorder: Literal["error", "warn"] = "error",
                          report: Any = None) -> StreamColumns:
     """A workbench Parquet stream as `StreamColumns` (the elements `read_parquet` yields, with
     the same checks per batch; terms canonicalised per distinct value, as the Python path
@@ -454,7 +454,7 @@ def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_dis
 
 
 def read_columns(path: str, fmt: str, predicates: frozenset[str] | None, *, interval_ms: int = 1000,
-                 on_disorder: str = "error", report: Any = None) -> StreamColumns:
+                 on_disorder: Literal["error", "warn"] = "error", report: Any = None) -> StreamColumns:
     """A stream file as `StreamColumns` (YABench text and Parquet by Arrow kernels; the other
     formats through their Python reader, keeping only the rows the query can match)."""
     if fmt == "yabench":
@@ -492,7 +492,7 @@ def certainly_fails(term: str, bound: NumericBound) -> bool:
         value = float(next(g for g in match.groups() if g is not None))
     except (ValueError, OverflowError):
         return False
-    return fails_bound(value, bound)
+    return bool(fails_bound(value, bound))
 
 
 def fails_bound(value: Any, bound: NumericBound, absolute: Callable[[Any], Any] = abs) -> Any:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Hashable, Iterable
+from typing import Hashable, Iterable, cast
 
+from rsp_workbench.responses.model import SolutionMapping
 from rsp_workbench.streams.terms import split_literal
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -25,7 +26,12 @@ NUMERIC_DATATYPES = frozenset(
     )
 )
 
-SolutionMapping = frozenset  # frozenset[tuple[str, str]]: variable name → N-Triples term text
+
+
+def as_mapping(key: Hashable) -> SolutionMapping:
+    """A bag's key as the solution mapping it is: the core keeps the keys of its bags opaque
+    (``Counter[Hashable]``: any hashable works for R2S); the oracle's relations hold mappings."""
+    return cast(SolutionMapping, key)
 
 
 @dataclass(frozen=True)
@@ -115,13 +121,13 @@ def compare_bags(
     if missing and extra:
         by_shape: dict[tuple[tuple[str, str], ...], list[Hashable]] = {}
         for mapping, count in extra.items():
-            by_shape.setdefault(_shape(mapping), []).extend([mapping] * count)
+            by_shape.setdefault(_shape(as_mapping(mapping)), []).extend([mapping] * count)
         still_missing: Counter[Hashable] = Counter()
         for mapping, count in missing.items():
-            candidates = by_shape.get(_shape(mapping), [])
+            candidates = by_shape.get(_shape(as_mapping(mapping)), [])
             for _ in range(count):
                 for index, candidate in enumerate(candidates):
-                    if mappings_equal(mapping, candidate, tolerance):  # type: ignore[arg-type]
+                    if mappings_equal(as_mapping(mapping), as_mapping(candidate), tolerance):
                         extra[candidate] -= 1
                         candidates.pop(index)
                         matched += 1

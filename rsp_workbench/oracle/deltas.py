@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterator, Literal, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -31,8 +31,10 @@ from rsp_workbench.core.report import MAX_CLOSING_WINDOWS, Evaluation, evaluatio
 from rsp_workbench.core.semantics import ActiveWindowChoice, BorderConvention, EngineSemantics, R2S, Strategy, Tick
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
+from rsp_workbench.responses.model import SolutionMapping
 
 INT64_MAX = (1 << 63) - 1
+NOT_COMPUTED = object()  # a cache slot not filled yet (None is a computed value)
 
 
 # --- evaluation instants on distinct timestamps ------------------------------------------------
@@ -88,15 +90,16 @@ def evaluations_for(
     timeline: Timeline, spec: WindowSpec, semantics: EngineSemantics, *, end: int | None
 ) -> list[Evaluation]:
     """`evaluation_instants` for one window, on distinct timestamps when that is exact."""
-    kwargs = dict(tick=semantics.tick, choice=semantics.active_window, batch_size=semantics.batch_size,
-                  start=spec.t0, end=end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0))
+    last = end if end is not None else (timeline.distinct[-1] if timeline.distinct else spec.t0)
+
+    def instants(times: Sequence[int]) -> list[Evaluation]:
+        return evaluation_instants(times, spec, semantics.report, tick=semantics.tick, choice=semantics.active_window,
+                                   batch_size=semantics.batch_size, start=spec.t0, end=last)
+
     if not compressible(semantics):
-        return evaluation_instants(list(timeline.times), spec, semantics.report, **kwargs)  # type: ignore[arg-type]
+        return instants(list(timeline.times))
     starts = timeline.starts
-    return [
-        Evaluation(e.time, e.window, starts[e.lo], starts[e.hi], e.sequence)
-        for e in evaluation_instants(timeline.distinct, spec, semantics.report, **kwargs)  # type: ignore[arg-type]
-    ]
+    return [Evaluation(e.time, e.window, starts[e.lo], starts[e.hi], e.sequence) for e in instants(timeline.distinct)]
 
 
 
@@ -171,13 +174,12 @@ def evaluation_arrays(ticks: np.ndarray, spec: WindowSpec, semantics: EngineSema
     offset = 0 if spec.leading_partial else omega
     first_index = 1 if spec.leading_partial else 0
     strategies = semantics.report.strategies
-    left_side = "right" if border is BorderConvention.OPEN_CLOSED else "left"
-    right_side = "left" if border is BorderConvention.CLOSED_OPEN else "right"
+    left_side: Literal["left", "right"] = "right" if border is BorderConvention.OPEN_CLOSED else "left"
+    right_side: Literal["left", "right"] = "left" if border is BorderConvention.CLOSED_OPEN else "right"
 
     def opens(k: np.ndarray) -> np.ndarray:
-        if spec.leading_partial:
-            return np.maximum(t0, t0 + k * beta - omega)
-        return t0 + k * beta
+        opened: np.ndarray = np.maximum(t0, t0 + k * beta - omega) if spec.leading_partial else t0 + k * beta
+        return opened
 
     if Strategy.WINDOW_CLOSE in strategies:
         first = max(first_index, -((-(start - t0 - offset)) // beta))
@@ -332,7 +334,7 @@ class EvaluationGrid:
         window = WindowInstance(int(self.open[j]), int(self.close[j]), int(self.index[j]), self.border)
         return Evaluation(int(self.time[j]), window, int(self.lo[j]), int(self.hi[j]), int(self.sequence[j]))
 
-    def evaluations(self) -> "LazySequence[Evaluation]":
+    def evaluations(self) -> "LazySequence":
         return LazySequence(len(self), self.evaluation)
 
     def monotone(self) -> bool:
@@ -473,9 +475,9 @@ class SingleRequirements:
     @classmethod
     def of(cls, table: Any) -> "SingleRequirements | None":
         """The table's single requirements (computed once per table), or None."""
-        cached = getattr(table, "_single_requirements", False)
-        if cached is not False:
-            return cached
+        cached = getattr(table, "_single_requirements", NOT_COMPUTED)
+        if cached is not NOT_COMPUTED:  # set below, by this method only
+            return cast("SingleRequirements | None", cached)
         mapping = table.mapping_of[table.row_of]
         single = None
         if len(np.unique(table.row_of)) == len(table.row_of) and len(np.unique(mapping)) == len(mapping):
@@ -560,7 +562,7 @@ class LazySequence(Sequence[Any]):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, so unhashable like them (Sequence declares a hash)
 
     def __repr__(self) -> str:
         return f"LazySequence(len={self._length})"
@@ -571,7 +573,7 @@ class DeltaAnswer:
     computed on demand: ``evaluations``, ``relations`` and ``emissions`` are sequences)."""
 
     def __init__(self, t0: tuple[int, ...], grid: EvaluationGrid, runs: Callable[[], PresenceRuns],
-                 solution: Callable[[int], frozenset], r2s: R2S, empty_notification: bool, rows: Any = None) -> None:
+                 solution: Callable[[int], SolutionMapping], r2s: R2S, empty_notification: bool, rows: Any = None) -> None:
         self.t0 = t0
         self.grid = grid
         self.rows = rows  # the annotated rows whose `presence_runs` over ``grid`` the runs are, if so
@@ -661,7 +663,7 @@ class DeltaAnswer:
         keep = sign * deltas > 0
         evs, mps, counts = evs[keep], mps[keep], sign * deltas[keep]
         bounds = np.searchsorted(evs, np.arange(len(grid) + 1))
-        for j in np.flatnonzero(emitted):
+        for j in np.flatnonzero(emitted).tolist():
             a, b = bounds[j], bounds[j + 1]
             bag: Counter[Hashable] = Counter({self.solution(int(m)): int(c) for m, c in zip(mps[a:b], counts[a:b])})
             yield Emission(int(grid.time[j]), int(grid.sequence[j]), symbol, bag)
@@ -711,14 +713,15 @@ class DeltaOracle:
     def __init__(self, query: Any, semantics: EngineSemantics, table: Any, timeline: Any, end: int | None) -> None:
         self.query, self.semantics, self.table, self.timeline, self.end = query, semantics, table, timeline, end
         self.r2s = query.r2s or semantics.r2s
-        self._solutions: dict[int, frozenset] = {}
+        self._solutions: dict[int, SolutionMapping] = {}
 
     @staticmethod
     def applies(plan: Any, query: Any) -> bool:
         return plan.upper is None and len(query.windows) == 1
 
-    def solution(self, m: int) -> frozenset:
-        return self.table.solution(m, self._solutions)
+    def solution(self, m: int) -> SolutionMapping:
+        solution: SolutionMapping = self.table.solution(m, self._solutions)
+        return solution
 
     def answer(self, t0: Sequence[int]) -> "DeltaAnswer | None":
         """The answer for ``t0``; None if the contents do not move monotonically."""

@@ -17,10 +17,13 @@ import uuid
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _quoted  # json.dumps's own string quoting
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 from rsp_workbench.files import PARTIAL, write_json_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rsp_workbench.responses.model import SolutionMapping
 
 MANIFEST = "manifest.json"
 FORMAT = "rspwb-oracle/1"
@@ -74,7 +77,7 @@ class StagedFolder:
         if self.after_file is not None:
             self.after_file(name)
 
-    def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> Literal[False]:
         if kind is not None:
             shutil.rmtree(self.partial, ignore_errors=True)
             return False
@@ -104,7 +107,7 @@ def _foreign_files(folder: Path) -> list[str]:
 
 def _is_oracle_output(folder: Path) -> bool:
     try:
-        return json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("format") == FORMAT
+        return bool(json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("format") == FORMAT)
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -375,11 +378,11 @@ class _MappingNumbers:
         import numpy as np
 
         self.handle = handle
-        self.ids: dict[frozenset, int] = {}
-        self.source: Callable[[int], frozenset] | None = None
+        self.ids: dict[SolutionMapping, int] = {}
+        self.source: Callable[[int], SolutionMapping] | None = None
         self.known = np.empty(0, dtype=np.int64)  # answer's mapping index -> number, -1 if not seen
 
-    def of(self, mappings: Any, solution: Callable[[int], frozenset]) -> Any:
+    def of(self, mappings: Any, solution: Callable[[int], SolutionMapping]) -> Any:
         """The numbers of ``mappings`` (an answer's indices, resolved by ``solution``)."""
         import numpy as np
 
@@ -406,7 +409,7 @@ class _MappingNumbers:
         return self.known[mappings]
 
 
-def _mapping_line(mapping: frozenset) -> str:
+def _mapping_line(mapping: SolutionMapping) -> str:
     """``json.dumps(dict(sorted(mapping))) + "\\n"``, byte for byte, for the variable → term
     strings of a mapping, formatted without json.dumps's per-call machinery (one line per
     distinct mapping: 146,741 for YABench BIG)."""
@@ -488,21 +491,23 @@ def _size(count: int) -> str:
     return f"{count} B"
 
 
-def _grid_and_runs(answer: Any) -> tuple[Any, tuple[Any, Any, Any, Any], Callable[[int], frozenset]]:
+def _grid_and_runs(answer: Any) -> tuple[Any, tuple[Any, Any, Any, Any], Callable[[int], SolutionMapping]]:
     """An answer's evaluation grid and presence runs (mapping, first, last, count) — from a
     `DeltaAnswer` directly, else by one pass over its relations."""
     import numpy as np
 
+    from rsp_workbench.core.semantics import BorderConvention
     from rsp_workbench.oracle.deltas import EvaluationGrid
 
     if hasattr(answer, "runs"):
         runs = answer.runs
         return answer.grid, (runs.mapping, runs.first, runs.last, runs.count), answer.solution
     evaluations = answer.evaluations
-    border = evaluations[0].window.border if len(evaluations) else None
+    # without evaluations no window needs a border: any convention gives the same empty grid
+    border = evaluations[0].window.border if len(evaluations) else BorderConvention.CLOSED_OPEN
     grid = EvaluationGrid.of(evaluations, border)
-    ids: dict[frozenset, int] = {}
-    mappings: list[frozenset] = []
+    ids: dict[SolutionMapping, int] = {}
+    mappings: list[SolutionMapping] = []
     open_runs: dict[int, tuple[int, int]] = {}  # mapping -> (count, first)
     closed: list[tuple[int, int, int, int]] = []
     for j, relation in enumerate(answer.relations):
@@ -564,14 +569,14 @@ class OracleOutput:
         self.r2s = R2S(self.manifest.get("r2s", "rstream"))
         self.empty_notification = bool(self.manifest.get("empty_notification", True))
         self.border = BorderConvention(self.manifest.get("border", "closed-open"))
-        self._mappings: list[frozenset] | None = None
+        self._mappings: list[SolutionMapping] | None = None
         self._position = {vector: i for i, vector in enumerate(self.t0_values)}
         self._files: list[tuple[str, int]] = [(name, int(count)) for name, count in self.manifest.get("grid_files", [])]
         self._first = list(itertools.accumulate((count for _, count in self._files), initial=0))
         self._chunk: tuple[str, dict[str, Any]] | None = None
         self._rows: _StoredRows | None = None
 
-    def mapping(self, m: int) -> frozenset:
+    def mapping(self, m: int) -> SolutionMapping:
         if self._mappings is None:
             with open(self.folder / MAPPINGS, encoding="utf-8") as handle:
                 self._mappings = [frozenset(json.loads(line).items()) for line in handle]

@@ -69,14 +69,14 @@ class QualityRows(Sequence[WindowQuality]):
     _NONE = -(2**63)  # None in an integer column (no time or size reaches it)
 
     def __init__(self, rows: Iterable[WindowQuality]) -> None:
-        self._ints = {name: array("q") for name in self._INTS}
-        self._floats = {name: array("d") for name in ("precision", "recall")}
+        self._ints: dict[str, array[int]] = {name: array("q") for name in self._INTS}
+        self._floats: dict[str, array[float]] = {name: array("d") for name in ("precision", "recall")}
         for row in rows:
             for name, column in self._ints.items():
                 value = getattr(row, name)
                 column.append(self._NONE if value is None else value)
-            for name, column in self._floats.items():
-                column.append(getattr(row, name))
+            for name, reals in self._floats.items():
+                reals.append(getattr(row, name))
 
     def __len__(self) -> int:
         return len(self._floats["precision"])
@@ -86,8 +86,9 @@ class QualityRows(Sequence[WindowQuality]):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
-        ints = {name: column[index] for name, column in self._ints.items()}
-        return WindowQuality(**{name: None if value == self._NONE else value for name, value in ints.items()},
+        ints: dict[str, Any] = {name: None if column[index] == self._NONE else column[index]
+                                for name, column in self._ints.items()}
+        return WindowQuality(**ints,
                              precision=self._floats["precision"][index], recall=self._floats["recall"][index])
 
     def __iter__(self) -> Iterator[WindowQuality]:
@@ -144,7 +145,7 @@ def iter_window_quality(
         delay = None if emitted is None else int(math.floor(emitted) - math.floor(due))
         start, end = window.start, window.end
         expected_size = sum(window.expected.values())
-        reconstructed = (None, None)
+        reconstructed: tuple[int | None, int | None] = (None, None)
         if gracious and expected_for is not None and (precision < 1.0 or recall < 1.0):
             start, end, precision, recall, expected_size = _reconstruct(
                 window, bag, expected_for, timestamps, max_shift, tolerance

@@ -257,14 +257,14 @@ def evaluate_snapshot(
     time: int,
 ) -> Counter[Hashable]:
     """One instantaneous evaluation (RSP-QL Def. 17) with rdflib; returns a bag of mappings."""
-    from rdflib import Dataset, URIRef
+    from rdflib import Dataset, Graph, URIRef
 
     dataset = Dataset(default_union=False)
     default = dataset.default_graph
 
-    def add(graph: object, triples: Iterable[Triple]) -> None:
+    def add(graph: Graph, triples: Iterable[Triple]) -> None:
         for s, p, o in triples:
-            graph.add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))  # type: ignore[attr-defined]
+            graph.add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))
 
     add(default, static.default)
     if static.time_varying_default is not None:
@@ -276,6 +276,6 @@ def evaluate_snapshot(
         add(target, (element.triple() for element in elements))
     bag: Counter[Hashable] = Counter()
     for row in dataset.query(sparql11_query(query)):
-        values = row.asdict()  # type: ignore[union-attr]
+        values = row.asdict()  # type: ignore[union-attr]  # a SELECT's rows are ResultRows (not an ASK's bool)
         bag[frozenset((str(var), from_rdflib(value)) for var, value in values.items() if value is not None)] += 1
     return bag

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Se
 from rsp_workbench.core.semantics import EngineSemantics, preset
 from rsp_workbench.core.t0 import admissible_t0_vectors, comparison_start
 from rsp_workbench.errors import UserError
+from rsp_workbench.oracle.compare import as_mapping
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer
 from rsp_workbench.oracle.verdict import Relation
 from rsp_workbench.query.model import ContinuousQuery, DatasetMode, WindowDeclaration
@@ -21,6 +22,8 @@ from rsp_workbench.responses.model import ResponseLog
 from rsp_workbench.streams.model import StreamElement
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rsp_workbench.oracle.annotated import GridAnswer
+    from rsp_workbench.oracle.deltas import DeltaAnswer
     from rsp_workbench.oracle.quality import ExpectedWindow, QualityRows
 
 
@@ -40,7 +43,7 @@ def with_window(query: ContinuousQuery, size_ms: int | None, slide_ms: int | Non
     if query.windows:
         window = query.windows[0]
         size = size_ms if size_ms is not None else window.size_ms
-        slide = slide_ms if slide_ms is not None else (size_ms if window.slide_ms == window.size_ms else window.slide_ms)
+        slide = slide_ms if slide_ms is not None else (size if window.slide_ms == window.size_ms else window.slide_ms)
         return replace(query, windows=(replace(window, size_ms=size, slide_ms=slide),))
     if size_ms is None:
         raise UserError("the query has no window; give --window-size (and --window-slide)", field="--window-size")
@@ -183,10 +186,12 @@ def expected_with_method(
 MAX_HELD_BINDINGS = 20_000_000  # emitted bindings of one t0 held for comparison (~4 GB as Python objects)
 
 
-def expected_relations(answer: ExpectedAnswer) -> list[Relation]:
+def expected_relations(answer: "ExpectedAnswer | DeltaAnswer | GridAnswer") -> list[Relation]:
     """The emitted relations of one t0, for `verdict.judge`; refused up front (estimated from
     the presence runs) when they could not be held in memory."""
-    if hasattr(answer, "sizes"):
+    from rsp_workbench.oracle.deltas import DeltaAnswer
+
+    if isinstance(answer, DeltaAnswer):
         _, emitted = answer.sizes()
         total = int(emitted[answer.emitted()].sum())
         if total > MAX_HELD_BINDINGS:
@@ -307,7 +312,7 @@ def check_variables(log: ResponseLog, query: ContinuousQuery) -> None:
 
 
 def mapping_rows(bag: Counter[Hashable]) -> list[dict[str, str]]:
-    return [dict(sorted(mapping)) for mapping in bag.elements()]  # type: ignore[call-overload]
+    return [dict(sorted(as_mapping(mapping))) for mapping in bag.elements()]
 
 
 def expected_windows(answer: ExpectedAnswer) -> Iterator["ExpectedWindow"]:

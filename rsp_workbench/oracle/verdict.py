@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Hashable, Mapping, Sequence
 
-from rsp_workbench.oracle.compare import Tolerance, as_set, compare_bags
+from rsp_workbench.oracle.compare import Tolerance, as_mapping, as_set, compare_bags
 
 MATCH_MODES = ("strict", "csrbench")
 
@@ -40,7 +40,7 @@ class Relation:
 class Divergence:
     """Where an engine's answer first departs from the oracle's (for one t0)."""
 
-    t0: int | tuple[int, ...]
+    t0: int | tuple[int, ...] | None  # None: no admissible t0 to compare with
     index: int  # position in the compared sequences (0-based, from t_s on)
     expected_time: int | None
     actual_time: int | None
@@ -75,8 +75,8 @@ class Divergence:
 
 def mappings_to_json(bag: Counter[Hashable]) -> list[dict[str, Any]]:
     rows = []
-    for mapping, count in sorted(bag.items(), key=lambda item: sorted(item[0])):  # type: ignore[arg-type]
-        row: dict[str, Any] = {"binding": dict(sorted(mapping))}  # type: ignore[call-overload]
+    for mapping, count in sorted(bag.items(), key=lambda item: sorted(as_mapping(item[0]))):
+        row: dict[str, Any] = {"binding": dict(sorted(as_mapping(mapping)))}
         if count != 1:
             row["count"] = count
         rows.append(row)
@@ -195,10 +195,10 @@ def malformed(engine: Sequence[Relation], variables: Collection[str] | None = No
             return (index, f"relation #{index} has no timestamp (the engine's other relations have one)",
                     Counter(relation.bindings))
         if variables is not None:
-            unknown = {var for mapping in relation.bindings for var, _ in mapping if var not in variables}
+            unknown = {var for mapping in relation.bindings for var, _ in as_mapping(mapping) if var not in variables}
             if unknown:
                 names = ", ".join(f"?{v}" for v in sorted(unknown))
-                bad = Counter({m: c for m, c in relation.bindings.items() if any(v in unknown for v, _ in m)})
+                bad = Counter({m: c for m, c in relation.bindings.items() if any(v in unknown for v, _ in as_mapping(m))})
                 return index, f"relation #{index} binds {names}, which the query does not project", bad
     return None
 

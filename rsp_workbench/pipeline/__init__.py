@@ -1,7 +1,7 @@
 """Pipeline layer: the only code that imports pyspark (session factory, generator and oracle jobs).
 
 `run_experiment` schedules, generates, runs and writes (the judging itself is
-`rsp_workbench.oracle.judge`); `oracle_paths` picks where expected answers are computed (the
-``--method auto`` rule shared by ``rspwb oracle``, ``check`` and ``run``); `oracle_job` is
-the Spark oracle; `generate` the stream generators' jobs; `spark` the one session factory.
+`rsp_workbench.oracle.judge`, the path choice `rsp_workbench.oracle.paths`); `oracle_job` is
+the Spark oracle (BGP joins as DataFrame jobs), passed to the oracle as its `spark_expected`;
+`generate` the stream generators' jobs; `spark` the one session factory.
 """

@@ -233,7 +233,7 @@ def _oracle_settings(experiment: Experiment) -> dict[str, Any]:
         "t0": "all" if raw_t0 == "all" else oracle.t0,
         "end": oracle.end,
         "regroup": oracle.regroup,
-        "method": "auto",  # where the expected answers are computed (rsp_workbench.pipeline.oracle_paths)
+        "method": "auto",  # where the expected answers are computed (rsp_workbench.oracle.paths)
         "spark_master": experiment.spark_master,
     }
 
@@ -250,7 +250,7 @@ def judging_estimate(experiment: Experiment, spec: RunSpec, elements: int) -> in
     """Bytes that judging one run over ``elements`` stream elements holds (the largest part of a run)."""
     from rsp_workbench.core.semantics import Strategy, Tick
     from rsp_workbench.oracle.judge import oracle_semantics
-    from rsp_workbench.pipeline.oracle_paths import SPARK_THRESHOLD
+    from rsp_workbench.oracle.paths import SPARK_THRESHOLD
 
     semantics = oracle_semantics(_oracle_settings(experiment), spec.engine.semantics)
     per_element = semantics.tick is Tick.TUPLE and Strategy.CONTENT_CHANGE in semantics.report.strategies
@@ -679,11 +679,12 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
               folder: Path, *, allow_spark: bool = True) -> dict[str, Any]:
     """The oracle on one finished run (`rsp_workbench.oracle.judge`); writes ``ORACLE_<engine>``, returns ``oracle.json``.
 
-    The expected answers come from the path the ``auto`` rule picks (`rsp_workbench.pipeline.oracle_paths`:
+    The expected answers come from the path the ``auto`` rule picks (`rsp_workbench.oracle.paths`:
     the Spark job for big streams, as ``rspwb oracle``/``check`` do); ``oracle.json`` records it.
     """
     from rsp_workbench.oracle.judge import JudgeOptions, RecordedRun, judge, oracle_semantics, report_due_at
-    from rsp_workbench.pipeline.oracle_paths import expected_function
+    from rsp_workbench.oracle.paths import expected_function
+    from rsp_workbench.pipeline.oracle_job import spark_expected
     from rsp_workbench.responses.readers import read_response_log
 
     spec = task.spec
@@ -713,7 +714,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
         for iri in streams for ref in task.streams
         if ref.format == "parquet" and (ref.iri == iri or ref.iri is None)
     }
-    expected = expected_function(settings.get("method") or "auto", parquet_files=parquet_files,
+    expected = expected_function(settings.get("method") or "auto", parquet_files=parquet_files, spark=spark_expected,
                                  spark_master=settings.get("spark_master"), allow_spark=allow_spark)
     judgement = judge(run, options, expected)
     if judgement.quality is not None:

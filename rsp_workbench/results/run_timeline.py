@@ -295,7 +295,7 @@ def timeline_run(
     cancelled: Callable[[], bool] | None = None,
 ) -> BundleRun:
     """Read one run of an opened bundle for the timeline (runs off the GUI thread)."""
-    from rsp_workbench.oracle.annotated import Timeline, evaluations_for
+    from rsp_workbench.oracle.deltas import Timeline, evaluations_for
     from rsp_workbench.oracle.reference import window_specs
     from rsp_workbench.oracle.run import default_end
     from rsp_workbench.query.parser import parse_query

@@ -207,3 +207,42 @@ def readme_mismatches(readme: str, layers: tuple[tuple[str, ...], ...]) -> list[
              for room, level in wanted.items() if table.get(room) != level]
     found += [f"{room}: in README's table but not a room" for room in table if room not in wanted]
     return sorted(found)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(tree: SourceTree) -> list[str]:
+    """Private names (``_x``) one module takes from another project module: ``from pkg.m import _x``,
+    relative or absolute, and ``m._x`` on a project module imported as ``m``. A name another module
+    needs is public, with a proper name, or the code using it moves next to it."""
+    found = []
+    for name, path in tree.files.items():
+        is_package = path.name == "__init__.py"
+        modules: dict[str, str] = {}  # local alias -> project module
+        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))))
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == tree.package and alias.name in tree.files:
+                        modules[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".")
+                    base = base[: len(base) - node.level + (1 if is_package else 0)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                if module.split(".")[0] != tree.package:
+                    continue
+                for alias in node.names:
+                    if f"{module}.{alias.name}" in tree.files:
+                        modules[alias.asname or alias.name] = f"{module}.{alias.name}"
+                    elif _is_private(alias.name) and module != name:
+                        found.append(f"{name} imports {module}.{alias.name}")
+        for node in nodes:
+            if (isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and modules[node.value.id] != name):
+                found.append(f"{name} uses {modules[node.value.id]}.{node.attr}")
+    return sorted(set(found))

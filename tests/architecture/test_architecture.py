@@ -19,6 +19,7 @@ from tests.architecture.rules import (
     SourceTree,
     is_model,
     module_cycles,
+    private_imports,
     read_tree,
     reaching,
     readme_mismatches,
@@ -82,6 +83,10 @@ def test_the_judge_imports_nothing_from_the_engines(tree: SourceTree) -> None:
     """The oracle's ground truth is its own (docs/oracle.md, "Which verdicts are independent")."""
     assert [f"{module} imports {target}" for module in tree.files if tree.room(module) == "rsp_workbench.oracle"
             for target in sorted(tree.imports[module]) if tree.room(target) == "rsp_workbench.engines"] == []
+
+
+def test_no_private_names_cross_modules(tree: SourceTree) -> None:
+    assert private_imports(tree) == []
 
 
 def test_no_import_cycles_between_modules(tree: SourceTree) -> None:
@@ -227,6 +232,17 @@ def test_a_cycle_between_rooms_without_a_module_cycle_is_caught(tmp_path: Path) 
                               "results/view.py": "from pkg.oracle import quality\n", "oracle/quality.py": ""})
     assert module_cycles(tree) == []
     assert room_cycles(tree) == [["pkg.oracle", "pkg.results"]]
+
+
+def test_a_private_name_taken_from_another_module_is_caught(tmp_path: Path) -> None:
+    tree = planted(tmp_path, {"core/a.py": "def _key(): ...\n_cache = {}\n__all__ = ['x']\n",
+                              "core/b.py": "from ._own import y\n",  # a private module's public name: fine
+                              "core/_own.py": "y = 1\n",
+                              "oracle/c.py": "from pkg.core.a import _key, __all__\n",
+                              "oracle/d.py": "from ..core import a\nimport pkg.core.a as m\nprint(a._cache, m._key, a.__all__)\n",
+                              "results/e.py": "def _mine(): ...\nprint(_mine())\n"})
+    assert private_imports(tree) == ["pkg.oracle.c imports pkg.core.a._key", "pkg.oracle.d uses pkg.core.a._cache",
+                                     "pkg.oracle.d uses pkg.core.a._key"]
 
 
 def test_a_module_cycle_is_caught(tmp_path: Path) -> None:

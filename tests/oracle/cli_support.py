@@ -56,3 +56,11 @@ CORRECT_ANSWERS = {
 def oracle_args(folder: Path, *extra: str) -> list[str]:
     return ["oracle", "--stream", str(folder / "stream"), "--stream-format", "csrbench-dir", "--query",
             str(folder / "q.rq"), "--system", "csparql", "--t0", "all", *extra]
+
+
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    """``rspwb ARGV --json``'s object (the command must succeed)."""
+    code = main(argv + ["--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)

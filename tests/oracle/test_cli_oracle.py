@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rsp_workbench.cli.main import main
-from tests.oracle.cli_support import CORRECT_ANSWERS, QUERY, ROOMS, check, oracle_args, relation  # noqa: F401
+from tests.oracle.cli_support import CORRECT_ANSWERS, QUERY, ROOMS, check, oracle_args, relation, run_json  # noqa: F401
 
 
 @pytest.mark.parametrize("system", sorted(CORRECT_ANSWERS))
@@ -82,13 +82,6 @@ def test_oracle_json_windows(capsys: pytest.CaptureFixture[str], rooms: Path) ->
     ]
 
 
-def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
-    code = main(argv + ["--json"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)
-
-
 def test_json_names_the_path_that_ran(capsys: pytest.CaptureFixture[str], rooms: Path) -> None:
     payload = run_json(capsys, oracle_args(rooms))
     assert (payload["method"], payload["engine"], payload["method_reason"]) == ("fast", "python", None)
@@ -111,24 +104,22 @@ def test_out_folder_is_complete_with_a_manifest(capsys: pytest.CaptureFixture[st
 
 def test_cancelled_out_leaves_no_result_that_looks_complete(rooms: Path) -> None:
     """Interrupted after the first file: no DIR, no DIR.partial; an earlier DIR is kept."""
-    from rsp_workbench.cli.main import build_parser
-    from rsp_workbench.cli.oracle_cmd import _prepare, expected, write_oracle_dir
+    from rsp_workbench.oracle.commands import oracle_answers, write_expected_folder
 
-    args = build_parser().parse_args(oracle_args(rooms))
-    prepared = _prepare(args)
-    answers, used = expected(args, prepared)
+    result = oracle_answers(rooms / "stream", rooms / "q.rq", stream_format="csrbench-dir", system="csparql", t0="all")
 
     def interrupt(name: str) -> None:
         raise KeyboardInterrupt
 
     out = rooms / "expected"
+    label = str(rooms / "q.rq")
     with pytest.raises(KeyboardInterrupt):
-        write_oracle_dir(str(out), args, prepared, answers, used, None, after_file=interrupt)
+        write_expected_folder(str(out), result, query_label=label, after_file=interrupt)
     assert not out.exists() and not (rooms / "expected.partial").exists()
-    files = write_oracle_dir(str(out), args, prepared, answers, used, None)
+    files = write_expected_folder(str(out), result, query_label=label)
     before = {name: (out / name).read_bytes() for name in files + ["manifest.json"]}
     with pytest.raises(KeyboardInterrupt):
-        write_oracle_dir(str(out), args, prepared, answers, used, None, after_file=interrupt)
+        write_expected_folder(str(out), result, query_label=label, after_file=interrupt)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert not (rooms / "expected.partial").exists()
 
@@ -144,7 +135,7 @@ def test_out_refuses_a_foreign_folder(capsys: pytest.CaptureFixture[str], rooms:
 @pytest.mark.spark
 def test_spark_method_gives_the_same_windows_and_verdicts(capsys: pytest.CaptureFixture[str], rooms: Path,
                                                           spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rsp_workbench.pipeline import oracle_paths
+    from rsp_workbench.oracle import paths as oracle_paths
 
     python = run_json(capsys, oracle_args(rooms))
     on_spark = run_json(capsys, oracle_args(rooms, "--method", "spark"))

@@ -14,8 +14,8 @@ from rsp_workbench.errors import UserError
 from rsp_workbench.oracle.annotated import NumericBound
 from rsp_workbench.oracle.columnar import certainly_fails, columns_from_elements, query_predicates, read_columns
 from rsp_workbench.oracle.reference import expected_answer
-from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
-from rsp_workbench.pipeline.oracle_paths import COLUMNAR_THRESHOLD, SPARK_THRESHOLD, choose_path
+from rsp_workbench.oracle.answers import columnar_expected_answers
+from rsp_workbench.oracle.paths import COLUMNAR_THRESHOLD, SPARK_THRESHOLD, choose_path
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.streams.readers import ReadReport, read_yabench
 
@@ -189,7 +189,7 @@ def test_big_streams_take_the_columnar_path_end_to_end(tmp_path: Path, capsys, m
     import json
 
     from rsp_workbench.cli.main import main
-    from rsp_workbench.pipeline import oracle_paths
+    from rsp_workbench.oracle import paths as oracle_paths
 
     lines = [f'<http://e/{i % 3}> <http://e/p> "{i % 4}"^^<http://www.w3.org/2001/XMLSchema#integer> "{i}" .'
              for i in range(12)]

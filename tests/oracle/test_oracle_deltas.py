@@ -21,7 +21,8 @@ from tests.oracle.cases import BODIES, E, INT, S1, STATIC, assert_same, csparql,
 from rsp_workbench.core.report import evaluation_instants
 from rsp_workbench.core.semantics import PRESETS, ReportPolicy, Tick
 from rsp_workbench.errors import UserError
-from rsp_workbench.oracle.annotated import Timeline, annotate, build_context, compile_plan, fast_expected_answers
+from rsp_workbench.oracle.annotated import annotate, build_context, compile_plan, fast_expected_answers
+from rsp_workbench.oracle.deltas import Timeline
 from rsp_workbench.oracle.deltas import DeltaAnswer, LazyAnswers, evaluation_grid, presence_runs
 from rsp_workbench.oracle.reference import StaticData, expected_answer, window_specs
 from rsp_workbench.oracle.run import windows_summary

@@ -27,15 +27,15 @@ from rsp_workbench.core.semantics import (
 )
 from rsp_workbench.oracle.annotated import (
     FastPathUnsupported,
-    Timeline,
     annotate,
     build_context,
     compile_plan,
-    evaluations_for,
     fast_expected_answer,
 )
+from rsp_workbench.oracle.deltas import Timeline, evaluations_for
 from rsp_workbench.oracle.reference import StaticData, expected_answer, window_specs
-from rsp_workbench.pipeline.oracle_job import VectorisedAnswers, evaluation_arrays, vectorisable
+from rsp_workbench.oracle.answers import VectorisedAnswers
+from rsp_workbench.oracle.deltas import evaluation_arrays, vectorisable
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.streams.model import StreamElement
 from tests.oracle.cases import BODIES, E, INT, S1, S2, STATIC, assert_same, csparql, semantics, streams  # noqa: F401
@@ -291,9 +291,9 @@ def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream) -> None
     ordered = [(x, p, v), (x, r, y)]
     # element 0 is (a p 3), 1 is (a r b), 3 is (b r a): rows (0, 1) join on ?x = a, (0, 3) do not
     table = pa.table({"src0": [0, 0], "ref0": [0, 0], "src1": [0, 0], "ref1": [1, 3], "pmin0": [0, 0], "pmax0": [1, 3]})
-    from rsp_workbench.pipeline.oracle_job import _PatternSource
+    from rsp_workbench.pipeline.oracle_job import PatternSource
 
-    relation = bgp._relation(ordered, ["x", "v", "y"], [_PatternSource([], [0])] * 2, table, ["pmin0", "pmax0"])
+    relation = bgp._relation(ordered, ["x", "v", "y"], [PatternSource([], [0])] * 2, table, ["pmin0", "pmax0"])
     assert [values for values, _ in relation.rows] == [(E.format("a"), INT.format(3), E.format("b"))]
 
 

@@ -22,7 +22,7 @@ from rsp_workbench.core.semantics import PRESETS
 from rsp_workbench.oracle import deltas
 from rsp_workbench.oracle.columnar import columns_from_elements, query_predicates
 from rsp_workbench.oracle.output import MAPPINGS, _grid_and_runs, _packed, write_expected_answers
-from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
+from rsp_workbench.oracle.answers import columnar_expected_answers
 from rsp_workbench.streams.model import StreamElement
 from tests.paths import DATA
 

@@ -34,7 +34,7 @@ def test_small_runs_are_judged_on_the_python_fast_path(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_runs_over_the_threshold_are_judged_by_the_spark_job(tmp_path: Path, spark: object,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from rsp_workbench.pipeline import oracle_paths
+    from rsp_workbench.oracle import paths as oracle_paths
 
     monkeypatch.setattr(oracle_paths, "SPARK_THRESHOLD", 3)  # the tiny stream counts as big
     path = experiment_file(tmp_path, """

@@ -10,25 +10,27 @@ elements (measured on YABench SMALL/MEDIUM/BIG, every preset; docs/oracle.md):
   the stream read as Arrow columns, BGPs as Arrow hash joins, presence runs per t0) —
   faster than the Spark job at every size up to BIG and for every report policy, since
   the JVM start alone costs more than the whole columnar run;
-* above it: the Spark job (`rsp_workbench.pipeline.oracle_job`), whose driver holds no
-  stream in memory.
+* above it: the Spark job, whose driver holds no stream in memory.
 
 Queries outside the fragment take rdflib's reference path. ``spark``/``fast``/``reference``
-force a path (``fast``: the Python fast path, columnar above the same threshold). The
-rule lives in the pipeline layer because only this layer may start Spark; the oracle gets
-it as an `rsp_workbench.oracle.judge.ExpectedFunction` (:func:`expected_function`).
+force a path (``fast``: the Python fast path, columnar above the same threshold). Only the
+pipeline layer may start Spark, so its job comes in as a `SparkExpected` argument
+(`rsp_workbench.pipeline.oracle_job.spark_expected`); without one, ``auto`` stays in Python
+and ``spark`` is refused.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+
+from rsp_workbench.errors import UserError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rsp_workbench.oracle.columnar import StreamColumns
-    from rsp_workbench.oracle.reference import StaticData
     from rsp_workbench.core.semantics import EngineSemantics
+    from rsp_workbench.oracle.columnar import StreamColumns
     from rsp_workbench.oracle.judge import ExpectedFunction
+    from rsp_workbench.oracle.reference import StaticData
     from rsp_workbench.oracle.run import OracleMethod
     from rsp_workbench.query.model import ContinuousQuery
     from rsp_workbench.streams.model import StreamElement
@@ -37,6 +39,21 @@ METHODS = ("auto", "fast", "spark", "reference")
 COLUMNAR_THRESHOLD = 10_000  # elements: above this, the Python path reads the streams as Arrow columns (faster from ~10 k on)
 SPARK_THRESHOLD = 10_000_000  # elements: above this, auto runs the Spark job (the driver holds no stream)
 PATHS = ("python", "columnar", "spark", "reference")
+
+
+class SparkJobUnavailable(UserError):
+    """Spark cannot start here (no Java, too old a Java): ``auto`` runs the Python path instead."""
+
+
+class SparkExpected(Protocol):
+    """The Spark oracle job as the pipeline layer passes it in: expected answers per t0 vector
+    over the Parquet files ``parquet_sources(folder)`` gives; raises `SparkJobUnavailable` when
+    Spark cannot start."""
+
+    def __call__(self, query: "ContinuousQuery", semantics: "EngineSemantics", vectors: Sequence[tuple[int, ...]],
+                 parquet_sources: Callable[[str], Mapping[str, str]], *, end: int, static: "StaticData",
+                 report_window: int, spark_master: str | None,
+                 keep_results: bool) -> "tuple[Mapping[tuple[int, ...], Any], OracleMethod]": ...
 
 
 def choose_path(method: str, *, inside_fragment: bool, elements: int, allow_spark: bool = True) -> str:
@@ -74,6 +91,7 @@ def expected_by_method(
     end: int,
     static: "StaticData | None" = None,
     report_window: int = 0,
+    spark: SparkExpected | None = None,
     spark_master: str | None = None,
     allow_spark: bool = True,
     keep_results: bool = True,
@@ -84,7 +102,8 @@ def expected_by_method(
     ``size()`` counts (or estimates) the streams' elements; ``elements()`` reads them for
     the Python path; ``columns(predicates)`` reads them as `StreamColumns` for the columnar
     path (default: from ``elements()``); ``parquet_sources(folder)`` gives a Parquet file
-    per stream IRI for Spark (writing the others into ``folder``). ``allow_spark=False``
+    per stream IRI for ``spark``, the Spark job (writing the others into ``folder``); without
+    it, ``auto`` stays in Python and ``method="spark"`` is refused. ``allow_spark=False``
     (e.g. inside a Spark task) keeps ``auto`` off Spark and says why.
     """
     from rsp_workbench.oracle.reference import StaticData
@@ -99,21 +118,23 @@ def expected_by_method(
     note = None
     if not allow_spark and method == "auto" and count > SPARK_THRESHOLD:
         note = "the run is a Spark task (no Spark job from an executor); the Python path ran"
+    if path == "spark" and spark is None:
+        if method == "spark":
+            raise UserError("the Spark oracle job is not available to this caller", field="--method")
+        note, path = "no Spark job was passed to the oracle; the Python path ran", "columnar"
     if path == "spark":
-        from rsp_workbench.pipeline.spark import SparkUnavailable
-
+        assert spark is not None
         try:
-            return _spark_expected(query, semantics, vectors, parquet_sources, end=end, static=static,
-                                   report_window=report_window, spark_master=spark_master,
-                                   keep_results=keep_results)
-        except SparkUnavailable as error:
+            return spark(query, semantics, vectors, parquet_sources, end=end, static=static,
+                         report_window=report_window, spark_master=spark_master, keep_results=keep_results)
+        except SparkJobUnavailable as error:
             if method == "spark":
                 raise
             note = f"Spark is unavailable ({error.message}); the Python path ran"
             path = "columnar"
     if path == "columnar":
+        from rsp_workbench.oracle.answers import columnar_expected_answers
         from rsp_workbench.oracle.columnar import StreamColumns, columns_from_elements, query_predicates
-        from rsp_workbench.pipeline.oracle_job import columnar_expected_answers
 
         predicates = query_predicates(query)
         if columns is not None:
@@ -129,31 +150,13 @@ def expected_by_method(
                                             report_window=report_window, keep_results=keep_results)
         reason = "; ".join(r for r in (note, answers.reason) if r) or None
         return answers, OracleMethod(answers.mode, "arrow", reason)
-    answers, used = expected_with_method(
+    in_python, used = expected_with_method(
         query, elements(), semantics, vectors, static=static, end=end, report_window=report_window,
         method="auto" if method == "spark" else method,
     )
     if note:
         used = OracleMethod(used.path, used.engine, note if used.reason is None else f"{note}; {used.reason}")
-    return answers, used
-
-
-def _spark_expected(query: "ContinuousQuery", semantics: "EngineSemantics", vectors: Sequence[tuple[int, ...]],
-                    parquet_sources: Callable[[str], Mapping[str, str]], *, end: int, static: "StaticData",
-                    report_window: int, spark_master: str | None,
-                    keep_results: bool) -> tuple[Mapping[tuple[int, ...], Any], "OracleMethod"]:
-    import tempfile
-
-    from rsp_workbench.oracle.run import OracleMethod
-    from rsp_workbench.pipeline.oracle_job import expected_answers
-    from rsp_workbench.pipeline.spark import get_spark
-
-    spark = get_spark(spark_master)
-    with tempfile.TemporaryDirectory(prefix="rspwb-oracle-") as folder:
-        sources = parquet_sources(folder)
-        answers = expected_answers(spark, query, dict(sources), semantics, list(vectors), static=static, end=end,
-                                   report_window=report_window, keep_results=keep_results)
-    return answers, OracleMethod(answers.mode, "spark", answers.reason)
+    return in_python, used
 
 
 ParquetFiles = Mapping[str, "tuple[str, Sequence[StreamElement]]"]
@@ -182,7 +185,8 @@ def write_parquet_sources(folder: str, streams: Mapping[str, Sequence["StreamEle
 
 
 def expected_function(method: str = "auto", *, parquet_files: ParquetFiles | None = None,
-                      spark_master: str | None = None, allow_spark: bool = True) -> "ExpectedFunction":
+                      spark: SparkExpected | None = None, spark_master: str | None = None,
+                      allow_spark: bool = True) -> "ExpectedFunction":
     """The ``--method`` rule as the oracle's `ExpectedFunction` (for `rsp_workbench.oracle.judge.judge`).
 
     ``parquet_files``: per stream IRI, the Parquet file and the elements read from it (Spark
@@ -200,7 +204,7 @@ def expected_function(method: str = "auto", *, parquet_files: ParquetFiles | Non
         return expected_by_method(
             query, semantics, vectors, method=method, size=size, elements=lambda: streams,
             parquet_sources=lambda folder: write_parquet_sources(folder, streams, known), end=end, static=static,
-            report_window=report_window, spark_master=spark_master, allow_spark=allow_spark,
+            report_window=report_window, spark=spark, spark_master=spark_master, allow_spark=allow_spark,
         )
 
     return expected
