@@ -16,10 +16,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Container, Hashable, Iterator, Sequence
 
+from rsp_workbench.streams.model import StreamElement
 from rsp_workbench.streams.terms import canonical_term, from_rdflib, to_rdflib
 
 Triple = tuple[str, str, str]
 GraphKey = str | None  # None: the default graph
+#: What a window store adds and removes: a triple, or a stream element (its first three fields are one).
+Statement = Triple | StreamElement
 
 
 class Unsupported(Exception):
@@ -488,7 +491,7 @@ class IncrementalBGP:
                      for pattern in self.compiled.patterns if pattern.graph == key]
 
         def arrive(full: dict[str, str], mapping: Hashable) -> None:
-            last = max(arrivals.get(tuple(full[term] if is_var else term for is_var, term in template), -1)  # type: ignore[misc]
+            last = max(arrivals.get(tuple(full[term] if is_var else term for is_var, term in template), -1)  # type: ignore[arg-type]  # three terms: a Triple
                        for template in templates)
             added[last].append(mapping)
 
@@ -587,8 +590,8 @@ class IncrementalBGP:
         graph = self.graphs.get(graph_key)
         if graph is None:
             return
-        candidates = graph.candidates(binding[s] if s_var else s, binding[p] if p_var else p,  # type: ignore[index]
-                                      binding[o] if o_var else o)  # type: ignore[index]
+        candidates = graph.candidates(binding[s] if s_var else s, binding[p] if p_var else p,
+                                      binding[o] if o_var else o)
         last = step + 1 == len(steps)
         for candidate in candidates:
             if exclude and candidate in changed:
@@ -632,7 +635,7 @@ class RdflibMirror:
         """The bag of solution mappings, exactly as the oracle's ``evaluate_snapshot`` builds it."""
         bag: Counter[Hashable] = Counter()
         for row in self.dataset.query(prepared):
-            values = row.asdict()
+            values = row.asdict()  # type: ignore[union-attr]  # a SELECT query gives rows, never triples or a boolean
             bag[frozenset((str(var), from_rdflib(value)) for var, value in values.items() if value is not None)] += 1
         return bag
 
@@ -718,7 +721,7 @@ class WindowStore:
     def remove(self, key: GraphKey, triple: Triple) -> None:
         self.remove_all(key, (triple,))
 
-    def add_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
+    def add_all(self, key: GraphKey, statements: Sequence[Statement]) -> None:
         """Add the triples ``(s, p, o, …)[:3]`` of the statements to graph ``key``, in order
         (into an empty native matcher: all at once, :meth:`IncrementalBGP.load`)."""
         at_once = not self.counts and isinstance(self.sink, IncrementalBGP) and len(statements) > 1
@@ -728,13 +731,13 @@ class WindowStore:
         else:
             self._pass_on(key, fresh, +1)
 
-    def add_run(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> list[list[Hashable]]:
+    def add_run(self, key: GraphKey, statements: Sequence[Statement]) -> list[list[Hashable]]:
         """Add statements that arrive one evaluation each (native matcher only): per statement,
         the projected mappings its arrival adds (:meth:`IncrementalBGP.insert_run`)."""
         assert isinstance(self.sink, IncrementalBGP)
         return self.sink.insert_run(key, self._first_copies(key, statements), len(statements))
 
-    def _first_copies(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> dict[Triple, int]:
+    def _first_copies(self, key: GraphKey, statements: Sequence[Statement]) -> dict[Triple, int]:
         """Count one more copy of each statement's triple; the triples whose first copy this is,
         in order, each with the position of its statement (triples no pattern binds are skipped)."""
         if self.retired.stack:
@@ -754,7 +757,7 @@ class WindowStore:
         self.copies += len(statements)
         return fresh
 
-    def add_one(self, key: GraphKey, statement: Sequence[str]) -> None:
+    def add_one(self, key: GraphKey, statement: Statement) -> None:
         """:meth:`add_all` of one statement, with less on the way: a tuple tick adds one
         element per evaluation (700,000 a stream at YABench BIG)."""
         self.copies += 1
@@ -770,7 +773,7 @@ class WindowStore:
         if count == 0:
             self.sink.insert(key, triple)
 
-    def remove_all(self, key: GraphKey, statements: Sequence[Sequence[str]]) -> None:
+    def remove_all(self, key: GraphKey, statements: Sequence[Statement]) -> None:
         """Remove one copy of each statement's triple from graph ``key``, in order."""
         if self.retired.stack:
             self.retired.free(2 * len(statements) + 1024)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Hashable, Iterable, Sequence
+from typing import Hashable, Iterable, Sequence, cast
 
 from rsp_workbench.engines._match import IncrementalBGP, RdflibMirror
 from rsp_workbench.engines._rhodf import SCHEMA_PREDICATES, Schema, Triple, closure, default_schema, load_schema
@@ -32,7 +32,7 @@ from rsp_workbench.core.report import Evaluation
 from rsp_workbench.engine import EngineConfig, StaticGraphs
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.model import ContinuousQuery
-from rsp_workbench.responses.model import EngineResponse
+from rsp_workbench.responses.model import EngineResponse, SolutionMapping
 from rsp_workbench.streams.terms import canonical_triple
 
 GraphKey = str | None
@@ -88,7 +88,8 @@ class MaterialisingEngine(WindowedEngine):
             self.previous = current
             if output or self.semantics.empty_notification:
                 out.append(EngineResponse(
-                    evaluation.time, int(time.time() * 1000), OPERATION_SYMBOL[self.r2s], tuple(output.elements()),
+                    evaluation.time, int(time.time() * 1000), OPERATION_SYMBOL[self.r2s],
+                    cast(tuple[SolutionMapping, ...], tuple(output.elements())),  # the core's bags: opaque keys
                 ))
 
     def _relation(self, ranges: list[tuple[int, int]]) -> Counter[Hashable]:

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Hashable
+from typing import Any, Hashable, cast
 
 from rsp_workbench.engines._match import IncrementalBGP, RdflibMirror, WindowStore
 from rsp_workbench.engines._schedule import StreamBuffer, content_positions
@@ -70,7 +70,7 @@ from rsp_workbench.core.windows import WindowSpec
 from rsp_workbench.engine import EngineConfig, StaticGraphs
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.model import ContinuousQuery
-from rsp_workbench.responses.model import EngineResponse
+from rsp_workbench.responses.model import EngineResponse, SolutionMapping
 from rsp_workbench.streams.model import StreamElement
 from rsp_workbench.streams.terms import canonical_triple
 
@@ -231,7 +231,8 @@ class SecretEngine(WindowedEngine):
         """R2S over the relation at this evaluation; a response unless it is empty and not notified."""
         output = self._r2s_output()
         if output or self.semantics.empty_notification:
-            bindings = tuple(output.elements())
+            # the core's bags keep their keys opaque; an engine's relations hold solution mappings
+            bindings = cast(tuple[SolutionMapping, ...], tuple(output.elements()))
             out.append(EngineResponse(evaluation.time, int(time.time() * 1000), OPERATION_SYMBOL[self.r2s], bindings))
 
     def _prefill(self, arrived: int) -> None:

@@ -180,7 +180,8 @@ class ParquetTermLookup(TermLookup):
     def terms(self, slot: str, positions: np.ndarray) -> np.ndarray:
         self.prefetch(slot)
         indices, distinct = self._columns[slot]
-        return distinct[indices[positions]]
+        found: np.ndarray = distinct[indices[positions]]
+        return found
 
     def prefetch(self, slot: str) -> None:
         if slot not in self._columns:
@@ -299,7 +300,11 @@ class SparkBGP:
         needed = {(self.lookups[w], _SLOTS[i]) for k, pattern in enumerate(ordered) for w in sources[k].windows
                   for i, term in enumerate(pattern) if is_variable(term)}
         with ThreadPoolExecutor(max_workers=1) as pool:  # the driver reads terms while Spark joins
-            prefetch = pool.submit(lambda: [lookup.prefetch(slot) for lookup, slot in needed])
+            def prefetch_all() -> None:
+                for lookup, slot in needed:
+                    lookup.prefetch(slot)
+
+            prefetch = pool.submit(prefetch_all)
             table = joined.select(*refs, *reqs).toArrow()
             prefetch.result()
         return self._relation(ordered, variables, sources, table, reqs)
@@ -508,7 +513,7 @@ def expected_answers(
         key = _annotation_key(query, sources, static) if cache else None
         tables = _ANNOTATIONS.get(key) if key is not None else None
         reused = tables is not None
-        if reused:
+        if reused and key is not None:
             _ANNOTATIONS.move_to_end(key)
         if tables is None:
             frames = [frames_by_stream[w.stream] for w in query.windows]

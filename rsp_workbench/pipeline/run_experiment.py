@@ -34,7 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, Bundle, read_json, run_row
+from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, Bundle, run_row
+from rsp_workbench.results.json_files import read_json
 from rsp_workbench.files import JsonRows, PARTIAL, write_json_atomic, write_lines_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment, RunSpec, RunStream
@@ -303,38 +304,12 @@ def _stream_size(stream: RunStream) -> int | None:
 # --- confirmation ----------------------------------------------------------------------
 
 
-def external_commands(runs: Sequence[RunSpec]) -> list[tuple[str, tuple[str, ...]]]:
-    """(engine id, command) of every external engine, once each."""
-    seen: dict[tuple[str, tuple[str, ...]], None] = {}
-    for spec in runs:
-        if spec.requires_confirmation:
-            command = tuple(str(part) for part in spec.engine_parameters.get("command") or ())
-            seen.setdefault((spec.engine.id, command), None)
-    return list(seen)
-
-
-def _confirm(experiment: Experiment, runs: Sequence[RunSpec], assume_yes: bool,
-             ask: Callable[[str], bool] | None) -> None:
+def _confirm(experiment: Experiment, assume_yes: bool, ask: Callable[[str], bool] | None) -> None:
     if not experiment.requires_confirmation:
         return
-    try:
-        from rsp_workbench.stand.confirm import confirm_commands  # type: ignore[import-not-found]
-    except ModuleNotFoundError:
-        confirm_commands = None
-    if confirm_commands is not None:
-        confirm_commands(experiment, assume_yes=assume_yes, ask=ask)
-        return
-    if assume_yes:
-        return
-    import shlex
+    from rsp_workbench.stand.confirm import confirm_commands
 
-    listing = "\n".join(f"  {engine}: {shlex.join(command)}" for engine, command in external_commands(runs))
-    prompt = f"The experiment runs external programs:\n{listing}\nRun them?"
-    if ask is None or not ask(prompt):
-        raise UserError(
-            f"the experiment runs external programs; confirm them with --yes:\n{listing}",
-            file=_file(experiment), field="engines",
-        )
+    confirm_commands(experiment, assume_yes=assume_yes, ask=ask)
 
 
 # --- streams ---------------------------------------------------------------------------
@@ -356,7 +331,7 @@ def _cancel_state(cancel: threading.Event) -> Any:
 
     class _State(TaskState):
         @property
-        def cancelled(self) -> bool:  # type: ignore[override]
+        def cancelled(self) -> bool:
             return cancel.is_set()
 
     return _State()
@@ -664,7 +639,7 @@ def _run_meta(spec: RunSpec, stream: StreamRef, streams: Sequence[StreamRef] = (
 def _streams_identity(task: RunTask) -> tuple[Any, ...]:
     """What identifies the content of a run's streams across bundles: absolute path, size, mtime."""
     bundle = Path(task.runs_dir).parent
-    identity = []
+    identity: list[tuple[str | None, str, int | None, int | None, int]] = []
     for ref in task.streams:
         path = Path(ref.path) if os.path.isabs(ref.path) else bundle / ref.path
         try:
@@ -803,7 +778,7 @@ def run_experiment(
     validate_runs(experiment, runs, static)
     refuse_what_cannot_fit(experiment, runs, sizes=sizes)
     _warn_assumed_semantics(experiment, report)
-    _confirm(experiment, runs, assume_yes, ask)
+    _confirm(experiment, assume_yes, ask)
 
     from rsp_workbench.results.bundle_folder import locked_bundle_folder
 
@@ -958,8 +933,8 @@ def _write_yabench_files(out: Path, runs: Sequence[RunSpec], rows: Sequence[Mapp
     for (case, query, engine), files in groups.items():
         folder = out / YABENCH_DIR / f"case{case}-{query}"
         folder.mkdir(parents=True, exist_ok=True)
-        for n, lines in enumerate(files, 1):
-            write_lines_atomic(folder / f"ORACLE_{engine}_{n}", _lines_of(lines))
+        for n, oracle_lines in enumerate(files, 1):
+            write_lines_atomic(folder / f"ORACLE_{engine}_{n}", _lines_of(oracle_lines))
         write_lines_atomic(folder / f"BOXPLOTS_{engine}", boxplots_lines(engine, [_lines_of(f) for f in files]))
 
 

@@ -352,7 +352,7 @@ def job_group(spark: "SparkSession", group_id: str, description: str) -> Iterato
     try:
         yield group_id
     except Exception as error:  # noqa: BLE001 - re-raised unless it is a missing module on the executors
-        failure = executor_failure(error, context.master, executor_python(dict(context.getConf().getAll())))
+        failure = executor_failure(error, str(context.master), executor_python(dict(context.getConf().getAll())))
         if failure is not None:
             raise failure from None
         raise

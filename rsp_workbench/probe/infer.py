@@ -44,7 +44,7 @@ from rsp_workbench.core.semantics import (
 from rsp_workbench.core.t0 import admissible_t0
 from rsp_workbench.core.time import TimeUnit
 from rsp_workbench.core.windows import WindowSpec
-from rsp_workbench.oracle.compare import numeric_value
+from rsp_workbench.oracle.compare import as_mapping, numeric_value
 from rsp_workbench.oracle.verdict import Divergence, Relation, mappings_to_json, regroup_by_time
 from rsp_workbench.responses.model import ResponseLog
 from rsp_workbench.probe.battery import MATCH, SLIDE_MS, Probe
@@ -328,10 +328,11 @@ def all_candidates(aligns: Sequence[int | None]) -> list[Candidate]:
 
 def _elements_of(probe: Probe, mapping: Hashable) -> list[int]:
     """The times of the elements a mapping can come from: its subjects, else its object values."""
-    times = [probe.element_times[term] for _, term in mapping if term in probe.element_times]  # type: ignore[union-attr]
+    pairs = as_mapping(mapping)
+    times = [probe.element_times[term] for _, term in pairs if term in probe.element_times]
     if times:
         return times
-    values = {term for _, term in mapping}  # type: ignore[union-attr]
+    values = {term for _, term in pairs}
     return [e.t for e in probe.elements if e.object in values and e.predicate == MATCH]
 
 
@@ -361,10 +362,10 @@ def fault_signature(probe: Probe, candidate: Candidate, divergence: Divergence) 
     if not missing and not extra:
         return None
     if missing and extra and all(
-        any(numeric_value(term) == 0 for _, term in mapping) for mapping in missing  # type: ignore[union-attr]
+        any(numeric_value(term) == 0 for _, term in as_mapping(mapping)) for mapping in missing
     ):
         stripped = Counter(
-            frozenset((var, term) for var, term in mapping if numeric_value(term) != 0)  # type: ignore[union-attr]
+            frozenset((var, term) for var, term in as_mapping(mapping) if numeric_value(term) != 0)
             for mapping in missing.elements()
         )
         if stripped == extra:
