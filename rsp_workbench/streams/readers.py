@@ -27,16 +27,17 @@ from urllib.parse import unquote
 from rsp_workbench.errors import UserError
 from rsp_workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS, StreamElement
 from rsp_workbench.streams.terms import (
+    ABSOLUTE_IRI,
     BNODE,
-    IRI,
     IRI_SIMPLE,
-    LITERAL,
     OBJECT,
-    QUIRK_LITERAL,
+    STREAM_LITERAL,
+    STREAM_QUIRK_LITERAL,
     SUBJECT,
     TermError,
     canonical_term,
     from_rdflib,
+    relative_iri_at,
     split_literal,
 )
 from rsp_workbench.streams.writers import TIME_GRAPH_PREFIX
@@ -150,6 +151,10 @@ def diagnose_line(line: str, steps: list[tuple[str, re.Pattern[str], bool]], fil
             if space is None and position < len(text):
                 return UserError(f"expected a space before {description}", file=file, line=number, column=position + 1)
             position = space.end() if space else position
+        relative = relative_iri_at(text, position)  # a term that fails (maybe after a prefix) only for that
+        if relative is not None:
+            return UserError(f"relative IRI {relative!r}: a stream's IRIs are absolute (<http://…>, <urn:…>)",
+                             file=file, line=number, column=position + 1)
         match = pattern.match(text, position)
         if match is None:
             return UserError(
@@ -173,7 +178,7 @@ def _snippet(text: str, position: int) -> str:
 
 
 _SUBJECT_STEP = ("a subject (<iri> or _:label)", re.compile(SUBJECT), False)
-_PREDICATE_STEP = ("a predicate (<iri>)", re.compile(IRI), True)
+_PREDICATE_STEP = ("a predicate (<iri>)", re.compile(ABSOLUTE_IRI), True)
 _OBJECT_STEP = (
     'an object (<iri>, _:label, "literal" or a number like 76.0^^<datatype>)',
     re.compile(OBJECT),
@@ -191,7 +196,7 @@ _NQUADS_STEPS = [
     _SUBJECT_STEP,
     _PREDICATE_STEP,
     _OBJECT_STEP,
-    ("a graph name (<iri> or _:label) or ' .'", re.compile(rf"[ \t]*(?:{IRI}|{BNODE})?"), False),
+    ("a graph name (<iri> or _:label) or ' .'", re.compile(rf"[ \t]*(?:{ABSOLUTE_IRI}|{BNODE})?"), False),
     _DOT_STEP,
 ]
 
@@ -202,11 +207,11 @@ _NQUADS_STEPS = [
 # with ``findall`` to blocks of lines; any other line lands in the last group and goes
 # through the general pattern (any N-Triples spacing, blank nodes, escapes, comments).
 _YABENCH_BLOCK = re.compile(
-    rf'^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{LITERAL}|{QUIRK_LITERAL}) "(-?[0-9]+)" \.\r?\n|([^\n]*\n?))',
+    rf'^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{STREAM_LITERAL}|{STREAM_QUIRK_LITERAL}) "(-?[0-9]+)" \.\r?\n|([^\n]*\n?))',
     re.MULTILINE,
 )
 YABENCH_LINE = re.compile(
-    rf'[ \t]*({SUBJECT})[ \t]+({IRI})[ \t]+({OBJECT})[ \t]+"(-?[0-9]+)"[ \t]*\.[ \t]*(?:#.*)?\r?\n?'
+    rf'[ \t]*({SUBJECT})[ \t]+({ABSOLUTE_IRI})[ \t]+({OBJECT})[ \t]+"(-?[0-9]+)"[ \t]*\.[ \t]*(?:#.*)?\r?\n?'
 )
 SKIP_LINE = re.compile(r"[ \t]*(?:#.*)?\r?\n?")
 _BLOCK_CHARS = 1 << 20
@@ -302,11 +307,11 @@ def read_yabench(
 # --- timestamped N-Quads -----------------------------------------------------------------
 
 _NQUAD_BLOCK = re.compile(
-    rf"^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{LITERAL}) ({IRI_SIMPLE}) \.\r?\n|([^\n]*\n?))",
+    rf"^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{STREAM_LITERAL}) ({IRI_SIMPLE}) \.\r?\n|([^\n]*\n?))",
     re.MULTILINE,
 )
 _NQUAD_LINE = re.compile(
-    rf"[ \t]*({SUBJECT})[ \t]+({IRI})[ \t]+({OBJECT})(?:[ \t]*({IRI}|{BNODE}))?[ \t]*\.[ \t]*(?:#.*)?\r?\n?"
+    rf"[ \t]*({SUBJECT})[ \t]+({ABSOLUTE_IRI})[ \t]+({OBJECT})(?:[ \t]*({ABSOLUTE_IRI}|{BNODE}))?[ \t]*\.[ \t]*(?:#.*)?\r?\n?"
 )
 _TIME_GRAPH = re.compile(rf"<{re.escape(TIME_GRAPH_PREFIX)}(-?[0-9]+)(?::g:([^>]*))?>")
 _INTEGER_LEXICAL = re.compile(r"[+-]?[0-9]+")
