@@ -45,7 +45,7 @@ from rsp_workbench.stand.protocol import (
     response_from_message,
     stimulus_message,
 )
-from rsp_workbench.stand.processes import isolated_python_command, new_run_mark, reap, start_engine
+from rsp_workbench.stand.processes import EngineProcess, isolated_python_command, new_run_mark, reap, start_engine
 from rsp_workbench.stand.run_folder import RunFolder, RunResult, TracedStimulus
 from rsp_workbench.stand.streamer import MODES, RealTimeSchedule
 
@@ -287,7 +287,8 @@ def run_engine(
     wall_start = time.monotonic()
     start_epoch = time.time()
     files = run.files = RunFolder(out, name, variables=variables, query_id=query_id)
-    process: subprocess.Popen[bytes] | None = None
+    engine_process: EngineProcess | None = None
+    process: subprocess.Popen[bytes] | None = None  # what the stand talks to: the engine's keeper, or the engine
     threads: list[threading.Thread] = []
     inbox: queue.Queue[bytes | None] = queue.Queue()
     timings: dict[str, float] = {}
@@ -302,11 +303,15 @@ def run_engine(
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
         try:
-            process = start_engine(argv, env=env, cwd=cwd, mark=mark)
+            engine_process = start_engine(argv, env=env, cwd=cwd, mark=mark)
         except OSError as error:
             raise _Stop("failed", f"cannot start {argv[0]!r}: {error}") from None
+        process = engine_process.popen
         started = time.monotonic()
-        run.tree = _ProcessTree(process.pid)
+        try:
+            run.tree = _ProcessTree(engine_process.pid)
+        except psutil.NoSuchProcess:  # it ended already and its keeper reaped it: the keeper's tree (a zombie)
+            run.tree = _ProcessTree(process.pid)
         threads = [
             threading.Thread(target=_writer, args=(run, process, inbox), name="stand-writer", daemon=True),
             threading.Thread(target=_receiver, args=(run, process), name="stand-receiver", daemon=True),
@@ -343,10 +348,10 @@ def run_engine(
     finally:
         if run.failure is not None and result.status == "ok":
             result.status, result.error = run.failure.status, run.failure.message
-        if process is not None:
+        if engine_process is not None:
             # whatever happened, nothing of the engine outlives its run; run.json names what had to be killed
-            result.killed = reap(process, mark, run.tree.processes() if run.tree else ())
-            result.exit_code = process.poll()
+            result.killed = reap(engine_process, mark, run.tree.processes() if run.tree else ())
+            result.exit_code = engine_process.popen.poll()
         inbox.put(None)
         with run.condition:
             run.closed = True

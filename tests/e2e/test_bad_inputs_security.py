@@ -170,9 +170,13 @@ def _sleepers(marker: str) -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.parametrize("mode", ["child", "daemon", "child-holds-stdout"])
+LEAVING = ("child", "daemon", "child-holds-stdout", "daemon-env-cleared")
+
+
+@pytest.mark.parametrize("mode", LEAVING)
 def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: str) -> None:
-    marker = str(4000 + os.getpid() % 1000 * 3 + ("child", "daemon", "child-holds-stdout").index(mode))
+    """Also a daemon that left the engine's session and cleared its environment (no run mark to find it by)."""
+    marker = str(4000 + os.getpid() % 1000 * 4 + LEAVING.index(mode))
     out = tmp_path / "bundle"
     experiment = external_experiment(tmp_path, _stream(tmp_path), mode, size=int(marker))
     started = time.monotonic()
@@ -191,18 +195,22 @@ def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: 
     no_process_left(tmp_path)
 
 
-def test_engines_die_with_a_killed_rspwb(tmp_path: Path) -> None:
-    """SIGKILL to ``rspwb`` while an engine hangs: the kernel ends the engine too (PR_SET_PDEATHSIG)."""
+@pytest.mark.parametrize("mode", ["hang", "child+hang", "daemon+hang", "daemon-env-cleared+hang"])
+def test_engines_and_all_they_started_die_with_a_killed_rspwb(tmp_path: Path, mode: str) -> None:
+    """SIGKILL to ``rspwb`` while an engine hangs: the engine, its child and a double-forked daemon (in its
+    own session, its environment cleared) all end too — the engine's keeper, a child subreaper, holds them."""
     if not sys.platform.startswith("linux"):
-        pytest.skip("PR_SET_PDEATHSIG is Linux's")
-    experiment = external_experiment(tmp_path, _stream(tmp_path), "hang", timeout=None)
+        pytest.skip("the keeper (PR_SET_CHILD_SUBREAPER) is Linux's")
+    marker = str(5000 + os.getpid() % 1000 * 4 + ["hang", "child+hang", "daemon+hang",
+                                                   "daemon-env-cleared+hang"].index(mode))
+    experiment = external_experiment(tmp_path, _stream(tmp_path), mode, size=int(marker), timeout=None)
     child = subprocess.Popen([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out",
                               str(tmp_path / "bundle"), "--yes", "--quiet"], cwd=tmp_path, env=subprocess_env(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     parent = psutil.Process(child.pid)
     deadline = time.monotonic() + 60
     engines: list[psutil.Process] = []
-    while not engines:
+    while not engines or (mode != "hang" and not _sleepers(marker)):
         assert time.monotonic() < deadline, "the engine never started"
         time.sleep(0.05)
         for process in parent.children(recursive=True):
@@ -211,10 +219,12 @@ def test_engines_die_with_a_killed_rspwb(tmp_path: Path) -> None:
                     engines.append(process)
             except psutil.Error:
                 pass
+    started = [*engines, *_sleepers(marker)]
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=10)
-    _, alive = psutil.wait_procs(engines, timeout=5)
+    _, alive = psutil.wait_procs(started, timeout=10)
     assert not alive
+    assert _sleepers(marker) == []
     no_process_left(tmp_path)
 
 
