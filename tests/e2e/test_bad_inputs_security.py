@@ -23,16 +23,23 @@ import pytest
 
 from tests.e2e.bad_inputs_support import EX, PYTHON, ROOT, ROOMS_STREAM, external_experiment, leftovers, subprocess_env
 
-# Modules a Python start or the workbench imports: planted next to the experiment and in the working
-# directory, each writes a marker file named after itself if it is ever imported.
-PLANTED = ("orjson", "psutil", "numpy", "yaml", "sitecustomize", "usercustomize", "rsp_workbench")
+# Planted next to the experiment and in the working directory: a module of every name a Python start,
+# the standard library (``multiprocessing``, ``json``, …) or the workbench's dependencies could import,
+# each writing a marker file named after itself if it is ever imported — not a guessed few names, so
+# that no process that has its working directory on the import path escapes the test.
+DEPENDENCIES = ("orjson", "psutil", "numpy", "yaml", "pyarrow", "rdflib", "pyspark", "py4j", "PySide6", "pyqtgraph",
+                "pandas", "sitecustomize", "usercustomize", "rsp_workbench")
+PLANTED = tuple(sorted(set(sys.stdlib_module_names) | set(DEPENDENCIES)))
 
 
 def plant(folder: Path, markers: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name in PLANTED:
-        code = f"import pathlib\npathlib.Path({str(markers)!r}, {name!r} + '-' + __name__).write_text('ran')\n"
-        if name == "rsp_workbench":
+        # only `os` (always imported at start, so never taken from here): a planted `pathlib` must not hide it
+        marker = str(markers / name)
+        code = (f"import os\nos.close(os.open({marker!r} + '-' + __name__, os.O_CREAT | os.O_WRONLY, 0o644))\n"
+                f"raise ImportError('planted {name} ran')\n")
+        if name in ("rsp_workbench", "multiprocessing", "json", "PySide6"):  # also as packages
             (folder / name).mkdir(exist_ok=True)
             (folder / name / "__init__.py").write_text(code, encoding="utf-8")
         else:
@@ -122,6 +129,90 @@ def test_modules_next_to_an_experiment_never_run(tmp_path: Path, launcher: str) 
         command_run = json.loads((out / "runs" / run["run_id"] / "run.json").read_text())["command"]
         assert command_run[1:3] == ["-I", "-u"] and "python" in Path(command_run[0]).name
     no_process_left(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["script", "installed"])
+def test_probe_never_runs_modules_next_to_it(tmp_path: Path, launcher: str) -> None:
+    """``rspwb probe`` from a planted folder: its engine runs import nothing from there."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "downloaded"
+    plant(folder, markers)
+    command = [str(ROOT / "rspwb")] if launcher == "script" else [str(Path(sys.executable).parent / "rspwb")]
+    if not Path(command[0]).is_file():
+        pytest.skip("no installed rspwb console script next to this interpreter")
+    result = run_cli([*command, "probe", "cqels", "--only", "borders", "--json"], folder)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["engine"] == "cqels"
+    assert sorted(path.name for path in markers.iterdir()) == []
+    no_process_left(tmp_path)
+
+
+# `execute_request` as the desktop window calls it for a local run (a spawned child process runs it)
+_GUI_RUN = """import sys, threading
+from pathlib import Path
+root, experiment, out = sys.argv[1:4]
+root in sys.path or sys.path.insert(0, root)
+from rsp_workbench.experiment.loader import load_experiment
+from rsp_workbench.gui.runs.model import RunRequest, execute_request
+summary = execute_request(RunRequest(load_experiment(experiment), Path(out)), threading.Event(), lambda event: None)
+print("isolated", sys.flags.isolated)
+"""
+
+
+@pytest.mark.slow
+def test_the_windows_run_process_never_runs_modules_next_to_it(tmp_path: Path) -> None:
+    """A local run from the desktop window happens in a spawned child process: from a window that runs
+    isolated (every entry makes it so) the child is isolated too and imports nothing from the folder;
+    from one that is not, it would (what the test catches: the child takes ``multiprocessing`` from there)."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "downloaded"
+    plant(folder, markers)
+    experiment = rooms_experiment(folder)
+    result = run_cli([sys.executable, "-I", "-c", _GUI_RUN, str(ROOT), str(experiment), str(tmp_path / "b")], folder)
+    assert result.returncode == 0 and "isolated 1" in result.stdout, result.stderr[-2000:]
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["status"] == "ok"
+    assert sorted(path.name for path in markers.iterdir()) == []
+    # a window run as a plain script (as an installed console script runs before it starts itself again
+    # isolated): the window itself is safe, its spawned child is not
+    script = tmp_path / "window.py"
+    script.write_text(_GUI_RUN, encoding="utf-8")
+    run_cli([sys.executable, str(script), str(ROOT), str(experiment), str(tmp_path / "c")], folder)
+    assert "multiprocessing-multiprocessing" in {path.name for path in markers.iterdir()}
+    no_process_left(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["script", "installed"])
+def test_the_desktop_application_runs_isolated(tmp_path: Path, launcher: str) -> None:
+    """``./rsp-workbench`` and the installed ``rsp-workbench`` run Python isolated (the installed script
+    starts itself again so), so the window and the run processes it spawns import nothing from the folder."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "downloaded"
+    plant(folder, markers)
+    command = str(ROOT / "rsp-workbench") if launcher == "script" else str(Path(sys.executable).parent / "rsp-workbench")
+    if not Path(command).is_file():
+        pytest.skip("no installed rsp-workbench console script next to this interpreter")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(QT_QPA_PLATFORM="offscreen", RSPWB_NO_SPARK_WARMUP="1")
+    window = subprocess.Popen([command], cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        process = psutil.Process(window.pid)
+        deadline = time.monotonic() + 60
+        while True:
+            assert window.poll() is None, window.stderr.read().decode()[-2000:] if window.stderr else ""
+            assert time.monotonic() < deadline, process.cmdline()
+            if "-I" in process.cmdline() and len(process.threads()) > 1:  # isolated, and Qt is up
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+    finally:
+        window.kill()
+        window.wait(timeout=10)
+    assert sorted(path.name for path in markers.iterdir()) == []
 
 
 def test_the_launchers_start_python_isolated() -> None:
