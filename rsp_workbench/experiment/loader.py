@@ -541,7 +541,7 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
 def _stand(c: _Checker, value: Any) -> StandSpec:
     if value is None:
         return StandSpec()
-    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb"))
+    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb", "max_message_mb"))
     return StandSpec(
         mode=c.choice(stand.get("mode", "real-time"), "stand.mode", STAND_MODES),
         time_scale=c.positive_number(stand.get("time_scale", 1.0), "stand.time_scale"),
@@ -552,6 +552,9 @@ def _stand(c: _Checker, value: Any) -> StandSpec:
         max_output_mb=c.integer(stand["max_output_mb"], "stand.max_output_mb", minimum=1, maximum=1 << 20,
                                 why_maximum="1 TiB of engine output")
         if stand.get("max_output_mb") is not None else None,
+        max_message_mb=c.integer(stand["max_message_mb"], "stand.max_message_mb", minimum=1, maximum=4096,
+                                 why_maximum="a message is held whole, several times its size once parsed")
+        if stand.get("max_message_mb") is not None else None,
     )
 
 

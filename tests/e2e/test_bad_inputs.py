@@ -750,6 +750,23 @@ def test_one_endless_stdout_line_fails_the_run_at_the_limit(tmp_path: Path, stre
     assert leftovers(out) == []
 
 
+def test_one_stdout_line_is_bounded_by_the_setting_that_names_it(tmp_path: Path, stream: Path) -> None:
+    """``stand.max_message_mb`` bounds one engine line while it is read: a 2 MiB response line against a
+    1 MiB limit fails the run at that line, naming the limit and the setting; nothing of it is kept."""
+    path = tmp_path / "limited.yaml"
+    path.write_text(external_experiment(tmp_path, stream, "big-responses", 2).read_text()
+                    .replace("stand: {mode: absolute-time, timeout: 30s}",
+                             "stand: {mode: absolute-time, timeout: 30s, max_message_mb: 1}"), encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert_one_line(rspwb("run", path, "--out", out, "--yes", "--quiet"), 1, "1 of 1 runs failed",
+                    "a line of more than 1 MiB on stdout (line 2", "stand.max_message_mb")
+    assert (out / "runs" / "case0-rep0-e-q" / "responses.jsonl").stat().st_size < 1 << 20
+    assert leftovers(out) == []
+    bad = tmp_path / "zero.yaml"
+    bad.write_text(path.read_text().replace("max_message_mb: 1", "max_message_mb: 0"), encoding="utf-8")
+    assert_one_line(rspwb("validate", bad), 2, str(bad), "stand.max_message_mb")
+
+
 def test_a_run_into_a_foreign_folder_is_refused(tmp_path: Path, stream: Path) -> None:
     out = tmp_path / "mine"
     out.mkdir()
