@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Literal as LiteralType, Sequence
 from urllib.parse import unquote
 
-from rsp_workbench.errors import UserError
+from rsp_workbench.errors import UserError, cut_words
 from rsp_workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS, StreamElement
 from rsp_workbench.streams.terms import (
     ABSOLUTE_IRI,
@@ -38,6 +38,7 @@ from rsp_workbench.streams.terms import (
     canonical_term,
     from_rdflib,
     relative_iri_at,
+    shorten,
     split_literal,
 )
 from rsp_workbench.streams.writers import TIME_GRAPH_PREFIX
@@ -446,7 +447,7 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
                         if time_graph is None:
                             raise UserError(
                                 f"expected the graph name <{TIME_GRAPH_PREFIX}{{t}}> that carries the time,"
-                                f" got {g or 'no graph'}",
+                                f" got {shorten(g, 40) if g else 'no graph'}",
                                 file=name,
                                 line=number,
                             )
@@ -481,7 +482,7 @@ def _timestamp_value(term: str, file: str, line: int) -> int:
         lexical, _datatype, _language = split_literal(term)
         if _INTEGER_LEXICAL.fullmatch(lexical.strip()):
             return checked_time(int(lexical), file, line)
-    raise UserError(f"expected an integer time in ms as hasTimestamp value, got {term}", file=file, line=line)
+    raise UserError(f"expected an integer time in ms as hasTimestamp value, got {shorten(term, 40)}", file=file, line=line)
 
 
 def read_graph_timestamp_nquads(
@@ -526,7 +527,7 @@ def read_graph_timestamp_nquads(
             metadata_graphs.add(graph)
         previous = times.setdefault(subject, t)
         if previous != t:
-            raise UserError(f"graph {subject} has two timestamps: {previous} and {t}", file=name, line=number)
+            raise UserError(f"graph {shorten(subject, 40)} has two timestamps: {previous} and {t}", file=name, line=number)
     del stamps
     if not times:
         raise UserError(
@@ -536,7 +537,7 @@ def read_graph_timestamp_nquads(
     for graph, span in spans.items():
         if graph not in times and graph not in metadata_graphs:
             raise UserError(
-                f'graph {graph} has no timestamp; expected a statement {graph} <…#hasTimestamp> "t"',
+                f'graph {shorten(graph, 40)} has no timestamp; expected a statement {shorten(graph, 40)} <…#hasTimestamp> "t"',
                 file=name,
                 line=span.first_line,
             )
@@ -609,15 +610,15 @@ def _parse_turtle(path: Path) -> object:
         if isinstance(text, (bytes, str)) and line is not None:
             newline = b"\n" if isinstance(text, bytes) else "\n"
             column = offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]  # newline has text's type (bytes or str)
-        why = getattr(error, "_why", None) or str(error)
+        why = getattr(error, "_why", None) or type(error).__name__  # the reason apart from the text it quotes
         raise UserError(
-            f"Turtle syntax error: {why}", file=str(path), line=line + 1 if line is not None else None, column=column
+            f"Turtle syntax error: {cut_words(why.splitlines()[0] if why.strip() else why)}", file=str(path), line=line + 1 if line is not None else None, column=column
         ) from None
     except UnicodeDecodeError:
         raise UserError("not UTF-8 text", file=str(path)) from None
     except Exception as error:  # rdflib raises assorted exception types for bad input
-        message = " ".join(str(error).split())  # rdflib may quote the offending text, newlines included
-        raise UserError(f"cannot parse Turtle: {message}", file=str(path)) from None
+        # rdflib's message may quote the file's text (which may be anyone's): its type only
+        raise UserError(f"cannot parse Turtle ({type(error).__name__})", file=str(path)) from None
     return graph
 
 

@@ -559,6 +559,84 @@ def test_static_data_that_is_not_rdf_fails_validate_without_quoting_it(tmp_path:
     assert not (tmp_path / "b").exists()
 
 
+SECRET_LINE = 'root:x:0:0:SECRET1 hunter2-SECRET2 {password=SECRET3} <SECRET4> "SECRET5" . ' + "SECRET6" * 40
+RULE = "REGISTER QUERY q AS SELECT ?x FROM STREAM <http://s> [RANGE 10s STEP 10s] WHERE { ?x <http://p> ?y }\n"
+
+
+def _secret_cases(tmp_path: Path) -> dict[str, tuple[object, ...]]:
+    """Every reader an experiment or a command line points at a file with: the file holds a secret-looking
+    first line (and more) that is not what the reader expects."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"{SECRET_LINE}\n{SECRET_LINE}\n", encoding="utf-8")
+    folder = tmp_path / "csrbench"
+    folder.mkdir()
+    shutil.copy(secret, folder / "data_0.ttl")
+    (tmp_path / "q.rq").write_text(RULE, encoding="utf-8")
+    good = tmp_path / "good.stream"
+    good.write_text('<http://a> <http://p> <http://b> "1" .\n', encoding="utf-8")
+    long_value = rooms_experiment(tmp_path)
+    long_value.write_text(long_value.read_text() + f"stand: {{mode: '{SECRET_LINE}'}}\n", encoding="utf-8")
+    (tmp_path / "token.rq").write_text(RULE.replace("?y }", f"?y . {SECRET_LINE} }}"), encoding="utf-8")
+    (tmp_path / "prefix.rq").write_text(RULE.replace("<http://p>", "root" + "X" * 200 + ":p"), encoding="utf-8")
+    oracle = ("oracle", "--query", tmp_path / "q.rq", "--system", "csparql", "--json", "--stream")
+    check = ("check", "--stream", good, "--stream-format", "yabench", "--query", tmp_path / "q.rq", "--system",
+             "csparql", "--json", "--engine-output", secret, "--engine-output-format")
+    return {
+        "yabench stream": (*oracle, secret, "--stream-format", "yabench"),
+        "nquads stream": (*oracle, secret, "--stream-format", "nquads"),
+        "csrbench turtle": (*oracle, folder, "--stream-format", "csrbench-dir"),
+        "query": ("query", "explain", secret),
+        "query token": ("query", "explain", tmp_path / "token.rq"),
+        "query prefix": ("query", "explain", tmp_path / "prefix.rq"),
+        "experiment": ("validate", secret),
+        "experiment value": ("validate", long_value),
+        "csrbench-json answer": (*check, "csrbench-json"),
+        "yabench-qr answer": (*check, "yabench-qr"),
+        "jsonl answer": (*check, "jsonl"),
+    }
+
+
+@pytest.mark.parametrize("case", ["yabench stream", "nquads stream", "csrbench turtle", "query", "query token",
+                                  "query prefix", "experiment",
+                                  "experiment value", "csrbench-json answer", "yabench-qr answer", "jsonl answer"])
+def test_an_error_quotes_at_most_the_offending_token(tmp_path: Path, case: str) -> None:
+    """A file with a secret-looking first line given where a stream, a query, an experiment or an engine's
+    answer belongs: the one-line error names the file and at most the first token, cut short, never more."""
+    from tests.e2e.bad_inputs_support import rspwb
+
+    outcome = rspwb(*_secret_cases(tmp_path)[case])
+    assert outcome.code == 2 and len(outcome.lines()) == 1 and "Traceback" not in outcome.err, outcome.err[-2000:]
+    _assert_no_secret(outcome.err)
+
+
+def _assert_no_secret(text: str) -> None:
+    for word in ("hunter2", "SECRET2", "SECRET3", "SECRET4", "SECRET5", "SECRET6", "X" * 41):
+        assert word not in text, text
+    for line in text.splitlines():
+        at = line.find("root:")
+        assert at < 0 or len(line[at:].split("'", 1)[0].split()[0]) <= 40, line
+
+
+def test_an_engine_that_prints_a_file_is_not_quoted_beyond_a_token(tmp_path: Path) -> None:
+    """An engine (here ``cat`` of a secret file) whose stdout is not the protocol: the run's one line and
+    ``run.json`` quote at most the line's first token."""
+    from tests.e2e.bad_inputs_support import rspwb
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"{SECRET_LINE}\n", encoding="utf-8")
+    path = external_experiment(tmp_path, _stream(tmp_path), "ok")
+    text = path.read_text()
+    start = text.index("      command: ")
+    end = text.index("\n", start)
+    path.write_text(text[:start] + f'      command: ["/bin/sh", "-c", "cat {secret}; sleep 30"]' + text[end:])
+    out = tmp_path / "bundle"
+    outcome = rspwb("run", path, "--out", out, "--yes", "--quiet")
+    assert outcome.code == 1 and "not a JSON line" in outcome.err, outcome.err[-2000:]
+    _assert_no_secret(outcome.err)
+    run = json.loads((out / "manifest.json").read_text())["runs"][0]["run_id"]
+    _assert_no_secret(json.loads((out / "runs" / run / "run.json").read_text())["error"])
+
+
 def test_spark_python_workers_never_import_from_their_working_directory() -> None:
     from rsp_workbench.pipeline.spark import session_config
 
