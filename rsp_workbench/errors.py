@@ -53,6 +53,10 @@ class UserError(Exception):
         elif self.line is not None:
             where = f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
         field = self.field if self.field is None or self.field.isprintable() else repr(self.field)
+        if field is not None and len(field) > TOKEN_CHARS:  # a field path holds keys from the input: cut short
+            field = ".".join(part if len(part) <= TOKEN_CHARS else part[: TOKEN_CHARS - 1] + "…"
+                             for part in field.split("."))
+            field = field if len(field) <= FIELD_CHARS else field[: FIELD_CHARS - 1] + "…"
         parts = [p for p in (where, field) if p]  # a field name from the input may hold a line break
         return ": ".join(parts + [self.message])
 
@@ -60,6 +64,7 @@ class UserError(Exception):
 #: An error quotes at most this many characters of the input at fault (README, "Security"): a value
 #: read from a file that is not what it should be may be someone's password file.
 TOKEN_CHARS = 40
+FIELD_CHARS = 100  # a field path (``engines[0].parameters.command``) is cut here: its keys come from the input
 
 
 def quoted(value: object, limit: int = TOKEN_CHARS) -> str:
@@ -89,10 +94,10 @@ def unknown_key_message(key: str, allowed: Iterable[str], what: str = "field") -
     """``unknown field 'semantic'; did you mean 'semantics'? (expected one of …)``."""
     allowed = list(allowed)
     if not allowed:
-        return f"unknown {what} {key!r} (none are accepted here)"
+        return f"unknown {what} {quoted(key)} (none are accepted here)"
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown {what} {key!r}{hint} (expected one of {', '.join(allowed)})"
+    return f"unknown {what} {quoted(key)}{hint} (expected one of {', '.join(allowed)})"
 
 
 def file_error(error: OSError, path: str | os.PathLike[str], doing: str = "cannot write") -> Exception:

@@ -576,6 +576,8 @@ def _secret_cases(tmp_path: Path) -> dict[str, tuple[object, ...]]:
     good.write_text('<http://a> <http://p> <http://b> "1" .\n', encoding="utf-8")
     long_value = rooms_experiment(tmp_path)
     long_value.write_text(long_value.read_text() + f"stand: {{mode: '{SECRET_LINE}'}}\n", encoding="utf-8")
+    long_key = tmp_path / "key.yaml"
+    long_key.write_text("name: x\nroot" + "X" * 200 + ": 1\n", encoding="utf-8")
     (tmp_path / "token.rq").write_text(RULE.replace("?y }", f"?y . {SECRET_LINE} }}"), encoding="utf-8")
     (tmp_path / "prefix.rq").write_text(RULE.replace("<http://p>", "root" + "X" * 200 + ":p"), encoding="utf-8")
     oracle = ("oracle", "--query", tmp_path / "q.rq", "--system", "csparql", "--json", "--stream")
@@ -590,6 +592,7 @@ def _secret_cases(tmp_path: Path) -> dict[str, tuple[object, ...]]:
         "query prefix": ("query", "explain", tmp_path / "prefix.rq"),
         "experiment": ("validate", secret),
         "experiment value": ("validate", long_value),
+        "experiment key": ("validate", long_key),
         "csrbench-json answer": (*check, "csrbench-json"),
         "yabench-qr answer": (*check, "yabench-qr"),
         "jsonl answer": (*check, "jsonl"),
@@ -597,7 +600,7 @@ def _secret_cases(tmp_path: Path) -> dict[str, tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("case", ["yabench stream", "nquads stream", "csrbench turtle", "query", "query token",
-                                  "query prefix", "experiment",
+                                  "query prefix", "experiment", "experiment key",
                                   "experiment value", "csrbench-json answer", "yabench-qr answer", "jsonl answer"])
 def test_an_error_quotes_at_most_the_offending_token(tmp_path: Path, case: str) -> None:
     """A file with a secret-looking first line given where a stream, a query, an experiment or an engine's
