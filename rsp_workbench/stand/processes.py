@@ -92,15 +92,14 @@ class EngineProcess:
 
 
 _death_lock = threading.Lock()
-_death_pipe: list[int] = []  # [read end]; the write end stays open, unshared, as long as this process lives
+_death_pipe: list[int] = []  # [read end, write end]; the write end stays open, unshared, while this process lives
 
 
 def _death_read_end() -> int:
     """The read end of a pipe whose only writer is this process: at EOF, a keeper knows ``rspwb`` is gone."""
     with _death_lock:
         if not _death_pipe:
-            read, _write = os.pipe()  # both close-on-exec: no other child holds the write end
-            _death_pipe.append(read)
+            _death_pipe.extend(os.pipe())  # both close-on-exec: no other program holds the write end
         return _death_pipe[0]
 
 
