@@ -19,7 +19,7 @@ import yaml
 from rsp_workbench.core.semantics import PRESETS, SEMANTICS_FIELDS, EngineSemantics
 from rsp_workbench.core.time import parse_duration
 from rsp_workbench.engine import PROGRAM_ENGINES
-from rsp_workbench.errors import UserError, unknown_key_message
+from rsp_workbench.errors import UserError, quoted, unknown_key_message
 from rsp_workbench.experiment.model import (
     END_RULES,
     ENGINE_TYPES,
@@ -69,14 +69,14 @@ def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"a boolean ({str(value).lower()})"
     if isinstance(value, (int, float)):
-        return f"a number ({value!r})"
+        return f"a number ({quoted(value)})"
     if isinstance(value, str):
-        return f"a string ({value!r})"
+        return f"a string ({quoted(value)})"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
         return "a mapping"
-    return f"a {type(value).__name__} ({value!r})"
+    return f"a {type(value).__name__} ({quoted(value)})"
 
 
 def _is_scalar(value: Any) -> bool:
@@ -103,7 +103,7 @@ class _Checker:
             raise self.error(path, f"expected a mapping, got {_describe(value)}")
         for key in value:
             if not isinstance(key, str):
-                raise self.error(join_path(path, key), f"field names must be text, got {key!r}", key=True)
+                raise self.error(join_path(path, key), f"field names must be text, got {quoted(key)}", key=True)
             if key not in allowed:
                 raise self.error(join_path(path, key), unknown_key_message(key, allowed, what), key=True)
         for name in required:
@@ -121,7 +121,7 @@ class _Checker:
             raise self.error(path, f"expected a mapping, got {_describe(value)}")
         for key in value:
             if not isinstance(key, str):
-                raise self.error(join_path(path, key), f"names must be text, got {key!r}", key=True)
+                raise self.error(join_path(path, key), f"names must be text, got {quoted(key)}", key=True)
         return value
 
     def sequence(self, value: Any, path: str, *, nonempty: bool = False) -> list[Any]:
@@ -165,7 +165,7 @@ class _Checker:
         if not isinstance(value, str) or value not in choices:
             close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise self.error(path, f"{value!r} is not one of {', '.join(choices)}{hint}")
+            raise self.error(path, f"{quoted(value)} is not one of {', '.join(choices)}{hint}")
         return value
 
     def duration(self, value: Any, path: str, *, positive: bool = False) -> int:
@@ -174,13 +174,13 @@ class _Checker:
         except UserError as error:
             raise self.error(path, error.message) from None
         if positive and millis <= 0:
-            raise self.error(path, f"must be positive, got {value!r}")
+            raise self.error(path, f"must be positive, got {quoted(value)}")
         return millis
 
     def identifier(self, value: Any, path: str) -> str:
         text = self.string(value, path)
         if not all(ch.isalnum() or ch in "_-." for ch in text) or not text[0].isalnum():
-            raise self.error(path, f"{text!r} is not a valid id; use {ID_CHARACTERS}, starting with a letter or digit (ids name result folders)")
+            raise self.error(path, f"{quoted(text)} is not a valid id; use {ID_CHARACTERS}, starting with a letter or digit (ids name result folders)")
         return text
 
     def existing(self, value: Any, path: str, *, directory: bool | None = False) -> Path:
@@ -542,7 +542,7 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
 def _stand(c: _Checker, value: Any) -> StandSpec:
     if value is None:
         return StandSpec()
-    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb"))
+    stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb", "max_message_mb"))
     return StandSpec(
         mode=c.choice(stand.get("mode", "real-time"), "stand.mode", STAND_MODES),
         time_scale=c.positive_number(stand.get("time_scale", 1.0), "stand.time_scale"),
@@ -553,6 +553,9 @@ def _stand(c: _Checker, value: Any) -> StandSpec:
         max_output_mb=c.integer(stand["max_output_mb"], "stand.max_output_mb", minimum=1, maximum=1 << 20,
                                 why_maximum="1 TiB of engine output")
         if stand.get("max_output_mb") is not None else None,
+        max_message_mb=c.integer(stand["max_message_mb"], "stand.max_message_mb", minimum=1, maximum=4096,
+                                 why_maximum="a message is held whole, several times its size once parsed")
+        if stand.get("max_message_mb") is not None else None,
     )
 
 

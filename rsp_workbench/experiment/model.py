@@ -168,6 +168,7 @@ class StandSpec:
     timeout_ms: int | None = None
     batch: int | None = None
     max_output_mb: int | None = None  # MiB an engine may write on stdout in one run (None: the stand's default)
+    max_message_mb: int | None = None  # MiB of one protocol line from an engine (None: the stand's default)
 
 
 @dataclass(frozen=True)

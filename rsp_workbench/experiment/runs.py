@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rsp_workbench.core.time import parse_duration
 from rsp_workbench.engine import MATCHERS
-from rsp_workbench.errors import UserError, unknown_key_message
+from rsp_workbench.errors import UserError, quoted, unknown_key_message
 from rsp_workbench.experiment.model import (
     EVICTION_STRATEGIES,
     EngineSpec,
@@ -309,19 +309,19 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lstrip("+").isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise _BadValue(f"expected a positive integer, got {value!r}")
+            raise _BadValue(f"expected a positive integer, got {quoted(value)}")
         return value
     if kind == "int":
         if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _BadValue(f"expected an integer, got {value!r}")
+            raise _BadValue(f"expected an integer, got {quoted(value)}")
         return value
     if kind == "index":
         if isinstance(value, str) and value.strip().lstrip("+").isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise _BadValue(f"expected a window index (0 = the query's first window), got {value!r}")
+            raise _BadValue(f"expected a window index (0 = the query's first window), got {quoted(value)}")
         return value
     if kind == "non-negative-number":
         if isinstance(value, str):
@@ -330,7 +330,7 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
             except ValueError:
                 pass
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
-            raise _BadValue(f"expected a number ≥ 0 (milliseconds), got {value!r}")
+            raise _BadValue(f"expected a number ≥ 0 (milliseconds), got {quoted(value)}")
         return value
     if kind == "t0":
         try:
@@ -343,23 +343,23 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
             raise _BadValue(f"{error.message} (t0 is a duration, or a list with one per window)") from None
     if kind == "matcher":
         if value not in MATCHERS:
-            raise _BadValue(f"{value!r} is not one of {', '.join(MATCHERS)}")
+            raise _BadValue(f"{quoted(value)} is not one of {', '.join(MATCHERS)}")
         return value
     if kind == "bool":
         if not isinstance(value, bool):
-            raise _BadValue(f"expected true or false, got {value!r}")
+            raise _BadValue(f"expected true or false, got {quoted(value)}")
         return value
     if kind == "string":
         if not isinstance(value, str) or not value.strip():
-            raise _BadValue(f"expected a non-empty string, got {value!r}")
+            raise _BadValue(f"expected a non-empty string, got {quoted(value)}")
         return value
     if kind == "strategy":
         if value not in EVICTION_STRATEGIES:
-            raise _BadValue(f"{value!r} is not one of {', '.join(EVICTION_STRATEGIES)}")
+            raise _BadValue(f"{quoted(value)} is not one of {', '.join(EVICTION_STRATEGIES)}")
         return value
     if kind in ("file", "directory"):
         if not isinstance(value, str) or not value.strip():
-            raise _BadValue(f"expected a path, got {value!r}")
+            raise _BadValue(f"expected a path, got {quoted(value)}")
         path = experiment.base_dir / value
         ok = path.is_dir() if kind == "directory" else path.is_file()
         if not ok:
@@ -368,14 +368,14 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind == "command":
         if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
             raise _BadValue(
-                f"expected a non-empty list of strings (program and arguments, no shell), got {value!r}"
+                f"expected a non-empty list of strings (program and arguments, no shell), got {quoted(value)}"
             )
         return tuple(value)
     if kind == "env":
         if not isinstance(value, dict) or not all(
             isinstance(k, str) and isinstance(v, (str, int, float)) and not isinstance(v, bool) for k, v in value.items()
         ):
-            raise _BadValue(f"expected a mapping of names to strings, got {value!r}")
+            raise _BadValue(f"expected a mapping of names to strings, got {quoted(value)}")
         return {k: str(v) for k, v in value.items()}
     if kind == "duration":
         try:

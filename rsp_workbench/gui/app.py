@@ -24,6 +24,15 @@ def build_main_window(*, spark_warmup: bool | None = None, settings: object = No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None and not sys.flags.isolated:
+        # the installed script (or python -m): start again isolated, so that nothing in the working
+        # directory is ever imported — here, nor in the run processes the window spawns, which take
+        # this interpreter's flags (a `multiprocessing` child puts its working directory first otherwise)
+        import os
+
+        from rsp_workbench.stand.processes import isolated_python_command
+
+        os.execv(sys.executable, isolated_python_command("rsp_workbench.gui.app", *sys.argv[1:]))
     from rsp_workbench.gui.platform_check import display_problem
 
     problem = display_problem()

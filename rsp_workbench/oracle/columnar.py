@@ -44,7 +44,8 @@ from rsp_workbench.oracle.annotated import (
     minimal_requirements,
 )
 from rsp_workbench.streams.model import StreamElement
-from rsp_workbench.streams.terms import IRI_SIMPLE, LITERAL, QUIRK_LITERAL, TermError, canonical_term, from_rdflib
+from rsp_workbench.streams.terms import (IRI_SIMPLE, STREAM_LITERAL, STREAM_QUIRK_LITERAL, TermError, canonical_term,
+                                         from_rdflib)
 
 SLOTS = ("s", "p", "o")
 
@@ -163,7 +164,8 @@ def _re2(pattern: str) -> str:
 
 # The exact layout YABench writes (the Python reader's fast pattern, one line): other
 # lines take the Python reader's general path.
-_STRICT_LINE = rf'^{IRI_SIMPLE} {IRI_SIMPLE} (?:{IRI_SIMPLE}|{_re2(LITERAL)}|{_re2(QUIRK_LITERAL)}) "-?[0-9]+" \.$'
+_STRICT_LINE = (rf'^{IRI_SIMPLE} {IRI_SIMPLE} (?:{IRI_SIMPLE}|{_re2(STREAM_LITERAL)}|{_re2(STREAM_QUIRK_LITERAL)})'
+                rf' "-?[0-9]+" \.$')
 _BLOCK_CHARS = 16 << 20
 # terms that `canonical_term` returns as written: simple IRIs and plain strings without escapes
 _SIMPLE_TERM = rf'^(?:{IRI_SIMPLE}|"[^"\\\n\r]*")$'

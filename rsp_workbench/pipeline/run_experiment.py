@@ -539,6 +539,7 @@ def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Ev
         run_timeout_s=stand.get("run_timeout_s"), start_timeout_s=startup / 1000.0 if startup else 60.0, end=end,
         **({"batch": stand["batch"]} if stand.get("batch") is not None else {}),  # else the stand's default
         **({"max_output_bytes": stand["max_output_mb"] << 20} if stand.get("max_output_mb") else {}),
+        **({"max_message_bytes": stand["max_message_mb"] << 20} if stand.get("max_message_mb") else {}),
     )
     config = engine_config(spec)
     command = [str(part) for part in spec.engine_parameters["command"]] if config.type == "external" else None
@@ -829,6 +830,7 @@ def _write_bundle(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
             "run_timeout_s": experiment.stand.timeout_ms / 1000.0 if experiment.stand.timeout_ms else None,
             "batch": experiment.stand.batch,
             "max_output_mb": experiment.stand.max_output_mb,
+            "max_message_mb": experiment.stand.max_message_mb,
         }
         run_refs: dict[int, tuple[StreamRef, ...]] = {}
         for spec in runs:

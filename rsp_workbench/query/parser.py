@@ -48,7 +48,7 @@ from typing import Any, Callable
 from urllib.parse import urljoin
 
 from rsp_workbench.core.semantics import R2S
-from rsp_workbench.errors import UserError
+from rsp_workbench.errors import UserError, cut_words, quoted
 from rsp_workbench.query.lexer import RewrittenText, Token, removal, tokenize
 from rsp_workbench.query.model import (
     GENERATED_WINDOW_PREFIX,
@@ -194,7 +194,7 @@ class _QueryScanner:
 
     def describe_token(self, index: int) -> str:
         token = self.token(index)
-        return f"{token.text!r}" if token else "the end of the query"
+        return quoted(token.text) if token else "the end of the query"
 
     def expect(self, index: int, accept: Callable[[Token], bool], wanted: str, after: Token) -> Token:
         token = self.token(index)
@@ -215,7 +215,7 @@ class _QueryScanner:
                     f"unknown prefix '{prefix}:'; declare it with PREFIX {prefix}: <…>", token
                 )
             return self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local)
-        raise self.error(f"expected an IRI, found {token.text!r}", token)
+        raise self.error(f"expected an IRI, found {quoted(token.text)}", token)
 
     @staticmethod
     def is_term(token: Token) -> bool:
@@ -452,7 +452,7 @@ class _QueryScanner:
             size, cursor = self.duration(index + 2, first, close_index, "RANGE", unitless_ms)
         else:
             raise self.error(
-                f"unknown window specification starting with {first.text!r}; expected "
+                f"unknown window specification starting with {quoted(first.text)}; expected "
                 "[RANGE 10s STEP 5s], [RANGE 10s TUMBLING], [RANGE PT10S STEP PT5S] or [NOW - 10 S SLIDE 5 S]",
                 first)
         slide: int | None = None
@@ -465,7 +465,7 @@ class _QueryScanner:
             slide, cursor = size, cursor + 1
         if cursor != close_index:
             extra = self.tokens[cursor]
-            raise self.error(f"unexpected {extra.text!r} in window specification", extra)
+            raise self.error(f"unexpected {quoted(extra.text)} in window specification", extra)
         if size <= 0:
             raise self.error("window size must be greater than 0", first)
         if slide is not None and slide <= 0:
@@ -495,7 +495,7 @@ class _QueryScanner:
                 except UserError as error:
                     raise self.error(error.message, token) from None
         if token.kind != "number":
-            raise self.error(f"{what} needs a duration like 10s or PT10S, found {token.text!r}", token)
+            raise self.error(f"{what} needs a duration like 10s or PT10S, found {quoted(token.text)}", token)
         unit = self.token(index + 1)
         adjacent = unit is not None and unit.start == token.end
         if unit is None or index + 1 >= limit or unit.kind != "word" or (
@@ -507,7 +507,7 @@ class _QueryScanner:
         unit_ms = _UNIT_MS.get(unit.text.lower())
         if unit_ms is None:
             raise self.error(
-                f"unknown time unit {unit.text!r}; expected ms, s, m, h or d (or PT10S)", unit)
+                f"unknown time unit {quoted(unit.text)}; expected ms, s, m, h or d (or PT10S)", unit)
         total = float(token.text) * unit_ms
         if not total <= MAX_DURATION_MS:
             raise self.error(f"duration {token.text}{unit.text} is longer than the limit of {MAX_DURATION_MS:.0e} ms "
@@ -650,7 +650,7 @@ class _QueryScanner:
             raise self.error("the query is nested too deeply for rdflib's SPARQL parser (Python's recursion "
                              "limit); use fewer nested groups or patterns", self.form_token) from None
         except Exception as exc:  # rdflib raises plain exceptions for some bad terms
-            raise self.error(f"SPARQL error: {exc}", self._blamed_offset(exc)) from None
+            raise self.error(f"SPARQL error: {cut_words(str(exc))}", self._blamed_offset(exc)) from None
         try:
             with _RDFLIB_PARSING:
                 prepared = translateQuery(tree)
@@ -658,7 +658,7 @@ class _QueryScanner:
             raise self.error("the query has too many patterns for rdflib's SPARQL algebra (Python's recursion "
                              "limit, reached near 300 triple patterns in one group)", self.form_token) from None
         except Exception as exc:  # rdflib's algebra checks raise plain Exception
-            raise self.error(f"SPARQL error: {exc}", self._blamed_offset(exc)) from None
+            raise self.error(f"SPARQL error: {cut_words(str(exc))}", self._blamed_offset(exc)) from None
         form = {
             "SelectQuery": QueryForm.SELECT, "ConstructQuery": QueryForm.CONSTRUCT,
             "AskQuery": QueryForm.ASK, "DescribeQuery": QueryForm.DESCRIBE,

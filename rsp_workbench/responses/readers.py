@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import orjson
 
-from rsp_workbench.errors import UserError, unknown_key_message
+from rsp_workbench.errors import UserError, quoted, unknown_key_message
 from rsp_workbench.responses.model import (
     OPERATIONS,
     EngineResponse,
@@ -122,7 +122,7 @@ def json_term(value: Any, field: str) -> str | None:
         if datatype is None and not isinstance(raw, str):
             datatype = XSD_BOOLEAN if isinstance(raw, bool) else XSD_INTEGER if isinstance(raw, int) else XSD_DOUBLE
         return literal_term(lexical, datatype)
-    raise UserError(f"unknown term type {kind!r}; expected uri, bnode, literal or typed-literal", field=field)
+    raise UserError(f"unknown term type {quoted(kind)}; expected uri, bnode, literal or typed-literal", field=field)
 
 
 def _double_lexical(value: float) -> str:
@@ -144,9 +144,9 @@ def _int_or_none(value: Any, field: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
-        raise UserError(f"expected a time in ms (integer), got {value!r}", field=field)
+        raise UserError(f"expected a time in ms (integer), got {quoted(value)}", field=field)
     if not MIN_TIME_MS <= value <= MAX_TIME_MS:
-        raise UserError(f"time {value!r} ms is outside the int64 range (|t| < 2^63 ms)", field=field)
+        raise UserError(f"time {quoted(value)} ms is outside the int64 range (|t| < 2^63 ms)", field=field)
     return int(value)
 
 
@@ -262,7 +262,7 @@ def _qr_fields(line: str, file: str, number: int) -> list[str | None]:
             if position < end and line[position] != "\t":
                 raise UserError(
                     f'expected an N-Triples term (<iri>, _:label, "literal", 76.0^^<datatype>) or a TAB,'
-                    f" got {line[position:position + 30]!r}",
+                    f" got {quoted(line[position:])}",
                     file=file,
                     line=number,
                     column=position + 1,
@@ -279,7 +279,7 @@ def _qr_fields(line: str, file: str, number: int) -> list[str | None]:
             return fields
         if line[position] != "\t":
             raise UserError(
-                f"expected a TAB between terms, got {line[position:position + 30]!r}",
+                f"expected a TAB between terms, got {quoted(line[position:])}",
                 file=file,
                 line=number,
                 column=position + 1,
@@ -313,7 +313,7 @@ def read_yabench_qr(path: str | os.PathLike[str], *, operation: str = "=") -> Re
                 if number == 1:
                     if not _DIGITS.fullmatch(line.strip()):
                         raise UserError(
-                            f"expected the run start in epoch ms on line 1, got {line[:40]!r}", file=name, line=1
+                            f"expected the run start in epoch ms on line 1, got {quoted(line)}", file=name, line=1
                         )
                     run_start = int(line.strip())
                     continue
@@ -321,7 +321,7 @@ def read_yabench_qr(path: str | os.PathLike[str], *, operation: str = "=") -> Re
                     names = [part.strip().lstrip("?$") for part in line.split("\t")]
                     if not line.strip() or not all(names):
                         raise UserError(
-                            f"expected the variable names separated by TABs on line 2, got {line[:40]!r}",
+                            f"expected the variable names separated by TABs on line 2, got {quoted(line)}",
                             file=name,
                             line=2,
                         )
@@ -521,7 +521,7 @@ def read_response_log(path: str | os.PathLike[str]) -> ResponseLog:
                 application_time = _int_or_none(record.get("application_time"), "application_time")
                 operation = record.get("operation", "=")
                 if operation not in OPERATIONS:
-                    raise UserError(f"expected operation '+', '-' or '=', got {operation!r}", field="operation")
+                    raise UserError(f"expected operation '+', '-' or '=', got {quoted(operation)}", field="operation")
                 binding = record.get("binding")
                 solution: SolutionMapping | None = None
                 if binding is not None:
@@ -574,7 +574,7 @@ def read_responses(path: str | os.PathLike[str], fmt: str, *, operation: str | N
     JSON, QR_ files; default ``=``), e.g. ``"+"`` for an Istream engine such as CQELS.
     """
     if operation is not None and operation not in OPERATIONS:
-        raise UserError(f"expected operation '+', '-' or '=', got {operation!r}", field="operation")
+        raise UserError(f"expected operation '+', '-' or '=', got {quoted(operation)}", field="operation")
     if fmt == "csrbench-json":
         return read_csrbench_json(path, operation=operation or "=")
     if fmt == "yabench-qr":

@@ -45,14 +45,14 @@ from rsp_workbench.stand.protocol import (
     response_from_message,
     stimulus_message,
 )
-from rsp_workbench.stand.processes import isolated_python_command, new_run_mark, reap, start_engine
+from rsp_workbench.stand.processes import EngineProcess, isolated_python_command, new_run_mark, reap, start_engine
 from rsp_workbench.stand.run_folder import RunFolder, RunResult, TracedStimulus
 from rsp_workbench.stand.streamer import MODES, RealTimeSchedule
 
 STATUSES = ("ok", "failed", "timeout", "cancelled")
 MIB = 1024 * 1024
 # Bounds on what an engine can make the stand hold (docs/engine-protocol.md, "Limits"):
-MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout; longer fails the run
+MAX_MESSAGE_BYTES = 64 * MIB  # one protocol line on stdout (StandOptions.max_message_bytes, stand.max_message_mb)
 MAX_OUTPUT_BYTES = 1024 * MIB  # all of an engine's stdout in one run (StandOptions.max_output_bytes, stand.max_output_mb)
 STDERR_TAIL_LINE_CHARS = 400  # each line of the stderr tail (run.json, the run's error) is cut here
 _STDERR_PIECE = 64 * 1024  # stderr is read in pieces, so a line without a newline never fills memory
@@ -82,6 +82,9 @@ class StandOptions:
     batch: int = 256
     # bytes the engine may write on stdout in one run (responses.jsonl grows with it); more fails the run
     max_output_bytes: int = MAX_OUTPUT_BYTES
+    # bytes of one protocol line from the engine: it is read whole (in bounded pieces, never further) and
+    # parsed, so a line costs the host several times this much memory; longer fails the run
+    max_message_bytes: int = MAX_MESSAGE_BYTES
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -92,6 +95,8 @@ class StandOptions:
             raise UserError("sampling period must be positive", field="kpis.sampling")
         if self.batch < 1:
             raise UserError("batch must be at least 1 stimulus", field="stand.batch")
+        if self.max_message_bytes < 1:
+            raise UserError("the longest engine message must be at least 1 byte", field="stand.max_message_mb")
 
 
 class _Stop(Exception):
@@ -287,7 +292,8 @@ def run_engine(
     wall_start = time.monotonic()
     start_epoch = time.time()
     files = run.files = RunFolder(out, name, variables=variables, query_id=query_id)
-    process: subprocess.Popen[bytes] | None = None
+    engine_process: EngineProcess | None = None
+    process: subprocess.Popen[bytes] | None = None  # what the stand talks to: the engine's keeper, or the engine
     threads: list[threading.Thread] = []
     inbox: queue.Queue[bytes | None] = queue.Queue()
     timings: dict[str, float] = {}
@@ -302,11 +308,15 @@ def run_engine(
             env.update({str(k): str(v) for k, v in (engine.parameters.get("env") or {}).items()})
             cwd = engine.parameters.get("cwd") or None
         try:
-            process = start_engine(argv, env=env, cwd=cwd, mark=mark)
+            engine_process = start_engine(argv, env=env, cwd=cwd, mark=mark)
         except OSError as error:
             raise _Stop("failed", f"cannot start {argv[0]!r}: {error}") from None
+        process = engine_process.popen
         started = time.monotonic()
-        run.tree = _ProcessTree(process.pid)
+        try:
+            run.tree = _ProcessTree(engine_process.pid)
+        except psutil.NoSuchProcess:  # it ended already and its keeper reaped it: the keeper's tree (a zombie)
+            run.tree = _ProcessTree(process.pid)
         threads = [
             threading.Thread(target=_writer, args=(run, process, inbox), name="stand-writer", daemon=True),
             threading.Thread(target=_receiver, args=(run, process), name="stand-receiver", daemon=True),
@@ -343,10 +353,10 @@ def run_engine(
     finally:
         if run.failure is not None and result.status == "ok":
             result.status, result.error = run.failure.status, run.failure.message
-        if process is not None:
+        if engine_process is not None:
             # whatever happened, nothing of the engine outlives its run; run.json names what had to be killed
-            result.killed = reap(process, mark, run.tree.processes() if run.tree else ())
-            result.exit_code = process.poll()
+            result.killed = reap(engine_process, mark, run.tree.processes() if run.tree else ())
+            result.exit_code = engine_process.popen.poll()
         inbox.put(None)
         with run.condition:
             run.closed = True
@@ -547,7 +557,9 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
     number = 0  # of the line on the engine's stdout, for errors
     read = 0  # bytes of stdout so far
     try:
-        for line in iter(lambda: stdout.readline(MAX_MESSAGE_BYTES + 1), b""):
+        limit = run.options.max_message_bytes
+        # readline(limit + 1) reads in the buffer's pieces and stops there: a line never grows past the limit
+        for line in iter(lambda: stdout.readline(limit + 1), b""):
             received = time.time() * 1000.0
             number += 1
             read += len(line)
@@ -555,9 +567,9 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
                 run.fail("failed", f"the engine wrote more than {run.options.max_output_bytes // MIB} MiB on stdout "
                                    f"(by line {number}; the limit for one run, stand.max_output_mb); stopped reading")
                 break
-            if len(line) > MAX_MESSAGE_BYTES:
-                run.fail("failed", f"protocol error: the engine wrote a line of more than {MAX_MESSAGE_BYTES // MIB} MiB "
-                                   f"on stdout (line {number}; the limit for one message, docs/engine-protocol.md); "
+            if len(line) > limit:
+                run.fail("failed", f"protocol error: the engine wrote a line of more than {_mib(limit)} MiB "
+                                   f"on stdout (line {number}; the limit for one message, stand.max_message_mb); "
                                    "stopped reading")
                 break
             if not line.strip():
@@ -597,6 +609,11 @@ def _receiver(run: _Run, process: subprocess.Popen[bytes]) -> None:
                            f"{type(error).__name__}: {error}")
     finally:
         run.thread_cpu["receiver"] = time.thread_time() - start
+
+
+def _mib(size: int) -> str:
+    """A byte count in MiB as a setting names it (``64``, or ``0.5`` for a limit below one MiB)."""
+    return f"{size / MIB:g}"
 
 
 def _unfinished(run: _Run) -> str:

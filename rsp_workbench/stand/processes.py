@@ -7,24 +7,29 @@ starts follow three rules kept here in one place:
   directory, ``PYTHONPATH`` or user site on the import path) with the workbench located
   explicitly, so a module such as ``orjson.py`` next to a downloaded experiment is never
   imported;
-* every engine runs in a session of its own, carries a mark in its environment that its
-  descendants inherit, and on Linux is killed by the kernel when the thread that started
-  it dies (``PR_SET_PDEATHSIG``), so a SIGKILLed ``rspwb`` leaves no engine behind;
+* every engine runs in a session of its own and carries a mark in its environment that its
+  descendants inherit; on Linux it runs under a keeper (`rsp_workbench.stand.keeper`), a
+  child subreaper that every orphan of the engine's tree is re-parented to and that kills
+  that whole tree when ``rspwb`` is gone — also after ``kill -9``, also a child or a
+  double-forked daemon of the engine, whatever its session or environment;
 * at the end of every run, whatever happened, :func:`reap` kills what is left of the
-  engine's process tree: its descendants, and any process carrying the run's mark (a
-  daemon that double-forked and left the session), and names them for ``run.json``.
+  engine's process tree (through the keeper, then anything still found: its descendants,
+  any process carrying the run's mark) and names them for ``run.json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -34,8 +39,9 @@ import psutil
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 #: Environment variable every engine process (and all it starts) carries: the run's mark.
 RUN_MARK = "RSPWB_ENGINE_RUN"
+#: The keeper (Linux): a child subreaper between ``rspwb`` and each engine, run as a script.
+KEEPER = Path(__file__).with_name("keeper.py")
 REAP_WAIT_S = 3.0  # how long reap waits for the killed processes to be gone
-_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 # ``python -I -c BOOTSTRAP ROOT MODULE ARGS…``: ROOT first on the import path (unless it is there
 # already), then MODULE run as ``__main__`` — ``python -m MODULE`` without the current directory.
@@ -73,32 +79,112 @@ def _prctl() -> Callable[..., int] | None:
     return function  # type: ignore[no-any-return]
 
 
-def _die_with_parent_hook() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child get SIGKILL when its parent dies (Linux), else None.
+@dataclass
+class EngineProcess:
+    """A started engine: the process the stand talks to and waits for (the keeper, which passes the
+    engine its pipes and exits as the engine did, or the engine itself where there is no keeper),
+    the engine's own pid (whose tree the stand measures), and the keeper's report pipe."""
 
-    Resolved before the fork (the hook itself only calls prctl and getppid). If the parent is
-    already gone by the time the hook runs, the child ends at once.
-    """
-    prctl = _prctl()
-    if prctl is None:
-        return None
-    parent = os.getpid()
-
-    def hook() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return hook
+    popen: subprocess.Popen[bytes]
+    pid: int
+    report: int | None = None  # read end of the keeper's report pipe (None: no keeper)
+    reported: bytes = b""  # read from it and not yet taken
 
 
-def start_engine(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, mark: str) -> subprocess.Popen[bytes]:
-    """Start an engine with pipes for the protocol, in a new session, marked with ``mark``,
-    dying with this process (OSError if it cannot start)."""
-    return subprocess.Popen(
-        list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**env, RUN_MARK: mark}, cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent_hook(),
-    )
+_death_lock = threading.Lock()
+_death_pipe: list[int] = []  # [read end, write end]; the write end stays open, unshared, while this process lives
+
+
+def _death_read_end() -> int:
+    """The read end of a pipe whose only writer is this process: at EOF, a keeper knows ``rspwb`` is gone."""
+    with _death_lock:
+        if not _death_pipe:
+            _death_pipe.extend(os.pipe())  # both close-on-exec: no other program holds the write end
+        return _death_pipe[0]
+
+
+def start_engine(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, mark: str) -> EngineProcess:
+    """Start an engine with pipes for the protocol, in a new session, marked with ``mark``, under a
+    keeper on Linux (OSError if it cannot start: the engine's own error, as starting it directly gives)."""
+    environment = {**env, RUN_MARK: mark}
+    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    if _prctl() is None:  # no keeper outside Linux: the engine directly, its tree reaped at the end of the run
+        popen = subprocess.Popen(list(argv), **pipes, env=environment, cwd=cwd, start_new_session=True)
+        return EngineProcess(popen, popen.pid)
+    death = _death_read_end()
+    report, report_end = os.pipe()
+    try:
+        popen = subprocess.Popen([sys.executable, "-I", "-S", str(KEEPER), str(report_end), str(death), "--", *argv],
+                                 **pipes, env=environment, cwd=cwd, start_new_session=True,
+                                 pass_fds=(report_end, death))
+    except BaseException:
+        os.close(report)
+        raise
+    finally:
+        os.close(report_end)
+    started = EngineProcess(popen, popen.pid, report)
+    first = _report_line(started)
+    if first.startswith("engine "):
+        started.pid = int(first.split()[1])
+        return started
+    _close(started)
+    if first.startswith("error "):
+        number, _, reason = first[len("error "):].partition("\t")
+        raise OSError(int(number) if number.isdigit() else 0, reason, argv[0])
+    raise OSError(f"the engine's keeper ended before starting it (exit code {popen.returncode})")
+
+
+def _report_line(engine: EngineProcess) -> str:
+    """The keeper's first report line (it writes it right after starting the engine); '' at EOF."""
+    assert engine.report is not None
+    while b"\n" not in engine.reported:
+        piece = os.read(engine.report, 4096)
+        if not piece:
+            break
+        engine.reported += piece
+    line, _, engine.reported = engine.reported.partition(b"\n")
+    return line.decode("utf-8", "replace")
+
+
+def _close(engine: EngineProcess) -> None:
+    """After a failed start: wait for the keeper, close its pipes."""
+    engine.popen.wait()
+    for stream in (engine.popen.stdin, engine.popen.stdout, engine.popen.stderr):
+        if stream is not None:
+            stream.close()
+    if engine.report is not None:
+        os.close(engine.report)
+        engine.report = None
+
+
+def _stop_keeper(engine: EngineProcess) -> list[dict[str, Any]]:
+    """Have the keeper end the engine's whole tree (if it has not already) and take what it killed."""
+    assert engine.report is not None
+    popen = engine.popen
+    if popen.poll() is None:
+        popen.send_signal(signal.SIGTERM)
+        try:
+            popen.wait(timeout=REAP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            popen.kill()  # the engine dies with it (PR_SET_PDEATHSIG); the rest is found below
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(timeout=REAP_WAIT_S)
+    os.set_blocking(engine.report, False)
+    with contextlib.suppress(OSError):
+        while piece := os.read(engine.report, 1 << 16):
+            engine.reported += piece
+    os.close(engine.report)
+    engine.report = None
+    killed: list[dict[str, Any]] = []
+    for line in engine.reported.decode("utf-8", "replace").splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "killed":
+            pid, name, command = (rest.split("\t", 2) + ["", ""])[:3]
+            killed.append({"pid": int(pid) if pid.isdigit() else None, "name": name, "command": command})
+        elif kind == "more":
+            killed.append({"pid": None, "name": "…", "command": f"{rest} more processes"})
+    engine.reported = b""
+    return killed
 
 
 def marked_processes(mark: str) -> list[psutil.Process]:
@@ -116,40 +202,44 @@ def marked_processes(mark: str) -> list[psutil.Process]:
     return found
 
 
-def reap(engine: subprocess.Popen[bytes], mark: str, seen: Iterable[psutil.Process] = ()) -> list[dict[str, Any]]:
+def reap(engine: EngineProcess, mark: str, seen: Iterable[psutil.Process] = ()) -> list[dict[str, Any]]:
     """Kill what is left of an engine's process tree and wait until it is gone; returns what was killed.
 
-    The tree is the engine, its descendants now, those ``seen`` during the run, and every
-    process carrying ``mark`` (found also after leaving the session and being re-parented to init,
-    as a double-forked daemon is).
-    The engine itself is waited for through ``engine`` (so its exit code is kept).
+    First the keeper ends the tree it holds (every orphan of the engine was re-parented to it);
+    then whatever is still found is killed: the engine, its descendants now, those ``seen``
+    during the run, and every process carrying ``mark`` (found also after leaving the session
+    and being re-parented to init, as a double-forked daemon is where there is no keeper).
+    The engine (or its keeper) is waited for through ``engine.popen`` (so its exit code is kept).
     """
+    popen = engine.popen
+    killed = _stop_keeper(engine) if engine.report is not None else []
     candidates: dict[int, psutil.Process] = {process.pid: process for process in seen}
-    try:
-        root = psutil.Process(engine.pid)
-        candidates.setdefault(root.pid, root)
-        candidates.update({child.pid: child for child in root.children(recursive=True)})
-    except psutil.Error:
-        pass
+    for pid in {engine.pid, popen.pid}:
+        try:
+            root = psutil.Process(pid)
+            candidates.setdefault(root.pid, root)
+            candidates.update({child.pid: child for child in root.children(recursive=True)})
+        except psutil.Error:
+            pass
     candidates.update({process.pid: process for process in marked_processes(mark)})
-    killed: list[dict[str, Any]] = []
     for pid, process in candidates.items():
-        if pid == engine.pid and engine.poll() is not None:
+        if pid == popen.pid and popen.poll() is not None:
             continue  # exited by itself (and already waited for)
         description = _alive(process)
         if description is None:
             continue
         try:
             process.kill()
-            killed.append(description)
         except psutil.Error:
             continue
-    if engine.poll() is None:
+        if pid != popen.pid or popen.pid == engine.pid:  # a keeper that had to be killed is not the engine's
+            killed.append(description)
+    if popen.poll() is None:
         try:
-            engine.wait(timeout=REAP_WAIT_S)
+            popen.wait(timeout=REAP_WAIT_S)
         except subprocess.TimeoutExpired:
             pass
-    _wait_gone([entry["pid"] for entry in killed if entry["pid"] != engine.pid])
+    _wait_gone([entry["pid"] for entry in killed if entry["pid"] not in (popen.pid, None)])
     return killed
 
 

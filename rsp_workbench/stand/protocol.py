@@ -13,6 +13,7 @@ import json
 from typing import Any, Iterable, Mapping
 
 from rsp_workbench.engine import EngineConfig, StaticGraphs, Stimulus
+from rsp_workbench.errors import quoted
 from rsp_workbench.responses.model import EngineResponse, make_mapping
 from rsp_workbench.engines.kit.python import decode_line, encode_line
 from rsp_workbench.streams.model import StreamElement
@@ -177,6 +178,7 @@ def response_from_message(message: Mapping[str, Any], receive_time_ms: int) -> E
     )
 
 
-def _shorten(line: bytes, limit: int = 120) -> str:
-    text = line.decode("utf-8", "replace").rstrip("\n")
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+def _shorten(line: bytes) -> str:
+    """The start of an engine's line as an error quotes it: its first word, cut short (the line's
+    number on the engine's stdout says where the rest is; an engine may echo any file)."""
+    return quoted(line.decode("utf-8", "replace").rstrip("\n"))

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from rsp_workbench.errors import UserError
 from rsp_workbench.streams.model import StreamElement
 from rsp_workbench.streams.atomic import AtomicStreamWriter
+from rsp_workbench.streams.terms import shorten
 
 COLUMNS = ("subject", "predicate", "object", "graph", "t")
 SCHEMA = pa.schema(
@@ -199,11 +200,13 @@ def _strings(values: pa.Array) -> list[Any]:
     return list(map(dictionary.__getitem__, indices.to_pylist()))
 
 
-_TERM_START = {"subject": "^[<_]", "predicate": "^<", "object": '^[<_"]', "graph": "^[<_]"}
+_IRI_START = r"<[A-Za-z][A-Za-z0-9+.\-]*:"  # an absolute IRI (a scheme), as in the text formats
+_TERM_START = {"subject": f"^(?:{_IRI_START}|_)", "predicate": f"^{_IRI_START}", "object": f'^(?:{_IRI_START}|[_"])',
+               "graph": f"^(?:{_IRI_START}|_)"}
 
 
 def check_batch(batch: pa.RecordBatch, first_row: int, file: str) -> None:
-    """No nulls (except graph), terms start with ``<``, ``_`` or ``"``; the error names the first bad row.
+    """No nulls (except graph), terms start with ``<scheme:``, ``_`` or ``"``; the error names the first bad row.
 
     Dictionary columns are checked on their dictionary (distinct values) first, rows only
     to locate a problem.
@@ -223,8 +226,6 @@ def check_batch(batch: pa.RecordBatch, first_row: int, file: str) -> None:
         ok = pc.fill_null(pc.match_substring_regex(plain, pattern), True)
         offset = pc.index(ok, False).as_py()
         if offset >= 0:
-            raise UserError(
-                f"expected an N-Triples term in {column}, got {plain[offset].as_py()!r}",
-                file=file,
-                field=f"row {first_row + offset}",
-            )
+            value = str(plain[offset].as_py())
+            what = "a relative IRI" if value.startswith("<") else "expected an N-Triples term"
+            raise UserError(f"{what} in {column}, got {shorten(value, 40)!r}", file=file, field=f"row {first_row + offset}")

@@ -24,19 +24,21 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Literal as LiteralType, Sequence
 from urllib.parse import unquote
 
-from rsp_workbench.errors import UserError
+from rsp_workbench.errors import UserError, cut_words
 from rsp_workbench.streams.model import MAX_TIME_MS, MIN_TIME_MS, StreamElement
 from rsp_workbench.streams.terms import (
+    ABSOLUTE_IRI,
     BNODE,
-    IRI,
     IRI_SIMPLE,
-    LITERAL,
     OBJECT,
-    QUIRK_LITERAL,
+    STREAM_LITERAL,
+    STREAM_QUIRK_LITERAL,
     SUBJECT,
     TermError,
     canonical_term,
     from_rdflib,
+    relative_iri_at,
+    shorten,
     split_literal,
 )
 from rsp_workbench.streams.writers import TIME_GRAPH_PREFIX
@@ -150,6 +152,10 @@ def diagnose_line(line: str, steps: list[tuple[str, re.Pattern[str], bool]], fil
             if space is None and position < len(text):
                 return UserError(f"expected a space before {description}", file=file, line=number, column=position + 1)
             position = space.end() if space else position
+        relative = relative_iri_at(text, position)  # a term that fails (maybe after a prefix) only for that
+        if relative is not None:
+            return UserError(f"relative IRI {relative!r}: a stream's IRIs are absolute (<http://…>, <urn:…>)",
+                             file=file, line=number, column=position + 1)
         match = pattern.match(text, position)
         if match is None:
             return UserError(
@@ -173,7 +179,7 @@ def _snippet(text: str, position: int) -> str:
 
 
 _SUBJECT_STEP = ("a subject (<iri> or _:label)", re.compile(SUBJECT), False)
-_PREDICATE_STEP = ("a predicate (<iri>)", re.compile(IRI), True)
+_PREDICATE_STEP = ("a predicate (<iri>)", re.compile(ABSOLUTE_IRI), True)
 _OBJECT_STEP = (
     'an object (<iri>, _:label, "literal" or a number like 76.0^^<datatype>)',
     re.compile(OBJECT),
@@ -191,7 +197,7 @@ _NQUADS_STEPS = [
     _SUBJECT_STEP,
     _PREDICATE_STEP,
     _OBJECT_STEP,
-    ("a graph name (<iri> or _:label) or ' .'", re.compile(rf"[ \t]*(?:{IRI}|{BNODE})?"), False),
+    ("a graph name (<iri> or _:label) or ' .'", re.compile(rf"[ \t]*(?:{ABSOLUTE_IRI}|{BNODE})?"), False),
     _DOT_STEP,
 ]
 
@@ -202,11 +208,11 @@ _NQUADS_STEPS = [
 # with ``findall`` to blocks of lines; any other line lands in the last group and goes
 # through the general pattern (any N-Triples spacing, blank nodes, escapes, comments).
 _YABENCH_BLOCK = re.compile(
-    rf'^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{LITERAL}|{QUIRK_LITERAL}) "(-?[0-9]+)" \.\r?\n|([^\n]*\n?))',
+    rf'^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{STREAM_LITERAL}|{STREAM_QUIRK_LITERAL}) "(-?[0-9]+)" \.\r?\n|([^\n]*\n?))',
     re.MULTILINE,
 )
 YABENCH_LINE = re.compile(
-    rf'[ \t]*({SUBJECT})[ \t]+({IRI})[ \t]+({OBJECT})[ \t]+"(-?[0-9]+)"[ \t]*\.[ \t]*(?:#.*)?\r?\n?'
+    rf'[ \t]*({SUBJECT})[ \t]+({ABSOLUTE_IRI})[ \t]+({OBJECT})[ \t]+"(-?[0-9]+)"[ \t]*\.[ \t]*(?:#.*)?\r?\n?'
 )
 SKIP_LINE = re.compile(r"[ \t]*(?:#.*)?\r?\n?")
 _BLOCK_CHARS = 1 << 20
@@ -302,11 +308,11 @@ def read_yabench(
 # --- timestamped N-Quads -----------------------------------------------------------------
 
 _NQUAD_BLOCK = re.compile(
-    rf"^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{LITERAL}) ({IRI_SIMPLE}) \.\r?\n|([^\n]*\n?))",
+    rf"^(?:({IRI_SIMPLE}) ({IRI_SIMPLE}) ({IRI_SIMPLE}|{STREAM_LITERAL}) ({IRI_SIMPLE}) \.\r?\n|([^\n]*\n?))",
     re.MULTILINE,
 )
 _NQUAD_LINE = re.compile(
-    rf"[ \t]*({SUBJECT})[ \t]+({IRI})[ \t]+({OBJECT})(?:[ \t]*({IRI}|{BNODE}))?[ \t]*\.[ \t]*(?:#.*)?\r?\n?"
+    rf"[ \t]*({SUBJECT})[ \t]+({ABSOLUTE_IRI})[ \t]+({OBJECT})(?:[ \t]*({ABSOLUTE_IRI}|{BNODE}))?[ \t]*\.[ \t]*(?:#.*)?\r?\n?"
 )
 _TIME_GRAPH = re.compile(rf"<{re.escape(TIME_GRAPH_PREFIX)}(-?[0-9]+)(?::g:([^>]*))?>")
 _INTEGER_LEXICAL = re.compile(r"[+-]?[0-9]+")
@@ -441,7 +447,7 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
                         if time_graph is None:
                             raise UserError(
                                 f"expected the graph name <{TIME_GRAPH_PREFIX}{{t}}> that carries the time,"
-                                f" got {g or 'no graph'}",
+                                f" got {shorten(g, 40) if g else 'no graph'}",
                                 file=name,
                                 line=number,
                             )
@@ -476,7 +482,7 @@ def _timestamp_value(term: str, file: str, line: int) -> int:
         lexical, _datatype, _language = split_literal(term)
         if _INTEGER_LEXICAL.fullmatch(lexical.strip()):
             return checked_time(int(lexical), file, line)
-    raise UserError(f"expected an integer time in ms as hasTimestamp value, got {term}", file=file, line=line)
+    raise UserError(f"expected an integer time in ms as hasTimestamp value, got {shorten(term, 40)}", file=file, line=line)
 
 
 def read_graph_timestamp_nquads(
@@ -521,7 +527,7 @@ def read_graph_timestamp_nquads(
             metadata_graphs.add(graph)
         previous = times.setdefault(subject, t)
         if previous != t:
-            raise UserError(f"graph {subject} has two timestamps: {previous} and {t}", file=name, line=number)
+            raise UserError(f"graph {shorten(subject, 40)} has two timestamps: {previous} and {t}", file=name, line=number)
     del stamps
     if not times:
         raise UserError(
@@ -531,7 +537,7 @@ def read_graph_timestamp_nquads(
     for graph, span in spans.items():
         if graph not in times and graph not in metadata_graphs:
             raise UserError(
-                f'graph {graph} has no timestamp; expected a statement {graph} <…#hasTimestamp> "t"',
+                f'graph {shorten(graph, 40)} has no timestamp; expected a statement {shorten(graph, 40)} <…#hasTimestamp> "t"',
                 file=name,
                 line=span.first_line,
             )
@@ -604,15 +610,15 @@ def _parse_turtle(path: Path) -> object:
         if isinstance(text, (bytes, str)) and line is not None:
             newline = b"\n" if isinstance(text, bytes) else "\n"
             column = offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]  # newline has text's type (bytes or str)
-        why = getattr(error, "_why", None) or str(error)
+        why = getattr(error, "_why", None) or type(error).__name__  # the reason apart from the text it quotes
         raise UserError(
-            f"Turtle syntax error: {why}", file=str(path), line=line + 1 if line is not None else None, column=column
+            f"Turtle syntax error: {cut_words(why.splitlines()[0] if why.strip() else why)}", file=str(path), line=line + 1 if line is not None else None, column=column
         ) from None
     except UnicodeDecodeError:
         raise UserError("not UTF-8 text", file=str(path)) from None
     except Exception as error:  # rdflib raises assorted exception types for bad input
-        message = " ".join(str(error).split())  # rdflib may quote the offending text, newlines included
-        raise UserError(f"cannot parse Turtle: {message}", file=str(path)) from None
+        # rdflib's message may quote the file's text (which may be anyone's): its type only
+        raise UserError(f"cannot parse Turtle ({type(error).__name__})", file=str(path)) from None
     return graph
 
 

@@ -28,10 +28,16 @@ XSD_BOOLEAN = XSD + "boolean"
 
 _IRI_CHAR = r'[^\x00-\x20<>"{}|^`\\]'
 _UCHAR = r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})"
-#: IRI without escapes: the fast path (the common case by far).
-IRI_SIMPLE = rf"<{_IRI_CHAR}*>"
 #: IRI with optional ``\uXXXX`` escapes.
 IRI = rf"<{_IRI_CHAR}*+(?:{_UCHAR}{_IRI_CHAR}*+)*+>"
+# A stream's IRIs are absolute, as N-Triples and N-Quads require (a relative IRI would be
+# resolved against nothing, so two files could mean different things by one text): they
+# start with a scheme written plainly (RFC 3987, e.g. ``http:``, ``urn:``).
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]*:"
+#: An absolute IRI without escapes: the stream readers' fast path (the common case by far).
+IRI_SIMPLE = rf"<{_SCHEME}{_IRI_CHAR}*>"
+#: An absolute IRI with optional ``\uXXXX`` escapes after its scheme (a stream's IRIs).
+ABSOLUTE_IRI = rf"<{_SCHEME}{_IRI_CHAR}*+(?:{_UCHAR}{_IRI_CHAR}*+)*+>"
 _PN_START = r"[0-9A-Za-z_\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD\U00010000-\U000EFFFF]"
 _PN_END = r"[0-9A-Za-z_\-\u00B7\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u037D\u037F-\u1FFF\u200C-\u200D\u203F-\u2040\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD\U00010000-\U000EFFFF]"
 _PN_MID = _PN_END[:-1] + ".]"
@@ -46,8 +52,11 @@ QUIRK_LITERAL = rf"(?:{_NUMBER}|NaN|[+-]?Infinity|[+-]?INF)\^\^{IRI}"
 #: Turtle-style bare numbers (``76``, ``76.0``, ``7.6e1``), accepted in YABench QR_ files.
 BARE_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
-SUBJECT = rf"(?:{IRI}|{BNODE})"
-OBJECT = rf"(?:{IRI}|{BNODE}|{LITERAL}|{QUIRK_LITERAL})"
+# The terms of a stream's statements (the readers' grammar): IRIs, datatypes included, absolute.
+SUBJECT = rf"(?:{ABSOLUTE_IRI}|{BNODE})"
+STREAM_LITERAL = rf"{_STRING}(?:{LANGTAG}|\^\^{ABSOLUTE_IRI})?"
+STREAM_QUIRK_LITERAL = rf"(?:{_NUMBER}|NaN|[+-]?Infinity|[+-]?INF)\^\^{ABSOLUTE_IRI}"
+OBJECT = rf"(?:{ABSOLUTE_IRI}|{BNODE}|{STREAM_LITERAL}|{STREAM_QUIRK_LITERAL})"
 
 _TERM_RE = re.compile(rf"{IRI}|{BNODE}|{LITERAL}")
 _QUIRK_RE = re.compile(rf"({_NUMBER}|NaN|[+-]?Infinity|[+-]?INF)\^\^({IRI})")
@@ -133,7 +142,7 @@ def canonical_term(text: str) -> str:
     if _TERM_RE.fullmatch(text) is None:
         quirk = _QUIRK_RE.fullmatch(text)
         if quirk is None:
-            raise TermError(f"expected an N-Triples term (<iri>, _:label or \"literal\"), got {_shorten(text)!r}")
+            raise TermError(f"expected an N-Triples term (<iri>, _:label or \"literal\"), got {shorten(text)!r}")
         return literal_term(quirk.group(1), _unescape(quirk.group(2)[1:-1]))
     first = text[0]
     if first == "<":
@@ -158,7 +167,7 @@ def number_term(text: str) -> str:
         return literal_term(text, XSD_DECIMAL)
     if _BARE_NUMBER_RE.fullmatch(text):
         return literal_term(text, XSD_DOUBLE)
-    raise TermError(f"expected a number, got {_shorten(text)!r}")
+    raise TermError(f"expected a number, got {shorten(text)!r}")
 
 
 def is_term(text: str) -> bool:
@@ -203,5 +212,26 @@ def from_rdflib(node: "Node") -> str:
     raise TermError(f"cannot write {type(node).__name__} {node!r} as an N-Triples term")
 
 
-def _shorten(text: str, limit: int = 60) -> str:
+_ANY_IRI_RE = re.compile(IRI)
+_ABSOLUTE_IRI_RE = re.compile(ABSOLUTE_IRI)
+_TERM_AT_RE = re.compile(rf"{IRI}|{LITERAL}|{QUIRK_LITERAL}")
+
+
+def relative_iri_at(text: str, position: int) -> str | None:
+    """The relative IRI that starts at ``position`` (or is the datatype of the literal there), else None.
+
+    For the readers' diagnostics: a statement that does not parse only because an IRI lacks its
+    scheme is named as such, with that token (cut short).
+    """
+    term = _TERM_AT_RE.match(text, position)
+    if term is None:
+        return None
+    for iri in _ANY_IRI_RE.finditer(term.group(0)):
+        if _ABSOLUTE_IRI_RE.fullmatch(iri.group(0)) is None:
+            return shorten(iri.group(0), 40)
+    return None
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters with "…": error messages quote at most a short token."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -156,6 +156,45 @@ def test_bad_text_stream(tmp_path: Path, query: Path, name: str, fmt: str, text:
     assert_one_line(oracle(path, fmt, query), 2, str(path), expected)
 
 
+RELATIVE = "<rooms/r1>"
+
+
+@pytest.mark.parametrize(("name", "fmt", "line", "token"), [
+    ("subject.stream", "yabench", f'{RELATIVE} <{EX}detectedAt> <{EX}r1> "5" .\n', RELATIVE),
+    ("predicate.stream", "yabench", f'<{EX}m1> <detectedAt> <{EX}r1> "5" .\n', "<detectedAt>"),
+    ("object.stream", "yabench", f'<{EX}m1> <{EX}detectedAt> {RELATIVE} "5" .\n', RELATIVE),
+    ("datatype.stream", "yabench", f'<{EX}m1> <{EX}detectedAt> "1"^^<int> "5" .\n', "<int>"),
+    ("quirk.stream", "yabench", f'<{EX}m1> <{EX}detectedAt> 76.0^^<float> "5" .\n', "<float>"),
+    ("spaced.stream", "yabench", f'<{EX}m1>\t<{EX}detectedAt>  {RELATIVE} "5" .\n', RELATIVE),
+    ("object.nq", "nquads", f"<{EX}m1> <{EX}detectedAt> {RELATIVE} <urn:rspwb:t:5> .\n", RELATIVE),
+    ("graph.nq", "nquads", f"<{EX}m1> <{EX}detectedAt> <{EX}r1> <g1> .\n<g1> <{EX}hasTimestamp> \"5\" .\n", "<g1>"),
+])
+@pytest.mark.parametrize("method", ["fast", "reference"])
+def test_a_relative_iri_in_a_stream_is_refused(tmp_path: Path, query: Path, name: str, fmt: str, line: str,
+                                               token: str, method: str) -> None:
+    """N-Triples and N-Quads have no relative IRIs: each reader (the columnar one of the oracle's fast
+    path and the Python ones) refuses one at its line, naming the token, after good lines."""
+    path = tmp_path / name
+    path.write_text((ROOMS_STREAM if fmt == "yabench" else "") + line.replace('"5"', '"30000"'), encoding="utf-8")
+    number = 6 if fmt == "yabench" else 1
+    text = assert_one_line(oracle(path, fmt, query, "--method", method), 2, f"{path}:{number}",
+                           f"relative IRI '{token}'")
+    assert "absolute" in text
+
+
+def test_a_relative_iri_in_a_parquet_stream_is_refused(tmp_path: Path, query: Path) -> None:
+    import pyarrow.parquet as pq
+
+    for column, values in (("subject", ["<s>"] * 3), ("predicate", [f"<{EX}p>", f"<{EX}p>", "<p>"]),
+                           ("object", [f"<{EX}o>", "<o>", f"<{EX}o>"])):
+        path = tmp_path / f"{column}.parquet"
+        pq.write_table(_table(**{column: values}), path)
+        row = next(index for index, value in enumerate(values) if "ex.org" not in value) + 1
+        for method in ("fast", "reference"):
+            assert_one_line(oracle(path, "parquet", query, "--method", method), 2, str(path), f"row {row}",
+                            f"relative IRI in {column}")
+
+
 def test_stream_not_utf8(tmp_path: Path, query: Path) -> None:
     path = tmp_path / "latin1.stream"
     path.write_bytes(ROOMS_STREAM.encode() + '<http://ex.org/é> <http://ex.org/p> <http://ex.org/b> "30000" .\n'.encode("latin-1"))
@@ -709,6 +748,23 @@ def test_one_endless_stdout_line_fails_the_run_at_the_limit(tmp_path: Path, stre
     assert_one_line(outcome, 1, "1 of 1 runs failed", "more than 64 MiB on stdout")
     assert json.loads((out / "manifest.json").read_text())["runs"][0]["status"] == "failed"
     assert leftovers(out) == []
+
+
+def test_one_stdout_line_is_bounded_by_the_setting_that_names_it(tmp_path: Path, stream: Path) -> None:
+    """``stand.max_message_mb`` bounds one engine line while it is read: a 2 MiB response line against a
+    1 MiB limit fails the run at that line, naming the limit and the setting; nothing of it is kept."""
+    path = tmp_path / "limited.yaml"
+    path.write_text(external_experiment(tmp_path, stream, "big-responses", 2).read_text()
+                    .replace("stand: {mode: absolute-time, timeout: 30s}",
+                             "stand: {mode: absolute-time, timeout: 30s, max_message_mb: 1}"), encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert_one_line(rspwb("run", path, "--out", out, "--yes", "--quiet"), 1, "1 of 1 runs failed",
+                    "a line of more than 1 MiB on stdout (line 2", "stand.max_message_mb")
+    assert (out / "runs" / "case0-rep0-e-q" / "responses.jsonl").stat().st_size < 1 << 20
+    assert leftovers(out) == []
+    bad = tmp_path / "zero.yaml"
+    bad.write_text(path.read_text().replace("max_message_mb: 1", "max_message_mb: 0"), encoding="utf-8")
+    assert_one_line(rspwb("validate", bad), 2, str(bad), "stand.max_message_mb")
 
 
 def test_a_run_into_a_foreign_folder_is_refused(tmp_path: Path, stream: Path) -> None:

@@ -23,16 +23,23 @@ import pytest
 
 from tests.e2e.bad_inputs_support import EX, PYTHON, ROOT, ROOMS_STREAM, external_experiment, leftovers, subprocess_env
 
-# Modules a Python start or the workbench imports: planted next to the experiment and in the working
-# directory, each writes a marker file named after itself if it is ever imported.
-PLANTED = ("orjson", "psutil", "numpy", "yaml", "sitecustomize", "usercustomize", "rsp_workbench")
+# Planted next to the experiment and in the working directory: a module of every name a Python start,
+# the standard library (``multiprocessing``, ``json``, …) or the workbench's dependencies could import,
+# each writing a marker file named after itself if it is ever imported — not a guessed few names, so
+# that no process that has its working directory on the import path escapes the test.
+DEPENDENCIES = ("orjson", "psutil", "numpy", "yaml", "pyarrow", "rdflib", "pyspark", "py4j", "PySide6", "pyqtgraph",
+                "pandas", "sitecustomize", "usercustomize", "rsp_workbench")
+PLANTED = tuple(sorted(set(sys.stdlib_module_names) | set(DEPENDENCIES)))
 
 
 def plant(folder: Path, markers: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name in PLANTED:
-        code = f"import pathlib\npathlib.Path({str(markers)!r}, {name!r} + '-' + __name__).write_text('ran')\n"
-        if name == "rsp_workbench":
+        # only `os` (always imported at start, so never taken from here): a planted `pathlib` must not hide it
+        marker = str(markers / name)
+        code = (f"import os\nos.close(os.open({marker!r} + '-' + __name__, os.O_CREAT | os.O_WRONLY, 0o644))\n"
+                f"raise ImportError('planted {name} ran')\n")
+        if name in ("rsp_workbench", "multiprocessing", "json", "PySide6"):  # also as packages
             (folder / name).mkdir(exist_ok=True)
             (folder / name / "__init__.py").write_text(code, encoding="utf-8")
         else:
@@ -124,6 +131,90 @@ def test_modules_next_to_an_experiment_never_run(tmp_path: Path, launcher: str) 
     no_process_left(tmp_path)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["script", "installed"])
+def test_probe_never_runs_modules_next_to_it(tmp_path: Path, launcher: str) -> None:
+    """``rspwb probe`` from a planted folder: its engine runs import nothing from there."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "downloaded"
+    plant(folder, markers)
+    command = [str(ROOT / "rspwb")] if launcher == "script" else [str(Path(sys.executable).parent / "rspwb")]
+    if not Path(command[0]).is_file():
+        pytest.skip("no installed rspwb console script next to this interpreter")
+    result = run_cli([*command, "probe", "cqels", "--only", "borders", "--json"], folder)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["engine"] == "cqels"
+    assert sorted(path.name for path in markers.iterdir()) == []
+    no_process_left(tmp_path)
+
+
+# `execute_request` as the desktop window calls it for a local run (a spawned child process runs it)
+_GUI_RUN = """import sys, threading
+from pathlib import Path
+root, experiment, out = sys.argv[1:4]
+root in sys.path or sys.path.insert(0, root)
+from rsp_workbench.experiment.loader import load_experiment
+from rsp_workbench.gui.runs.model import RunRequest, execute_request
+summary = execute_request(RunRequest(load_experiment(experiment), Path(out)), threading.Event(), lambda event: None)
+print("isolated", sys.flags.isolated)
+"""
+
+
+@pytest.mark.slow
+def test_the_windows_run_process_never_runs_modules_next_to_it(tmp_path: Path) -> None:
+    """A local run from the desktop window happens in a spawned child process: from a window that runs
+    isolated (every entry makes it so) the child is isolated too and imports nothing from the folder;
+    from one that is not, it would (what the test catches: the child takes ``multiprocessing`` from there)."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "downloaded"
+    plant(folder, markers)
+    experiment = rooms_experiment(folder)
+    result = run_cli([sys.executable, "-I", "-c", _GUI_RUN, str(ROOT), str(experiment), str(tmp_path / "b")], folder)
+    assert result.returncode == 0 and "isolated 1" in result.stdout, result.stderr[-2000:]
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["status"] == "ok"
+    assert sorted(path.name for path in markers.iterdir()) == []
+    # a window run as a plain script (as an installed console script runs before it starts itself again
+    # isolated): the window itself is safe, its spawned child is not
+    script = tmp_path / "window.py"
+    script.write_text(_GUI_RUN, encoding="utf-8")
+    run_cli([sys.executable, str(script), str(ROOT), str(experiment), str(tmp_path / "c")], folder)
+    assert "multiprocessing-multiprocessing" in {path.name for path in markers.iterdir()}
+    no_process_left(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["script", "installed"])
+def test_the_desktop_application_runs_isolated(tmp_path: Path, launcher: str) -> None:
+    """``./rsp-workbench`` and the installed ``rsp-workbench`` run Python isolated (the installed script
+    starts itself again so), so the window and the run processes it spawns import nothing from the folder."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    folder = tmp_path / "downloaded"
+    plant(folder, markers)
+    command = str(ROOT / "rsp-workbench") if launcher == "script" else str(Path(sys.executable).parent / "rsp-workbench")
+    if not Path(command).is_file():
+        pytest.skip("no installed rsp-workbench console script next to this interpreter")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(QT_QPA_PLATFORM="offscreen", RSPWB_NO_SPARK_WARMUP="1")
+    window = subprocess.Popen([command], cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        process = psutil.Process(window.pid)
+        deadline = time.monotonic() + 60
+        while True:
+            assert window.poll() is None, window.stderr.read().decode()[-2000:] if window.stderr else ""
+            assert time.monotonic() < deadline, process.cmdline()
+            if "-I" in process.cmdline() and len(process.threads()) > 1:  # isolated, and Qt is up
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+    finally:
+        window.kill()
+        window.wait(timeout=10)
+    assert sorted(path.name for path in markers.iterdir()) == []
+
+
 def test_the_launchers_start_python_isolated() -> None:
     """``./rspwb`` and ``./rsp-workbench`` start Python with ``-I`` and name the package folder explicitly."""
     for name in ("rspwb", "rsp-workbench"):
@@ -170,9 +261,13 @@ def _sleepers(marker: str) -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.parametrize("mode", ["child", "daemon", "child-holds-stdout"])
+LEAVING = ("child", "daemon", "child-holds-stdout", "daemon-env-cleared")
+
+
+@pytest.mark.parametrize("mode", LEAVING)
 def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: str) -> None:
-    marker = str(4000 + os.getpid() % 1000 * 3 + ("child", "daemon", "child-holds-stdout").index(mode))
+    """Also a daemon that left the engine's session and cleared its environment (no run mark to find it by)."""
+    marker = str(4000 + os.getpid() % 1000 * 4 + LEAVING.index(mode))
     out = tmp_path / "bundle"
     experiment = external_experiment(tmp_path, _stream(tmp_path), mode, size=int(marker))
     started = time.monotonic()
@@ -191,18 +286,22 @@ def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: 
     no_process_left(tmp_path)
 
 
-def test_engines_die_with_a_killed_rspwb(tmp_path: Path) -> None:
-    """SIGKILL to ``rspwb`` while an engine hangs: the kernel ends the engine too (PR_SET_PDEATHSIG)."""
+@pytest.mark.parametrize("mode", ["hang", "child+hang", "daemon+hang", "daemon-env-cleared+hang"])
+def test_engines_and_all_they_started_die_with_a_killed_rspwb(tmp_path: Path, mode: str) -> None:
+    """SIGKILL to ``rspwb`` while an engine hangs: the engine, its child and a double-forked daemon (in its
+    own session, its environment cleared) all end too — the engine's keeper, a child subreaper, holds them."""
     if not sys.platform.startswith("linux"):
-        pytest.skip("PR_SET_PDEATHSIG is Linux's")
-    experiment = external_experiment(tmp_path, _stream(tmp_path), "hang", timeout=None)
+        pytest.skip("the keeper (PR_SET_CHILD_SUBREAPER) is Linux's")
+    marker = str(5000 + os.getpid() % 1000 * 4 + ["hang", "child+hang", "daemon+hang",
+                                                   "daemon-env-cleared+hang"].index(mode))
+    experiment = external_experiment(tmp_path, _stream(tmp_path), mode, size=int(marker), timeout=None)
     child = subprocess.Popen([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out",
                               str(tmp_path / "bundle"), "--yes", "--quiet"], cwd=tmp_path, env=subprocess_env(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     parent = psutil.Process(child.pid)
     deadline = time.monotonic() + 60
     engines: list[psutil.Process] = []
-    while not engines:
+    while not engines or (mode != "hang" and not _sleepers(marker)):
         assert time.monotonic() < deadline, "the engine never started"
         time.sleep(0.05)
         for process in parent.children(recursive=True):
@@ -211,10 +310,12 @@ def test_engines_die_with_a_killed_rspwb(tmp_path: Path) -> None:
                     engines.append(process)
             except psutil.Error:
                 pass
+    started = [*engines, *_sleepers(marker)]
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=10)
-    _, alive = psutil.wait_procs(engines, timeout=5)
+    _, alive = psutil.wait_procs(started, timeout=10)
     assert not alive
+    assert _sleepers(marker) == []
     no_process_left(tmp_path)
 
 
@@ -456,6 +557,87 @@ def test_static_data_that_is_not_rdf_fails_validate_without_quoting_it(tmp_path:
         text = assert_one_line(rspwb(*command), 2, located, f"cannot read static data as {fmt}")
         assert "SECRET" not in text and "hunter2" not in text and "root:x" not in text
     assert not (tmp_path / "b").exists()
+
+
+SECRET_LINE = 'root:x:0:0:SECRET1 hunter2-SECRET2 {password=SECRET3} <SECRET4> "SECRET5" . ' + "SECRET6" * 40
+RULE = "REGISTER QUERY q AS SELECT ?x FROM STREAM <http://s> [RANGE 10s STEP 10s] WHERE { ?x <http://p> ?y }\n"
+
+
+def _secret_cases(tmp_path: Path) -> dict[str, tuple[object, ...]]:
+    """Every reader an experiment or a command line points at a file with: the file holds a secret-looking
+    first line (and more) that is not what the reader expects."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"{SECRET_LINE}\n{SECRET_LINE}\n", encoding="utf-8")
+    folder = tmp_path / "csrbench"
+    folder.mkdir()
+    shutil.copy(secret, folder / "data_0.ttl")
+    (tmp_path / "q.rq").write_text(RULE, encoding="utf-8")
+    good = tmp_path / "good.stream"
+    good.write_text('<http://a> <http://p> <http://b> "1" .\n', encoding="utf-8")
+    long_value = rooms_experiment(tmp_path)
+    long_value.write_text(long_value.read_text() + f"stand: {{mode: '{SECRET_LINE}'}}\n", encoding="utf-8")
+    long_key = tmp_path / "key.yaml"
+    long_key.write_text("name: x\nroot" + "X" * 200 + ": 1\n", encoding="utf-8")
+    (tmp_path / "token.rq").write_text(RULE.replace("?y }", f"?y . {SECRET_LINE} }}"), encoding="utf-8")
+    (tmp_path / "prefix.rq").write_text(RULE.replace("<http://p>", "root" + "X" * 200 + ":p"), encoding="utf-8")
+    oracle = ("oracle", "--query", tmp_path / "q.rq", "--system", "csparql", "--json", "--stream")
+    check = ("check", "--stream", good, "--stream-format", "yabench", "--query", tmp_path / "q.rq", "--system",
+             "csparql", "--json", "--engine-output", secret, "--engine-output-format")
+    return {
+        "yabench stream": (*oracle, secret, "--stream-format", "yabench"),
+        "nquads stream": (*oracle, secret, "--stream-format", "nquads"),
+        "csrbench turtle": (*oracle, folder, "--stream-format", "csrbench-dir"),
+        "query": ("query", "explain", secret),
+        "query token": ("query", "explain", tmp_path / "token.rq"),
+        "query prefix": ("query", "explain", tmp_path / "prefix.rq"),
+        "experiment": ("validate", secret),
+        "experiment value": ("validate", long_value),
+        "experiment key": ("validate", long_key),
+        "csrbench-json answer": (*check, "csrbench-json"),
+        "yabench-qr answer": (*check, "yabench-qr"),
+        "jsonl answer": (*check, "jsonl"),
+    }
+
+
+@pytest.mark.parametrize("case", ["yabench stream", "nquads stream", "csrbench turtle", "query", "query token",
+                                  "query prefix", "experiment", "experiment key",
+                                  "experiment value", "csrbench-json answer", "yabench-qr answer", "jsonl answer"])
+def test_an_error_quotes_at_most_the_offending_token(tmp_path: Path, case: str) -> None:
+    """A file with a secret-looking first line given where a stream, a query, an experiment or an engine's
+    answer belongs: the one-line error names the file and at most the first token, cut short, never more."""
+    from tests.e2e.bad_inputs_support import rspwb
+
+    outcome = rspwb(*_secret_cases(tmp_path)[case])
+    assert outcome.code == 2 and len(outcome.lines()) == 1 and "Traceback" not in outcome.err, outcome.err[-2000:]
+    _assert_no_secret(outcome.err)
+
+
+def _assert_no_secret(text: str) -> None:
+    for word in ("hunter2", "SECRET2", "SECRET3", "SECRET4", "SECRET5", "SECRET6", "X" * 41):
+        assert word not in text, text
+    for line in text.splitlines():
+        at = line.find("root:")
+        assert at < 0 or len(line[at:].split("'", 1)[0].split()[0]) <= 40, line
+
+
+def test_an_engine_that_prints_a_file_is_not_quoted_beyond_a_token(tmp_path: Path) -> None:
+    """An engine (here ``cat`` of a secret file) whose stdout is not the protocol: the run's one line and
+    ``run.json`` quote at most the line's first token."""
+    from tests.e2e.bad_inputs_support import rspwb
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"{SECRET_LINE}\n", encoding="utf-8")
+    path = external_experiment(tmp_path, _stream(tmp_path), "ok")
+    text = path.read_text()
+    start = text.index("      command: ")
+    end = text.index("\n", start)
+    path.write_text(text[:start] + f'      command: ["/bin/sh", "-c", "cat {secret}; sleep 30"]' + text[end:])
+    out = tmp_path / "bundle"
+    outcome = rspwb("run", path, "--out", out, "--yes", "--quiet")
+    assert outcome.code == 1 and "not a JSON line" in outcome.err, outcome.err[-2000:]
+    _assert_no_secret(outcome.err)
+    run = json.loads((out / "manifest.json").read_text())["runs"][0]["run_id"]
+    _assert_no_secret(json.loads((out / "runs" / run / "run.json").read_text())["error"])
 
 
 def test_spark_python_workers_never_import_from_their_working_directory() -> None:

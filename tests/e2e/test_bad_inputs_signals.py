@@ -93,6 +93,33 @@ def test_run_stopped_marks_the_bundle_cancelled_and_stops_the_engine(tmp_path: P
     assert not alive
 
 
+@pytest.mark.slow
+def test_sigterm_is_prompt_while_an_engine_writes_huge_lines(tmp_path: Path) -> None:
+    """An engine answering every stimulus with a 45 MB line: SIGTERM mid-run still stops ``rspwb`` within
+    seconds (each line is read in bounded pieces and handled off the main thread), cancelled and clean."""
+    stream = tmp_path / "rooms.stream"
+    stream.write_text(ROOMS_STREAM, encoding="utf-8")
+    out = tmp_path / "bundle"
+    child = start("run", external_experiment(tmp_path, stream, "big-responses", 45), "--out", out, "--yes", "--quiet",
+                  cwd=tmp_path)
+    parent = psutil.Process(child.pid)
+
+    def writing() -> bool:
+        return any(path.stat().st_size > 10 << 20 for path in out.glob("runs/*/responses.jsonl"))
+
+    wait_for(writing, timeout=120)
+    started = parent.children(recursive=True)
+    signalled = time.monotonic()
+    code, lines = stopped(child, signal.SIGTERM)
+    assert time.monotonic() - signalled < 5.0
+    # still streaming (the stand cancels) or already judging what came (the judge is interrupted)
+    assert code == 130 and lines in (["rspwb: cancelling (stopping the engine process)…"], ["rspwb: interrupted"]), lines
+    assert json.loads((out / "manifest.json").read_text())["status"] == "cancelled"
+    assert leftovers(out) == []
+    _, alive = psutil.wait_procs(started, timeout=5)
+    assert not alive
+
+
 def test_oracle_out_stopped_leaves_nothing(tmp_path: Path) -> None:
     """Stopped while it computes (20,000 elements, 2,000 evaluations): no DIR, no DIR.partial."""
     stream = tmp_path / "s.stream"

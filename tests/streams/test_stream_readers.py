@@ -197,19 +197,19 @@ def test_yabench_gzip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "column", "expected"),
     [
-        (f'http://example.org/s {P} <o> "1" .', 1, "expected a subject"),
-        (f'{S} "p" <o> "1" .', 24, "expected a predicate"),
+        (f'http://example.org/s {P} <x:o> "1" .', 1, "expected a subject"),
+        (f'{S} "p" <x:o> "1" .', 24, "expected a predicate"),
         (f'{S} {P} <o "1" .', 47, "expected an object"),
         (f'{S} {P} "bad \\q" "1" .', 47, "expected an object"),
-        (f"{S} {P} <o> 1 .", 51, 'expected the time in ms as "<digits>"'),
-        (f'{S} {P} <o> <urn:rspwb:t:1> .', 51, "expected the time"),
-        (f'{S} {P} <o> "1"', 54, "expected ' .'"),
-        (f'{S} {P} <o> "1" . junk', 57, "expected the end of the line"),
+        (f"{S} {P} <x:o> 1 .", 53, 'expected the time in ms as "<digits>"'),
+        (f'{S} {P} <x:o> <urn:rspwb:t:1> .', 53, "expected the time"),
+        (f'{S} {P} <x:o> "1"', 56, "expected ' .'"),
+        (f'{S} {P} <x:o> "1" . junk', 59, "expected the end of the line"),
         (f'{S} {P} abc^^<http://x> "1" .', 47, "expected an object"),
     ],
 )
 def test_yabench_malformed(tmp_path: Path, line: str, column: int, expected: str) -> None:
-    path = write(tmp_path, "bad.stream", f'{S} {P} <o> "0" .\n\n{line}\n')
+    path = write(tmp_path, "bad.stream", f'{S} {P} <x:o> "0" .\n\n{line}\n')
     message = error_of(path, "yabench")
     assert message.startswith(f"{path}:3:{column}: "), message
     assert expected in message
@@ -251,14 +251,14 @@ def test_nquads_time_graph_errors(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         "s.nq",
-        f"{S} {P} <o> <urn:rspwb:t:10> .\n{S} {P} <o> <urn:rspwb:t:5> .\n{S} {P} <o> <http://other/g> .\n",
+        f"{S} {P} <x:o> <urn:rspwb:t:10> .\n{S} {P} <x:o> <urn:rspwb:t:5> .\n{S} {P} <x:o> <http://other/g> .\n",
     )
     assert error_of(path, "nquads") == f"{path}:2: time goes backwards: 5 after 10"
     report = ReadReport()
     message = error_of(path, "nquads", on_disorder="warn", report=report)
     assert message.startswith(f"{path}:3: expected the graph name <urn:rspwb:t:{{t}}>")
     assert report.disorders == 1
-    bad = write(tmp_path, "bad.nq", f'{S} {P} <o> "lit" .\n')
+    bad = write(tmp_path, "bad.nq", f'{S} {P} <x:o> "lit" .\n')
     assert error_of(bad, "nquads").startswith(f"{bad}:1:")
 
 
@@ -303,7 +303,7 @@ def test_nquads_oracle_layout_timestamp_inside_graph(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "line", "expected"),
     [
-        (f"{S} {P} <o> <http://ex/g9> .\n", 10, "graph <http://ex/g9> has no timestamp"),
+        (f"{S} {P} <x:o> <http://ex/g9> .\n", 10, "graph <http://ex/g9> has no timestamp"),
         ('<http://ex/g1> <http://ex/meta#hasTimestamp> "3000" .\n', 10, "two timestamps: 1000 and 3000"),
         ('<http://ex/g3> <http://ex/meta#hasTimestamp> "soon" .\n', 10, "expected an integer time"),
     ],
@@ -315,7 +315,7 @@ def test_nquads_oracle_layout_errors(tmp_path: Path, extra: str, line: int, expe
 
 
 def test_nquads_without_timestamps(tmp_path: Path) -> None:
-    path = write(tmp_path, "plain.nq", f"{S} {P} <o> .\n")
+    path = write(tmp_path, "plain.nq", f"{S} {P} <x:o> .\n")
     assert "no timestamped graphs" in error_of(path, "nquads")
     empty = write(tmp_path, "empty.nq", "# nothing\n")  # an empty stream, as in YABench text and Parquet
     assert list(read_stream(empty, "nquads")) == []
@@ -375,7 +375,7 @@ def test_parquet_errors(tmp_path: Path) -> None:
     renamed.write_bytes(path.read_bytes())
     assert detect_format(renamed) == "parquet"
 
-    table = pa.table({"subject": [S, S, S], "predicate": [P, P, P], "object": ["<o>", "<o>", "<o>"], "t": [5, 3, 4]})
+    table = pa.table({"subject": [S, S, S], "predicate": [P, P, P], "object": ["<x:o>", "<x:o>", "<x:o>"], "t": [5, 3, 4]})
     pq.write_table(table, tmp_path / "back.parquet")
     assert error_of(tmp_path / "back.parquet", "parquet") == f"{tmp_path / 'back.parquet'}: row 2: time goes backwards: 3 after 5"
     report = ReadReport()
@@ -386,10 +386,10 @@ def test_parquet_errors(tmp_path: Path) -> None:
     assert "missing column 't'" in error_of(tmp_path / "no_t.parquet", "parquet")
     pq.write_table(table.set_column(3, "t", pa.array(["5", "6", "7"])), tmp_path / "str_t.parquet")
     assert "expected int64" in error_of(tmp_path / "str_t.parquet", "parquet")
-    bad = table.set_column(2, "object", pa.array(["<o>", "oops", None]))
+    bad = table.set_column(2, "object", pa.array(["<x:o>", "oops", None]))
     pq.write_table(bad, tmp_path / "bad.parquet")
     assert "row 3: object is null" in error_of(tmp_path / "bad.parquet", "parquet")
-    pq.write_table(table.set_column(2, "object", pa.array(["<o>", "oops", "<o>"])), tmp_path / "term.parquet")
+    pq.write_table(table.set_column(2, "object", pa.array(["<x:o>", "oops", "<x:o>"])), tmp_path / "term.parquet")
     assert "row 2: expected an N-Triples term in object" in error_of(tmp_path / "term.parquet", "parquet")
     not_parquet = write(tmp_path, "x.parquet", "hello")
     assert "not a readable Parquet file" in error_of(not_parquet, "parquet")
@@ -418,7 +418,30 @@ def test_parquet_batches_and_partial_cleanup(tmp_path: Path) -> None:
 
 def test_detect_format(tmp_path: Path) -> None:
     assert detect_format(write(tmp_path, "a.stream", "# header\n" + SG1_LINES)) == "yabench"
-    assert detect_format(write(tmp_path, "a.txt", f"{S} {P} <o> <urn:rspwb:t:0> .\n")) == "nquads"
+    assert detect_format(write(tmp_path, "a.txt", f"{S} {P} <x:o> <urn:rspwb:t:0> .\n")) == "nquads"
     assert detect_format(tmp_path / "x.nq") == "nquads"
     with pytest.raises(UserError, match="cannot tell the stream format"):
         detect_format(write(tmp_path, "a.csv", "a,b,c\n"))
+
+
+@pytest.mark.parametrize("fmt, line", [
+    ("yabench", f'{S} {P} <urn:x> "1" .\n{S} <mailto:a@b.c> "2"^^<tag:x,2020:t> "2" .\n'),
+    ("nquads", f"{S} {P} <urn:x> <urn:rspwb:t:1> .\n{S} <mailto:a@b.c> \"2\"^^<tag:x,2020:t> <urn:rspwb:t:2> .\n"),
+])
+def test_absolute_iris_of_any_scheme_are_read(tmp_path: Path, fmt: str, line: str) -> None:
+    elements = list(read_stream(write(tmp_path, f"s.{fmt}", line), fmt))
+    assert [e.object for e in elements] == ["<urn:x>", '"2"^^<tag:x,2020:t>']
+
+
+@pytest.mark.parametrize("fmt, text, column, token", [
+    ("yabench", f'{S} {P} <x:o> "0" .\n{S} {P} <../o> "1" .\n', 47, "<../o>"),
+    ("yabench", f'{S} {P} <x:o> "0" .\n{S} {P} "1"^^<{"d" * 60}> "1" .\n', 47, "<" + "d" * 38 + "…"),
+    ("yabench", f'{S} {P} <x:o> "0" .\n<\\u0068ttp://ex.org/s> {P} <x:o> "1" .\n', 1, "<\\\\u0068ttp://ex.org/s>"),
+    ("nquads", f"{S} {P} <x:o> <urn:rspwb:t:0> .\n{S} {P} <x:o> <#g> .\n", 53, "<#g>"),
+])
+def test_a_relative_iri_is_named_at_its_line_and_column(tmp_path: Path, fmt: str, text: str, column: int,
+                                                        token: str) -> None:
+    """A stream's IRIs are absolute with a plainly written scheme; the message quotes the IRI, cut short."""
+    path = write(tmp_path, f"bad.{fmt}", text)
+    message = error_of(path, fmt)
+    assert message.startswith(f"{path}:2:{column}: relative IRI '{token}'"), message

@@ -12,8 +12,9 @@ and answers every stimulus with one response, except that MODE injects a fault:
 - ``big-responses``: every response binds an IRI of SIZE MB;
 - ``child``: starts a child (``sleep``) that stays after the engine ends; ``daemon``: a
   double-forked daemon in a session of its own; ``child-holds-stdout``: a child that keeps
-  the engine's stdout open after the engine has exited (each otherwise like ``ok``; the
-  child's command line carries SIZE as a marker to find it);
+  the engine's stdout open after the engine has exited; ``daemon-env-cleared``: a daemon that
+  also clears its environment (each otherwise like ``ok``; the child's command line carries
+  SIZE as a marker to find it); any of these with ``+hang`` (``daemon+hang``) then hangs;
 - a protocol-field fault, the first stimulus answered with: ``t-string``, ``t-list``,
   ``t-infinity``, ``t-nan`` (its response's ``t``), ``done-list`` (``done`` naming a list),
   ``stimulus-mapping`` (a response naming a mapping as its stimulus), ``binding-nan`` (a
@@ -40,21 +41,24 @@ def leave_behind(mode: str, marker: str) -> None:
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     elif mode == "child-holds-stdout":
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # inherits stdout
-    elif mode == "daemon" and os.fork() == 0:
+    elif mode in ("daemon", "daemon-env-cleared") and os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
+            if mode == "daemon-env-cleared":
+                os.execve("/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep", command, {})
             os.execvp("sleep", command)
         os._exit(0)
 
 
 def main() -> int:
-    mode = sys.argv[1]
+    mode, _, then = sys.argv[1].partition("+")
     size_mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    if mode in ("child", "daemon", "child-holds-stdout"):
+    if mode in ("child", "daemon", "child-holds-stdout", "daemon-env-cleared"):
         leave_behind(mode, sys.argv[2] if len(sys.argv) > 2 else "00")
+        mode = then or mode
     out = sys.stdout.buffer
 
     def send(message: dict) -> None:
