@@ -500,7 +500,7 @@ def _check_timeouts(run: _Run, wall_start: float) -> None:
             # batching: a stimulus waits in the engine behind the others of its batch; its time
             # starts when the engine could start it (sent, and the stimulus before it done)
             since = None if oldest is None else _latency_start(run, oldest)
-        if since is not None and time.time() * 1000.0 - since > options.stimulus_timeout_s * 1000.0:
+        if oldest is not None and since is not None and time.time() * 1000.0 - since > options.stimulus_timeout_s * 1000.0:
             run.fail("timeout", f"stimulus {oldest.stimulus} not finished within {options.stimulus_timeout_s:g} s")
             run.check()
 

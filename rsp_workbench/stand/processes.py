@@ -76,7 +76,7 @@ def _prctl() -> Callable[..., int] | None:
         return None
     function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     function.restype = ctypes.c_int
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 @dataclass

@@ -88,7 +88,7 @@ def parse_static(payload: Mapping[str, Any] | None) -> StaticGraphs:
     payload = payload or {}
     default = tuple(tuple(t) for t in payload.get("default", ()))
     named = {name: tuple(tuple(t) for t in triples) for name, triples in (payload.get("named") or {}).items()}
-    return StaticGraphs(default, named)  # type: ignore[arg-type]
+    return StaticGraphs(default, named)
 
 
 def parse_engine_line(line: bytes) -> dict[str, Any]:

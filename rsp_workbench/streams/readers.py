@@ -537,7 +537,7 @@ def read_graph_timestamp_nquads(
     for graph, span in spans.items():
         if graph not in times and graph not in metadata_graphs:
             raise UserError(
-                f'graph {shorten(graph, 40)} has no timestamp; expected a statement {shorten(graph, 40)} <…#hasTimestamp> "t"',
+                f'graph {shorten(str(graph), 40)} has no timestamp; expected a statement {shorten(str(graph), 40)} <…#hasTimestamp> "t"',
                 file=name,
                 line=span.first_line,
             )
