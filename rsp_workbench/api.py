@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.results.bundle import Bundle
@@ -21,9 +21,11 @@ from rsp_workbench.results.reader import open_bundle as _open_bundle
 
 if TYPE_CHECKING:
     from rsp_workbench.experiment.model import Experiment
+    from rsp_workbench.oracle.commands import CheckResult, ExpectedResult, QuerySource, StreamPaths
     from rsp_workbench.pipeline.run_experiment import ExperimentProgress
+    from rsp_workbench.probe.infer import ProbeInference
 
-__all__ = ["Bundle", "UserError", "load_experiment", "open_bundle", "report", "run"]
+__all__ = ["Bundle", "UserError", "check", "load_experiment", "open_bundle", "oracle", "probe", "report", "run"]
 
 
 def load_experiment(path: str | os.PathLike[str]) -> "Experiment":
@@ -68,7 +70,66 @@ def report(bundle: Bundle | str | os.PathLike[str], html_path: str | os.PathLike
     return Path(html_path)
 
 
-# Judging recorded answers from Python values — ``oracle(...)`` (expected answers of a stream and a
-# query under an engine's semantics) and ``check(...)`` (a recorded answer judged against them) —
-# belong here too, as thin calls into ``rsp_workbench.oracle``'s value-taking functions once those
-# exist (today they are reachable only through ``rspwb oracle`` / ``rspwb check``).
+def oracle(streams: "StreamPaths", query: "QuerySource", **options: Any) -> "ExpectedResult":
+    """The expected answers of a continuous query over stream files, as ``rspwb oracle``.
+
+    ``streams``: a stream file (or a mapping from stream IRI to file); ``query``: a query file, its
+    text or a parsed query; ``options`` are those of
+    :func:`rsp_workbench.oracle.commands.oracle_answers` — ``system`` (a preset or semantics),
+    ``t0`` (a time, ``"all"``, or None: the semantics' own), ``method``, ``out`` … The Spark path
+    is used where the method rule chooses it (docs/oracle.md). Per t0: ``window_rows(vector)``.
+    """
+    from rsp_workbench.oracle.commands import oracle_answers
+    from rsp_workbench.pipeline.oracle_job import spark_expected
+
+    return oracle_answers(streams, query, spark=spark_expected, **options)
+
+
+def check(streams: "StreamPaths", query: "QuerySource", engine_output: str | os.PathLike[str],
+          **options: Any) -> "CheckResult":
+    """Judge a recorded engine answer (CSRBench JSON, YABench ``QR_``, JSON lines), as ``rspwb check``.
+
+    ``options`` are those of :func:`rsp_workbench.oracle.commands.check_answer`: ``system``,
+    ``match`` (``strict`` or ``csrbench``), ``regroup``, ``t0``, ``tolerance`` … The result says
+    ``verdict`` (``correct``/``incorrect``) and holds what ``rspwb check --json`` prints (``payload``:
+    the matching t0 or the first divergence).
+    """
+    from rsp_workbench.oracle.commands import check_answer
+    from rsp_workbench.pipeline.oracle_job import spark_expected
+
+    return check_answer(streams, query, engine_output, spark=spark_expected, **options)
+
+
+def probe(engine: str, *, experiment: str | os.PathLike[str] | None = None, engine_id: str | None = None,
+          preset: str | None = None, faults: Sequence[str] = (), semantics: Mapping[str, Any] | None = None,
+          probes: Sequence[str] | None = None, timeout_s: float | None = None, yes: bool = False,
+          progress: "Callable[[int, int, str], None] | None" = None,
+          cancel: threading.Event | None = None) -> "ProbeInference":
+    """Characterise an engine with the probe battery, as ``rspwb probe`` (docs/probe.md).
+
+    ``engine``: a built-in preset or engine type (``preset``, ``faults`` and ``semantics`` configure
+    a built-in one), or ``FILE:ENGINE`` / ``experiment`` + ``engine_id`` for an experiment's engine.
+    An external command runs only with ``yes``. ``probes`` limits the battery; ``progress(done, total,
+    message)`` reports each probe; setting ``cancel`` stops after the running probe. The result's
+    ``explained``, ``preset`` and ``to_json()`` say which parameters explain every probe.
+    """
+    from rsp_workbench.probe.runner import (
+        DEFAULT_TIMEOUT_S, ProbeRunOptions, builtin_target, probe_engine, resolve_target,
+    )
+    from rsp_workbench.stand.confirm import describe_command
+
+    if preset or faults or semantics:
+        if experiment is not None or ":" in engine:
+            raise UserError("preset, faults and semantics configure a built-in engine; an experiment's engine "
+                            "is configured in its file", field="preset")
+        target = builtin_target(engine, preset=preset, faults={name: True for name in faults},
+                                semantics=dict(semantics or {}))
+    else:
+        target = resolve_target(engine, experiment=os.fspath(experiment) if experiment is not None else None,
+                                engine=engine_id)
+    if target.external and not yes:
+        raise UserError(f"{describe_command(target).splitlines()[0].removesuffix(':')}; an external command must "
+                        "be confirmed before it runs: pass yes=True", field="engines")
+    options = ProbeRunOptions(timeout_s=timeout_s or DEFAULT_TIMEOUT_S, keep=None,
+                              probes=list(probes) if probes else None)
+    return probe_engine(target, options, cancel=cancel, progress=progress)

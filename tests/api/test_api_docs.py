@@ -47,5 +47,9 @@ def test_every_example_in_the_api_doc_runs(tmp_path: Path, monkeypatch: pytest.M
     assert ran >= 5
     assert "yabench-experiment-1 ['cqels', 'csparql']" in out
     assert "ok {" in out and "incorrect" in out
+    # oracle, check and probe on the teaching sample (CSRBench Fig. 1): hand-checked windows and verdict
+    assert "0 10000 1\n10000 20000 1\n" in out
+    assert "incorrect [{'binding': {'room': '<http://ex.org/r2>'}}]" in out
+    assert "True cqels" in out
     assert "not a result bundle" in out and "sample_experiments" in out
     assert (tmp_path / "exp1-smoke.html").stat().st_size > 10_000
