@@ -72,6 +72,14 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "close_stream": ("bool", False),  # on close, rsp-rs's own close_stream sentinel (engines/rsprs/README.md)
         "startup_timeout": ("duration", False),
     },
+    "esper": {  # the EPL combination (engines/esper/README.md; each picks its preset, engine.PROGRAM_ENGINES)
+        "window": ("choice:time_batch|time", False),  # #time_batch(ω[, reference point]) or #time(ω) + output every β
+        "reference_point": ("duration", False),  # time_batch's reference point (application time)
+        "output": ("choice:snapshot|all", False),  # window time: output snapshot|all every β
+        "stream": ("choice:istream|rstream", False),  # the EPL select's stream keyword
+        "heap": ("string", False),  # the JVM's -Xmx, e.g. 512m
+        "startup_timeout": ("duration", False),
+    },
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),
@@ -352,6 +360,11 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind == "string":
         if not isinstance(value, str) or not value.strip():
             raise _BadValue(f"expected a non-empty string, got {value!r}")
+        return value
+    if kind.startswith("choice:"):
+        choices = kind.removeprefix("choice:").split("|")
+        if value not in choices:
+            raise _BadValue(f"{value!r} is not one of {', '.join(choices)}")
         return value
     if kind == "strategy":
         if value not in EVICTION_STRATEGIES:

@@ -1,0 +1,246 @@
+package org.rspwb.esper;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.jena.atlas.json.JSON;
+import org.apache.jena.atlas.json.JsonArray;
+import org.apache.jena.atlas.json.JsonObject;
+import org.apache.jena.atlas.json.JsonValue;
+
+/**
+ * C-SPARQL's architecture on the RSP Workbench test stand: Esper 9 (S2R, R2S) feeding Jena ARQ
+ * (R2R). This program only translates the stand's JSON-lines protocol:
+ *
+ * <pre>
+ *   register -> the query (csparql dialect) split into its window (an EPL statement built from
+ *               the engine parameters window/stream/output/reference_point) and its SPARQL
+ *   stimulus -> Esper's external clock advanced to t (advanceTimeSpan: each callback due on
+ *               the way fires at its own time), then one Triple event per element of the
+ *               query's stream
+ *   listener -> the delivered events evaluated by Jena; one response, operation "=", t =
+ *               Esper's current time when the listener fired
+ *   advance  -> Esper's clock advanced to t
+ *   close    -> nothing (Esper has no end of stream)
+ * </pre>
+ *
+ * A Java exception or error (an OutOfMemoryError included) ends the run with one fatal error
+ * line carrying its own message.
+ */
+public final class Main {
+    private static final long FLUSH_PERIOD_NANOS = 1_000_000L;
+
+    private final BufferedWriter out = new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16);
+    private long flushed = System.nanoTime();
+    private EsperWindow esper;
+    private Jena jena;
+    private String stream;
+    /** The stimulus being handled (responses name it), or null during advance. */
+    private Long current;
+    /** Tests only: run out of memory while handling this stimulus (RSPWB_ESPER_OOM_AT_STIMULUS). */
+    private final Long oomAt = longOrNull(System.getenv("RSPWB_ESPER_OOM_AT_STIMULUS"));
+
+    public static void main(String[] args) throws IOException {
+        System.exit(new Main().serve());
+    }
+
+    private int serve() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
+        try {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                JsonObject message = JSON.parse(line);
+                String type = message.get("type").getAsString().value();
+                switch (type) {
+                    case "register" -> register(message);
+                    case "stimulus" -> {
+                        stimulus(message);
+                        out.flush();
+                    }
+                    case "batch" -> {
+                        for (JsonValue item : message.get("stimuli").getAsArray()) {
+                            stimulus(item.getAsObject());
+                            flushIfDue();
+                        }
+                        out.flush();
+                    }
+                    case "advance" -> {
+                        long t = number(message.get("t"));
+                        current = null;
+                        esper.advanceTo(t);
+                        write("{\"type\":\"done\",\"advance\":" + t + "}");
+                        out.flush();
+                    }
+                    case "close" -> {
+                        write("{\"type\":\"done\",\"closed\":true}");
+                        out.flush();
+                        if (esper != null) {
+                            esper.destroy();
+                        }
+                        return 0;
+                    }
+                    default -> throw new IllegalArgumentException("unknown message type " + type);
+                }
+            }
+            return 0;
+        } catch (Throwable failure) { // OutOfMemoryError too: the run fails alone, with the JVM's message
+            String text = oneLine(failure.getCause() != null && failure instanceof IllegalArgumentException
+                    ? failure.getMessage() : failure.toString());
+            System.err.println(text);
+            write("{\"type\":\"error\",\"fatal\":true,\"message\":" + quote(text) + "}");
+            out.flush();
+            return 1;
+        }
+    }
+
+    private void register(JsonObject message) throws IOException {
+        JsonObject engine = message.get("engine").getAsObject();
+        JsonObject parameters = engine.hasKey("parameters") && engine.get("parameters").isObject()
+                ? engine.get("parameters").getAsObject() : new JsonObject();
+        CsparqlQuery query = CsparqlQuery.parse(message.get("query").getAsObject().get("text").getAsString().value());
+        stream = query.stream;
+        jena = new Jena(query.sparql);
+        JsonObject statics = message.hasKey("static") ? message.get("static").getAsObject() : new JsonObject();
+        if (statics.hasKey("default")) {
+            for (JsonValue t : statics.get("default").getAsArray()) {
+                JsonArray a = t.getAsArray();
+                jena.addStatic(null, text(a, 0), text(a, 1), text(a, 2));
+            }
+        }
+        if (statics.hasKey("named")) {
+            JsonObject named = statics.get("named").getAsObject();
+            for (String graph : named.keys()) {
+                for (JsonValue t : named.get(graph).getAsArray()) {
+                    JsonArray a = t.getAsArray();
+                    jena.addStatic("<" + graph + ">", text(a, 0), text(a, 1), text(a, 2));
+                }
+            }
+        }
+        String epl = EsperWindow.epl(string(parameters, "window", "time_batch"), string(parameters, "stream", "istream"),
+                string(parameters, "output", null),
+                parameters.hasKey("reference_point") ? number(parameters.get("reference_point")) : null,
+                query.rangeMs, query.stepMs);
+        esper = new EsperWindow(epl, this::evaluated);
+        write("{\"type\":\"ready\",\"engine\":\"esper\",\"pid\":" + ProcessHandle.current().pid()
+                + ",\"batch\":true,\"esper\":\"9.0.0\",\"jena\":\"5.6.0\",\"epl\":" + quote(epl) + "}");
+        out.flush();
+    }
+
+    private void stimulus(JsonObject message) throws IOException {
+        long id = number(message.get("id"));
+        long t = number(message.get("t"));
+        current = id;
+        if (oomAt != null && oomAt == id) {
+            List<long[]> hog = new ArrayList<>();
+            while (true) {
+                hog.add(new long[1 << 20]);
+            }
+        }
+        esper.advanceTo(t);
+        JsonArray elements = message.get("elements").getAsArray();
+        JsonArray streams = message.hasKey("streams") ? message.get("streams").getAsArray() : null;
+        for (int i = 0; i < elements.size(); i++) {
+            if (streams != null && !stream.equals(streams.get(i).getAsString().value())) {
+                continue; // a stream the query has no window over
+            }
+            JsonArray e = elements.get(i).getAsArray();
+            esper.send(new Triple(text(e, 0), text(e, 1), text(e, 2), e.size() > 3 ? text(e, 3) : null));
+        }
+        write("{\"type\":\"done\",\"stimulus\":" + id + "}");
+    }
+
+    /** The listener fired: the window content Esper delivered, evaluated by Jena, as one response. */
+    private void evaluated(long t, List<Triple> content) {
+        StringBuilder line = new StringBuilder(256);
+        line.append("{\"type\":\"response\"");
+        if (current != null) {
+            line.append(",\"stimulus\":").append(current);
+        }
+        line.append(",\"t\":").append(t).append(",\"operation\":\"=\",\"bindings\":[");
+        boolean first = true;
+        for (Map<String, String> row : jena.evaluate(content)) {
+            line.append(first ? "{" : ",{");
+            first = false;
+            boolean firstVar = true;
+            for (Map.Entry<String, String> binding : row.entrySet()) {
+                if (!firstVar) {
+                    line.append(',');
+                }
+                firstVar = false;
+                line.append(quote(binding.getKey())).append(':').append(quote(binding.getValue()));
+            }
+            line.append('}');
+        }
+        line.append("],\"system_time\":").append(System.currentTimeMillis()).append('}');
+        try {
+            write(line.toString());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private void write(String line) throws IOException {
+        out.write(line);
+        out.write('\n');
+    }
+
+    private void flushIfDue() throws IOException {
+        long now = System.nanoTime();
+        if (now - flushed >= FLUSH_PERIOD_NANOS) {
+            out.flush();
+            flushed = now;
+        }
+    }
+
+    private static String text(JsonArray array, int i) {
+        return array.get(i).getAsString().value();
+    }
+
+    private static String string(JsonObject object, String key, String fallback) {
+        return object.hasKey(key) && object.get(key).isString() ? object.get(key).getAsString().value() : fallback;
+    }
+
+    private static long number(JsonValue value) {
+        return value.getAsNumber().value().longValue();
+    }
+
+    private static Long longOrNull(String text) {
+        return text == null || text.isBlank() ? null : Long.valueOf(text.trim());
+    }
+
+    private static String oneLine(String text) {
+        return String.join(" ", (text == null ? "" : text).trim().split("\\s+"));
+    }
+
+    static String quote(String text) {
+        StringBuilder b = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+}
