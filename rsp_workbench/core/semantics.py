@@ -314,22 +314,24 @@ PRESETS: dict[str, EngineSemantics] = {
         border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
         empty_notification=True, time_unit=TimeUnit.MS, t0=0,
     ),
-    # select rstream … #time_batch(ω): the batch Esper removes, i.e. the previous one, posted when
-    # the next one is; no parameter delays a report by one window (README.md)
+    # select rstream … #time_batch(ω): Esper's remove stream, the batch that leaves as the next one
+    # is posted, evaluated then: closest to a Dstream (what no parameter says is in README.md)
     "esper-time-batch-rstream": EngineSemantics(
-        border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
-        empty_notification=True, time_unit=TimeUnit.MS, t0=None,
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
+        r2s=R2S.DSTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=None,
     ),
-    # #time(ω) output snapshot every β: the sliding window's whole content every β of Esper's
-    # clock from the statement's start (application time 0)
+    # #time(ω) output snapshot every β (C-SPARQL 0.9's own EPL): the sliding window's whole content
+    # every β of Esper's clock from the first event, empty or not; the leading windows shorter.
+    # An element exactly ω before an output has already expired (README.md): no border says that.
     "esper-time-snapshot": EngineSemantics(
-        border=BorderConvention.OPEN_CLOSED, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
-        r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
+        r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
     ),
-    # #time(ω) output all every β: the events that entered since the last output (β of them, not ω)
+    # #time(ω) output all every β: the events that entered since the last output — β of them, not
+    # ω: a sliding window's older part never reaches the query (README.md) — every β from the first event
     "esper-time-all": EngineSemantics(
-        border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
-        empty_notification=True, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
+        r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
     ),
 }
 

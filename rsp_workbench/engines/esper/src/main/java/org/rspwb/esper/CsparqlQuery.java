@@ -41,7 +41,7 @@ final class CsparqlQuery {
             windows.add(new String[] {m.group(1), m.group(2), m.group(4) != null ? m.group(2) : m.group(3)});
         }
         if (windows.size() != 1) {
-            throw new IllegalArgumentException("the esper engine runs queries over exactly one window (FROM STREAM … [RANGE … STEP …]); this one has "
+            throw new Refusal("the esper engine runs queries over exactly one window (FROM STREAM … [RANGE … STEP …]); this one has "
                     + windows.size());
         }
         String[] w = windows.get(0);
@@ -52,7 +52,7 @@ final class CsparqlQuery {
     static long duration(String text) {
         Matcher m = DURATION.matcher(text);
         if (!m.matches()) {
-            throw new IllegalArgumentException("not a C-SPARQL duration: " + text);
+            throw new Refusal("not a C-SPARQL duration: " + text);
         }
         long n = Long.parseLong(m.group(1));
         switch (m.group(2).toLowerCase(Locale.ROOT)) {

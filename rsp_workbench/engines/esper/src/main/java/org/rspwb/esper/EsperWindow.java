@@ -47,37 +47,37 @@ final class EsperWindow {
                 sink.accept(rt.getEventService().getCurrentTime(), content);
             });
         } catch (Exception e) {
-            throw new IllegalArgumentException("Esper refused the statement " + epl + ": " + e.getMessage(), e);
+            throw new Refusal("Esper refused the statement " + epl + ": " + e.getMessage());
         }
     }
 
     /** The EPL for a window and output parameter combination (README.md explains each). */
     static String epl(String window, String stream, String output, Long referencePoint, long rangeMs, long stepMs) {
-        if (!stream.equals("istream") && !stream.equals("rstream") && !stream.equals("irstream")) {
-            throw new IllegalArgumentException("parameter stream: expected istream, rstream or irstream, got " + stream);
+        if (!stream.equals("istream") && !stream.equals("rstream")) {
+            throw new Refusal("parameter stream: expected istream or rstream, got " + stream);
         }
         String select = "select " + stream + " * from Triple";
         switch (window) {
             case "time_batch":
                 if (rangeMs != stepMs) {
-                    throw new IllegalArgumentException("window time_batch is tumbling: RANGE must equal STEP (got "
+                    throw new Refusal("window time_batch is tumbling: RANGE must equal STEP (got "
                             + rangeMs + " ms and " + stepMs + " ms); use window: time for a sliding window");
                 }
                 if (output != null) {
-                    throw new IllegalArgumentException("parameter output goes with window: time (time_batch outputs each batch)");
+                    throw new Refusal("parameter output goes with window: time (time_batch outputs each batch)");
                 }
                 return select + "#time_batch(" + rangeMs + " msec" + (referencePoint == null ? "" : ", " + referencePoint + "L") + ")";
             case "time":
                 if (referencePoint != null) {
-                    throw new IllegalArgumentException("parameter reference_point goes with window: time_batch");
+                    throw new Refusal("parameter reference_point goes with window: time_batch");
                 }
                 String kind = output == null ? "snapshot" : output;
                 if (!kind.equals("snapshot") && !kind.equals("all")) {
-                    throw new IllegalArgumentException("parameter output: expected snapshot or all, got " + kind);
+                    throw new Refusal("parameter output: expected snapshot or all, got " + kind);
                 }
                 return select + "#time(" + rangeMs + " msec) output " + kind + " every " + stepMs + " msec";
             default:
-                throw new IllegalArgumentException("parameter window: expected time_batch or time, got " + window);
+                throw new Refusal("parameter window: expected time_batch or time, got " + window);
         }
     }
 

@@ -39,7 +39,7 @@ final class Jena {
     Jena(String sparql) {
         this.query = QueryFactory.create(sparql);
         if (!query.isSelectType()) {
-            throw new IllegalArgumentException("the esper engine answers SELECT queries only");
+            throw new Refusal("the esper engine answers SELECT queries only");
         }
     }
 

@@ -89,13 +89,12 @@ public final class Main {
                         }
                         return 0;
                     }
-                    default -> throw new IllegalArgumentException("unknown message type " + type);
+                    default -> throw new Refusal("unknown message type " + type);
                 }
             }
             return 0;
         } catch (Throwable failure) { // OutOfMemoryError too: the run fails alone, with the JVM's message
-            String text = oneLine(failure.getCause() != null && failure instanceof IllegalArgumentException
-                    ? failure.getMessage() : failure.toString());
+            String text = oneLine(failure instanceof Refusal ? failure.getMessage() : failure.toString());
             System.err.println(text);
             write("{\"type\":\"error\",\"fatal\":true,\"message\":" + quote(text) + "}");
             out.flush();
