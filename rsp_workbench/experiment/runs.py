@@ -312,6 +312,11 @@ class _BadValue(Exception):
     pass
 
 
+def choice_values(kind: str) -> tuple[str, ...] | None:
+    """The values of a closed-set parameter kind written ``choice:a|b|c``; None for other kinds."""
+    return tuple(kind.removeprefix("choice:").split("|")) if kind.startswith("choice:") else None
+
+
 def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind == "positive-int":
         if isinstance(value, str) and value.strip().lstrip("+").isdigit():
@@ -361,8 +366,8 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
         if not isinstance(value, str) or not value.strip():
             raise _BadValue(f"expected a non-empty string, got {value!r}")
         return value
-    if kind.startswith("choice:"):
-        choices = kind.removeprefix("choice:").split("|")
+    choices = choice_values(kind)
+    if choices is not None:
         if value not in choices:
             raise _BadValue(f"{value!r} is not one of {', '.join(choices)}")
         return value

@@ -20,8 +20,9 @@ from rsp_workbench.errors import UserError
 
 HERE = Path(__file__).resolve().parent
 JAR = "rspwb-esper.jar"
-#: The JVM options every run gets: one GC thread pool fit for two cores, a small footprint.
-JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m")
+#: The JVM options every run gets: the serial collector (no GC threads competing with the stand
+#: on small machines, a smaller footprint); otherwise the JVM's defaults, JIT included.
+JVM_OPTIONS = ("-XX:+UseSerialGC",)
 
 
 def jar() -> Path:
