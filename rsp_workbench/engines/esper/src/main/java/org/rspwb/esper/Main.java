@@ -46,6 +46,15 @@ public final class Main {
     private Long current;
     /** Tests only: run out of memory while handling this stimulus (RSPWB_ESPER_OOM_AT_STIMULUS). */
     private final Long oomAt = longOrNull(System.getenv("RSPWB_ESPER_OOM_AT_STIMULUS"));
+    /**
+     * Where the time goes (RSPWB_ESPER_PROFILE set: printed on stderr at close, for
+     * benchmarks/bench_esper.py): nanoseconds handling stimulus and batch lines in all, and of
+     * them inside Esper and Jena (the clock, the events, the evaluations; not the responses' text).
+     */
+    private final boolean profile = System.getenv("RSPWB_ESPER_PROFILE") != null;
+    private long handlingNanos;
+    private long engineNanos;
+    private long stimuliHandled;
 
     public static void main(String[] args) throws IOException {
         System.exit(new Main().serve());
@@ -59,6 +68,7 @@ public final class Main {
                 if (line.isBlank()) {
                     continue;
                 }
+                long received = System.nanoTime();
                 JsonObject message = JSON.parse(line);
                 String type = message.get("type").getAsString().value();
                 switch (type) {
@@ -66,6 +76,7 @@ public final class Main {
                     case "stimulus" -> {
                         stimulus(message);
                         out.flush();
+                        handlingNanos += System.nanoTime() - received;
                     }
                     case "batch" -> {
                         for (JsonValue item : message.get("stimuli").getAsArray()) {
@@ -73,6 +84,7 @@ public final class Main {
                             flushIfDue();
                         }
                         out.flush();
+                        handlingNanos += System.nanoTime() - received;
                     }
                     case "advance" -> {
                         long t = number(message.get("t"));
@@ -82,6 +94,10 @@ public final class Main {
                         out.flush();
                     }
                     case "close" -> {
+                        if (profile) {
+                            System.err.println("{\"profile\":{\"stimuli\":" + stimuliHandled + ",\"handling_ns\":" + handlingNanos
+                                    + ",\"engine_ns\":" + engineNanos + "}}");
+                        }
                         write("{\"type\":\"done\",\"closed\":true}");
                         out.flush();
                         if (esper != null) {
@@ -145,7 +161,10 @@ public final class Main {
                 hog.add(new long[1 << 20]);
             }
         }
+        stimuliHandled++;
+        long begin = System.nanoTime();
         esper.advanceTo(t);
+        engineNanos += System.nanoTime() - begin;
         JsonArray elements = message.get("elements").getAsArray();
         JsonArray streams = message.hasKey("streams") ? message.get("streams").getAsArray() : null;
         for (int i = 0; i < elements.size(); i++) {
@@ -153,13 +172,18 @@ public final class Main {
                 continue; // a stream the query has no window over
             }
             JsonArray e = elements.get(i).getAsArray();
-            esper.send(new Triple(text(e, 0), text(e, 1), text(e, 2), e.size() > 3 ? text(e, 3) : null));
+            Triple triple = new Triple(text(e, 0), text(e, 1), text(e, 2), e.size() > 3 ? text(e, 3) : null);
+            begin = System.nanoTime();
+            esper.send(triple);
+            engineNanos += System.nanoTime() - begin;
         }
         write("{\"type\":\"done\",\"stimulus\":" + id + "}");
     }
 
     /** The listener fired: the window content Esper delivered, evaluated by Jena, as one response. */
     private void evaluated(long t, List<Triple> content) {
+        List<Map<String, String>> solutions = jena.evaluate(content);
+        long begin = System.nanoTime(); // from here on the adapter's work, inside Esper's callback
         StringBuilder line = new StringBuilder(256);
         line.append("{\"type\":\"response\"");
         if (current != null) {
@@ -167,7 +191,7 @@ public final class Main {
         }
         line.append(",\"t\":").append(t).append(",\"operation\":\"=\",\"bindings\":[");
         boolean first = true;
-        for (Map<String, String> row : jena.evaluate(content)) {
+        for (Map<String, String> row : solutions) {
             line.append(first ? "{" : ",{");
             first = false;
             boolean firstVar = true;
@@ -186,6 +210,7 @@ public final class Main {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+        engineNanos -= System.nanoTime() - begin;
     }
 
     private void write(String line) throws IOException {
