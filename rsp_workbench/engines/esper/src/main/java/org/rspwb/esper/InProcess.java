@@ -8,10 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import org.apache.jena.atlas.json.JSON;
-import org.apache.jena.atlas.json.JsonArray;
-import org.apache.jena.atlas.json.JsonObject;
-import org.apache.jena.atlas.json.JsonValue;
+import java.util.Map;
 
 /**
  * The engine alone, in-process, for the overhead measurement (benchmarks/bench_esper.py): the
@@ -26,26 +23,26 @@ public final class InProcess {
 
     public static void main(String[] args) throws IOException {
         List<String> lines = Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8);
-        JsonObject register = JSON.parse(lines.get(0));
-        JsonObject parameters = register.get("engine").getAsObject().get("parameters").getAsObject();
-        CsparqlQuery query = CsparqlQuery.parse(register.get("query").getAsObject().get("text").getAsString().value());
+        Map<String, Object> register = Json.object(Json.parse(lines.get(0)));
+        Map<String, Object> parameters = Json.object(Json.object(register.get("engine")).get("parameters"));
+        CsparqlQuery query = CsparqlQuery.parse((String) Json.object(register.get("query")).get("text"));
         Jena jena = new Jena(query.sparql);
-        String window = parameters.hasKey("window") ? parameters.get("window").getAsString().value() : "time_batch";
+        String window = parameters.get("window") instanceof String w ? w : "time_batch";
         EsperWindow esper = new EsperWindow(EsperWindow.epl(window, "istream", null, null, query.rangeMs, query.stepMs),
                 (t, content) -> bindings += jena.evaluate(content).size());
         List<Long> times = new ArrayList<>();
         List<Triple[]> events = new ArrayList<>();
         for (String line : lines.subList(1, lines.size())) {
-            JsonObject message = JSON.parse(line);
-            if (!message.get("type").getAsString().value().equals("stimulus")) {
+            Map<String, Object> message = Json.object(Json.parse(line));
+            if (!"stimulus".equals(message.get("type"))) {
                 continue;
             }
-            times.add(message.get("t").getAsNumber().value().longValue());
-            JsonArray elements = message.get("elements").getAsArray();
+            times.add(Json.number(message.get("t")));
+            List<Object> elements = Json.list(message.get("elements"));
             Triple[] stimulus = new Triple[elements.size()];
             for (int i = 0; i < stimulus.length; i++) {
-                JsonArray e = elements.get(i).getAsArray();
-                stimulus[i] = new Triple(text(e.get(0)), text(e.get(1)), text(e.get(2)), null);
+                List<Object> e = Json.list(elements.get(i));
+                stimulus[i] = new Triple((String) e.get(0), (String) e.get(1), (String) e.get(2), null);
             }
             events.add(stimulus);
         }
@@ -66,10 +63,6 @@ public final class InProcess {
                 + (seconds * 1e6 / spent.length) + ",\"median_us\":" + (sorted[sorted.length / 2] / 1e3)
                 + ",\"bindings\":" + bindings + ",\"peak_rss_kb\":" + peakRssKb() + "}");
         esper.destroy();
-    }
-
-    private static String text(JsonValue value) {
-        return value.getAsString().value();
     }
 
     private static long peakRssKb() throws IOException {

@@ -10,10 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.jena.atlas.json.JSON;
-import org.apache.jena.atlas.json.JsonArray;
-import org.apache.jena.atlas.json.JsonObject;
-import org.apache.jena.atlas.json.JsonValue;
 
 /**
  * C-SPARQL's architecture on the RSP Workbench test stand: Esper 9 (S2R, R2S) feeding Jena ARQ
@@ -50,8 +46,10 @@ public final class Main {
      * Where the time goes (RSPWB_ESPER_PROFILE set: printed on stderr at close, for
      * benchmarks/bench_esper.py): nanoseconds handling stimulus and batch lines in all, and of
      * them inside Esper and Jena (the clock, the events, the evaluations; not the responses' text).
+     * CPU time of this thread: on a loaded machine wall time would count the waits for a core.
      */
     private final boolean profile = System.getenv("RSPWB_ESPER_PROFILE") != null;
+    private final java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
     private long handlingNanos;
     private long engineNanos;
     private long stimuliHandled;
@@ -68,26 +66,26 @@ public final class Main {
                 if (line.isBlank()) {
                     continue;
                 }
-                long received = System.nanoTime();
-                JsonObject message = JSON.parse(line);
-                String type = message.get("type").getAsString().value();
+                long received = clock();
+                Map<String, Object> message = Json.object(Json.parse(line));
+                String type = String.valueOf(message.get("type"));
                 switch (type) {
                     case "register" -> register(message);
                     case "stimulus" -> {
                         stimulus(message);
                         out.flush();
-                        handlingNanos += System.nanoTime() - received;
+                        handlingNanos += clock() - received;
                     }
                     case "batch" -> {
-                        for (JsonValue item : message.get("stimuli").getAsArray()) {
-                            stimulus(item.getAsObject());
+                        for (Object item : Json.list(message.get("stimuli"))) {
+                            stimulus(Json.object(item));
                             flushIfDue();
                         }
                         out.flush();
-                        handlingNanos += System.nanoTime() - received;
+                        handlingNanos += clock() - received;
                     }
                     case "advance" -> {
-                        long t = number(message.get("t"));
+                        long t = Json.number(message.get("t"));
                         current = null;
                         esper.advanceTo(t);
                         write("{\"type\":\"done\",\"advance\":" + t + "}");
@@ -118,32 +116,31 @@ public final class Main {
         }
     }
 
-    private void register(JsonObject message) throws IOException {
-        JsonObject engine = message.get("engine").getAsObject();
-        JsonObject parameters = engine.hasKey("parameters") && engine.get("parameters").isObject()
-                ? engine.get("parameters").getAsObject() : new JsonObject();
-        CsparqlQuery query = CsparqlQuery.parse(message.get("query").getAsObject().get("text").getAsString().value());
+    private void register(Map<String, Object> message) throws IOException {
+        Map<String, Object> engine = Json.object(message.get("engine"));
+        Map<String, Object> parameters = engine.get("parameters") instanceof Map ? Json.object(engine.get("parameters")) : Map.of();
+        CsparqlQuery query = CsparqlQuery.parse(String.valueOf(Json.object(message.get("query")).get("text")));
         stream = query.stream;
         jena = new Jena(query.sparql);
-        JsonObject statics = message.hasKey("static") ? message.get("static").getAsObject() : new JsonObject();
-        if (statics.hasKey("default")) {
-            for (JsonValue t : statics.get("default").getAsArray()) {
-                JsonArray a = t.getAsArray();
+        Map<String, Object> statics = message.get("static") instanceof Map ? Json.object(message.get("static")) : Map.of();
+        if (statics.get("default") != null) {
+            for (Object t : Json.list(statics.get("default"))) {
+                List<Object> a = Json.list(t);
                 jena.addStatic(null, text(a, 0), text(a, 1), text(a, 2));
             }
         }
-        if (statics.hasKey("named")) {
-            JsonObject named = statics.get("named").getAsObject();
-            for (String graph : named.keys()) {
-                for (JsonValue t : named.get(graph).getAsArray()) {
-                    JsonArray a = t.getAsArray();
+        if (statics.get("named") != null) {
+            Map<String, Object> named = Json.object(statics.get("named"));
+            for (String graph : named.keySet()) {
+                for (Object t : Json.list(named.get(graph))) {
+                    List<Object> a = Json.list(t);
                     jena.addStatic("<" + graph + ">", text(a, 0), text(a, 1), text(a, 2));
                 }
             }
         }
         String epl = EsperWindow.epl(string(parameters, "window", "time_batch"), string(parameters, "stream", "istream"),
                 string(parameters, "output", null),
-                parameters.hasKey("reference_point") ? number(parameters.get("reference_point")) : null,
+                parameters.get("reference_point") != null ? Json.number(parameters.get("reference_point")) : null,
                 query.rangeMs, query.stepMs);
         esper = new EsperWindow(epl, this::evaluated);
         write("{\"type\":\"ready\",\"engine\":\"esper\",\"pid\":" + ProcessHandle.current().pid()
@@ -151,9 +148,9 @@ public final class Main {
         out.flush();
     }
 
-    private void stimulus(JsonObject message) throws IOException {
-        long id = number(message.get("id"));
-        long t = number(message.get("t"));
+    private void stimulus(Map<String, Object> message) throws IOException {
+        long id = Json.number(message.get("id"));
+        long t = Json.number(message.get("t"));
         current = id;
         if (oomAt != null && oomAt == id) {
             List<long[]> hog = new ArrayList<>();
@@ -162,28 +159,25 @@ public final class Main {
             }
         }
         stimuliHandled++;
-        long begin = System.nanoTime();
+        List<Object> elements = Json.list(message.get("elements"));
+        List<Object> streams = message.get("streams") != null ? Json.list(message.get("streams")) : null;
+        long begin = clock(); // the engine's part: the clock, the events (and the listener's evaluations)
         esper.advanceTo(t);
-        engineNanos += System.nanoTime() - begin;
-        JsonArray elements = message.get("elements").getAsArray();
-        JsonArray streams = message.hasKey("streams") ? message.get("streams").getAsArray() : null;
         for (int i = 0; i < elements.size(); i++) {
-            if (streams != null && !stream.equals(streams.get(i).getAsString().value())) {
+            if (streams != null && !stream.equals(streams.get(i))) {
                 continue; // a stream the query has no window over
             }
-            JsonArray e = elements.get(i).getAsArray();
-            Triple triple = new Triple(text(e, 0), text(e, 1), text(e, 2), e.size() > 3 ? text(e, 3) : null);
-            begin = System.nanoTime();
-            esper.send(triple);
-            engineNanos += System.nanoTime() - begin;
+            List<Object> e = Json.list(elements.get(i));
+            esper.send(new Triple(text(e, 0), text(e, 1), text(e, 2), e.size() > 3 ? text(e, 3) : null));
         }
+        engineNanos += clock() - begin;
         write("{\"type\":\"done\",\"stimulus\":" + id + "}");
     }
 
     /** The listener fired: the window content Esper delivered, evaluated by Jena, as one response. */
     private void evaluated(long t, List<Triple> content) {
         List<Map<String, String>> solutions = jena.evaluate(content);
-        long begin = System.nanoTime(); // from here on the adapter's work, inside Esper's callback
+        long begin = clock(); // from here on the adapter's work, inside Esper's callback
         StringBuilder line = new StringBuilder(256);
         line.append("{\"type\":\"response\"");
         if (current != null) {
@@ -210,7 +204,12 @@ public final class Main {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        engineNanos -= System.nanoTime() - begin;
+        engineNanos -= clock() - begin;
+    }
+
+    /** This thread's CPU time in ns when profiling, else 0 (no cost). */
+    private long clock() {
+        return profile ? cpu.getCurrentThreadCpuTime() : 0L;
     }
 
     private void write(String line) throws IOException {
@@ -226,16 +225,15 @@ public final class Main {
         }
     }
 
-    private static String text(JsonArray array, int i) {
-        return array.get(i).getAsString().value();
+    private static String text(List<Object> terms, int i) {
+        if (!(terms.get(i) instanceof String term)) {
+            throw new IllegalArgumentException("expected an N-Triples term, got " + terms.get(i));
+        }
+        return term;
     }
 
-    private static String string(JsonObject object, String key, String fallback) {
-        return object.hasKey(key) && object.get(key).isString() ? object.get(key).getAsString().value() : fallback;
-    }
-
-    private static long number(JsonValue value) {
-        return value.getAsNumber().value().longValue();
+    private static String string(Map<String, Object> object, String key, String fallback) {
+        return object.get(key) instanceof String value ? value : fallback;
     }
 
     private static Long longOrNull(String text) {
