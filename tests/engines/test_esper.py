@@ -178,3 +178,17 @@ def test_an_out_of_memory_error_fails_that_run_only(tmp_path: Path, monkeypatch:
     assert rows["csparql-preset"]["status"] == "ok" and rows["csparql-preset"]["verdict"] == "correct"
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-time-batch-rooms")).read_text())
     assert "java.lang.OutOfMemoryError: Java heap space" in (run.get("error") or "")
+
+
+def test_a_missing_optional_engine_skips_unless_the_environment_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RSPWB_ENGINES_REQUIRED", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="not built"):
+        require_built("esper", "not built")
+    for required in ("esper", "rsprs,esper", "all"):
+        monkeypatch.setenv("RSPWB_ENGINES_REQUIRED", required)
+        with pytest.raises(pytest.fail.Exception, match="RSPWB_ENGINES_REQUIRED names esper but not built"):
+            require_built("esper", "not built")
+    monkeypatch.setenv("RSPWB_ENGINES_REQUIRED", "rsprs")
+    with pytest.raises(pytest.skip.Exception):
+        require_built("esper", "not built")
+    require_built("esper", None)  # built: neither
