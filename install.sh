@@ -17,6 +17,7 @@
 #
 # Optional engine plug-ins, built only when asked for:
 #   ./install.sh --engines rsprs      rsp-rs (Rust; cargo build --release --locked in rsp_workbench/engines/rsprs)
+#   ./install.sh --engines esper      Esper + Jena, C-SPARQL's architecture (Java; mvn package in rsp_workbench/engines/esper)
 #   ./install.sh --engines all        every optional engine
 # (a comma-separated list; plain ./install.sh installs the core as before).
 set -euo pipefail
@@ -25,17 +26,16 @@ cd "$(dirname "$0")"
 say() { echo "install: $*"; }
 
 # --- which optional engines -------------------------------------------------------------------
-# Each optional engine NAME is listed here and built by install_engine_NAME below (the hook for the
-# next one, e.g. esper: add it to the list and write install_engine_esper).
-OPTIONAL_ENGINES="rsprs"
+# Each optional engine NAME is listed here and built by install_engine_NAME below.
+OPTIONAL_ENGINES="rsprs esper"
 engines=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --engines) [ $# -ge 2 ] || { echo "install: --engines needs a list (rsprs, all)" >&2; exit 2; }
+    --engines) [ $# -ge 2 ] || { echo "install: --engines needs a list (rsprs, esper, all)" >&2; exit 2; }
                engines="$2"; shift 2 ;;
     --engines=*) engines="${1#--engines=}"; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install: unknown argument $1 (expected --engines rsprs|all)" >&2; exit 2 ;;
+    *) echo "install: unknown argument $1 (expected --engines rsprs|esper|all)" >&2; exit 2 ;;
   esac
 done
 selected=""
@@ -165,6 +165,32 @@ install_engine_rsprs() {
   say "cargo build --release --locked in rsp_workbench/engines/rsprs (rsp-rs and its dependencies; minutes the first time)"
   nice -n 10 cargo build --release --locked --quiet --manifest-path rsp_workbench/engines/rsprs/Cargo.toml || {
     echo "install: building the rsprs engine failed (above); the core is installed" >&2
+    exit 1
+  }
+}
+# Esper + Jena: a Java 17 program (Java is installed above, for Spark) built with Maven from
+# rsp_workbench/engines/esper/pom.xml (every version pinned; Maven Central) into its target/
+# (git-ignored). Offline first: after the first download ~/.m2 has everything, so no network is
+# asked for; rebuilt only when pom.xml or a source is newer than the jar.
+install_engine_esper() {
+  local folder=rsp_workbench/engines/esper
+  if ! command -v mvn >/dev/null 2>&1; then
+    say "mvn not found; installing maven (needed by the esper engine)"
+    apt_install maven || {
+      echo "install: could not install Maven automatically (needed by engine type esper);" \
+           "install it ('sudo apt-get install maven'), then rerun ./install.sh --engines esper" >&2
+      exit 1
+    }
+  fi
+  if [ -f "$folder/target/rspwb-esper.jar" ] \
+     && [ -z "$(find "$folder/pom.xml" "$folder/src" -newer "$folder/target/rspwb-esper.jar" -type f | head -n1)" ]; then
+    say "the esper engine is up to date ($folder/target/rspwb-esper.jar)"
+    return
+  fi
+  say "mvn package in $folder (Esper, Jena and their dependencies from Maven Central the first time)"
+  nice -n 10 mvn -q -B -o -f "$folder/pom.xml" package >/dev/null 2>&1 \
+    || nice -n 10 mvn -q -B -f "$folder/pom.xml" package || {
+    echo "install: building the esper engine failed (above); the core is installed" >&2
     exit 1
   }
 }

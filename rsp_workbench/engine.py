@@ -165,13 +165,35 @@ class ProgramEngine:
 
     preset: str
     dialect: str
+    #: Presets of parameter combinations, the first whose every ``(parameter, value)`` the engine's
+    #: parameters have wins (value :data:`GIVEN`: any value); no match: ``preset``.
+    variants: tuple[tuple[tuple[tuple[str, Any], ...], str], ...] = ()
 
+    def preset_for(self, parameters: Mapping[str, Any]) -> str:
+        """The preset the engine runs under with these parameters."""
+        for condition, name in self.variants:
+            if all(parameters.get(key) is not None if value is GIVEN else parameters.get(key) == value
+                   for key, value in condition):
+                return name
+        return self.preset
+
+
+#: A ``ProgramEngine.variants`` value that matches any value the parameter is given.
+GIVEN = "<given>"
 
 #: Shipped program engines by type.
 PROGRAM_ENGINES: dict[str, ProgramEngine] = {
     "rspjs": ProgramEngine(preset="rspjs", dialect="rspjs"),
     # rsp-rs's parser is a port of RSP-JS's line-based one (rsp_workbench/engines/rsprs/README.md)
     "rsprs": ProgramEngine(preset="rsprs", dialect="rspjs"),
+    # C-SPARQL's architecture: Esper's EPL window (S2R, R2S) and Jena ARQ (R2R), one preset per
+    # window/output combination (rsp_workbench/engines/esper/README.md)
+    "esper": ProgramEngine(preset="esper-time-batch", dialect="csparql", variants=(
+        ((("window", "time"), ("output", "all")), "esper-time-all"),
+        ((("window", "time"),), "esper-time-snapshot"),
+        ((("stream", "rstream"),), "esper-time-batch-rstream"),
+        ((("reference_point", GIVEN),), "esper-time-batch-ref"),
+    )),
 }
 
 

@@ -299,6 +299,40 @@ PRESETS: dict[str, EngineSemantics] = {
         tick=Tick.TIME, r2s=R2S.RSTREAM,
         empty_notification=False, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
     ),
+    # C-SPARQL's architecture (Esper 9 windows, Jena ARQ per evaluation), one preset per EPL
+    # combination of the plug-in (rsp_workbench/engines/esper/README.md cites Esper's documentation
+    # and source for each parameter, and lists what no parameter says). #time_batch(ω): a batch
+    # starts at the first event, is posted when Esper's clock reaches its end, an empty batch is
+    # not posted, the evaluated relation always is (also when empty).
+    "esper-time-batch": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
+        empty_notification=True, time_unit=TimeUnit.MS, t0=None,
+    ),
+    # #time_batch(ω, reference point): batches aligned on the reference point (t0 = 0 for a
+    # reference point that is a multiple of ω; else semantics: {t0: REFERENCE_POINT})
+    "esper-time-batch-ref": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
+        empty_notification=True, time_unit=TimeUnit.MS, t0=0,
+    ),
+    # select rstream … #time_batch(ω): Esper's remove stream, the batch that leaves as the next one
+    # is posted, evaluated then: closest to a Dstream (what no parameter says is in README.md)
+    "esper-time-batch-rstream": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
+        r2s=R2S.DSTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=None,
+    ),
+    # #time(ω) output snapshot every β (C-SPARQL 0.9's own EPL): the sliding window's whole content
+    # every β of Esper's clock from the first event, empty or not; the leading windows shorter.
+    # An element exactly ω before an output has already expired (README.md): no border says that.
+    "esper-time-snapshot": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
+        r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
+    ),
+    # #time(ω) output all every β: the events that entered since the last output — β of them, not
+    # ω: a sliding window's older part never reaches the query (README.md) — every β from the first event
+    "esper-time-all": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
+        r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
+    ),
 }
 
 

@@ -28,6 +28,7 @@ ENGINE_REGISTRY: dict[str, str] = {
 PROGRAM_COMMANDS: dict[str, str] = {
     "rspjs": "rsp_workbench.engines.rspjs:command",
     "rsprs": "rsp_workbench.engines.rsprs:command",
+    "esper": "rsp_workbench.engines.esper:command",
 }
 
 

@@ -474,7 +474,7 @@ def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
             preset_name = c.choice(item["preset"], join_path(path, "preset"), tuple(PRESETS))
             base = PRESETS[preset_name]
         elif program is not None:  # a shipped program engine runs under its declared preset
-            preset_name = program.preset
+            preset_name = program.preset_for(item.get("parameters") or {})
             base = PRESETS[preset_name]
         dialect = program.dialect if program is not None else None
         if item.get("dialect") is not None:

@@ -72,6 +72,14 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "close_stream": ("bool", False),  # on close, rsp-rs's own close_stream sentinel (engines/rsprs/README.md)
         "startup_timeout": ("duration", False),
     },
+    "esper": {  # the EPL combination (engines/esper/README.md; each picks its preset, engine.PROGRAM_ENGINES)
+        "window": ("choice:time_batch|time", False),  # #time_batch(ω[, reference point]) or #time(ω) + output every β
+        "reference_point": ("duration", False),  # time_batch's reference point (application time)
+        "output": ("choice:snapshot|all", False),  # window time: output snapshot|all every β
+        "stream": ("choice:istream|rstream", False),  # the EPL select's stream keyword
+        "heap": ("string", False),  # the JVM's -Xmx, e.g. 512m
+        "startup_timeout": ("duration", False),
+    },
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),
@@ -304,6 +312,11 @@ class _BadValue(Exception):
     pass
 
 
+def choice_values(kind: str) -> tuple[str, ...] | None:
+    """The values of a closed-set parameter kind written ``choice:a|b|c``; None for other kinds."""
+    return tuple(kind.removeprefix("choice:").split("|")) if kind.startswith("choice:") else None
+
+
 def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind == "positive-int":
         if isinstance(value, str) and value.strip().lstrip("+").isdigit():
@@ -352,6 +365,11 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind == "string":
         if not isinstance(value, str) or not value.strip():
             raise _BadValue(f"expected a non-empty string, got {quoted(value)}")
+        return value
+    choices = choice_values(kind)
+    if choices is not None:
+        if value not in choices:
+            raise _BadValue(f"{value!r} is not one of {', '.join(choices)}")
         return value
     if kind == "strategy":
         if value not in EVICTION_STRATEGIES:

@@ -73,7 +73,7 @@ def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str,
     programs = PROGRAM_ENGINES  # shipped non-Python engines
     if name in ENGINE_REGISTRY or name in programs:
         engine_type = name
-        chosen = preset or (programs[name].preset if name in programs else None)
+        chosen = preset or (programs[name].preset_for(parameters or {}) if name in programs else None)
     elif name in PRESETS:
         if preset not in (None, name):
             raise UserError(f"{name!r} is a preset (the secret engine under it); --preset goes with an engine type, "

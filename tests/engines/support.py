@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
 
 from rsp_workbench.generators.sg1 import observation_elements
+from rsp_workbench.responses.readers import read_response_log
 from rsp_workbench.streams.model import StreamElement
 
 
@@ -43,3 +49,42 @@ def observations(count: int, seed: int, *, spacing: int = 700, stations: int = 4
         t = k * spacing + rng.randrange(0, spacing // 2)
         elements += observation_elements(rng.randrange(stations), t, rng.randrange(100))
     return elements
+
+
+# --- the real engines' plug-ins (rspjs, rsprs, esper) ------------------------------------------
+
+EX = "http://ex.org/"
+# CSRBench Listing 1: the room where m1 and m2 are both detected within a 10 s tumbling window.
+ROOMS = """REGISTER QUERY rooms AS
+SELECT ?room
+FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]
+WHERE { <http://ex.org/m1> <http://ex.org/detectedAt> ?room .
+        <http://ex.org/m2> <http://ex.org/detectedAt> ?room }
+"""
+
+
+def detections(*rows: tuple[str, str, int]) -> list[StreamElement]:
+    return [StreamElement(f"<{EX}{who}>", f"<{EX}detectedAt>", f"<{EX}{room}>", t) for who, room, t in rows]
+
+
+# CSRBench Fig. 1: m1, m2 in r1 at 1 s and 3 s; in r2 at 11 s and 13 s; p3 in r3 at 25 s.
+ROOMS_STREAM = detections(("m1", "r1", 1000), ("m2", "r1", 3000), ("m1", "r2", 11000), ("m2", "r2", 13000),
+                          ("p3", "r3", 25000))
+
+
+def answers(folder: Path) -> list[tuple[int | None, str, Counter[object]]]:
+    """A run folder's responses as (t, operation, bag of bindings)."""
+    log = read_response_log(folder / "responses.jsonl")
+    return [(r.application_time, r.operation, Counter(r.bindings)) for r in log.responses]
+
+
+def require_built(engine: str, missing: str | None) -> None:
+    """Skip a test of an optional engine plug-in that is not built (``missing`` says what is
+    missing), but fail it where ``RSPWB_ENGINES_REQUIRED`` names the engine or ``all`` (set
+    once the install step has built them, as on CI): there a skip would hide a broken install."""
+    if missing is None:
+        return
+    required = os.environ.get("RSPWB_ENGINES_REQUIRED", "").replace(",", " ").split()
+    if engine in required or "all" in required:
+        pytest.fail(f"RSPWB_ENGINES_REQUIRED names {engine} but {missing}")
+    pytest.skip(missing)

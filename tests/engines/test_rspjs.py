@@ -22,17 +22,8 @@ from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.responses.readers import read_response_log
 from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
-from rsp_workbench.streams.model import StreamElement
+from tests.engines.support import EX, ROOMS, ROOMS_STREAM, detections
 from tests.paths import ROOT
-
-EX = "http://ex.org/"
-ROOMS = """REGISTER QUERY rooms AS
-SELECT ?room
-FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]
-WHERE { <http://ex.org/m1> <http://ex.org/detectedAt> ?room .
-        <http://ex.org/m2> <http://ex.org/detectedAt> ?room }
-"""
-
 
 def _missing() -> str | None:
     if shutil.which("node") is None and shutil.which("nodejs") is None:
@@ -52,15 +43,6 @@ def needs_rspjs() -> None:
 
 def rspjs_engine(**parameters: object) -> EngineConfig:
     return EngineConfig("rspjs", PRESETS["rspjs"], parameters=dict(parameters), name="rspjs", dialect="rspjs")
-
-
-def detections(*rows: tuple[str, str, int]) -> list[StreamElement]:
-    return [StreamElement(f"<{EX}{who}>", f"<{EX}detectedAt>", f"<{EX}{room}>", t) for who, room, t in rows]
-
-
-# CSRBench Fig. 1: m1, m2 in r1 at 1 s and 3 s; in r2 at 11 s and 13 s; p3 in r3 at 25 s.
-ROOMS_STREAM = detections(("m1", "r1", 1000), ("m2", "r1", 3000), ("m1", "r2", 11000), ("m2", "r2", 13000),
-                          ("p3", "r3", 25000))
 
 
 @pytest.mark.slow

@@ -8,13 +8,13 @@ the reason when it is missing, except where ``RSPWB_ENGINES_REQUIRED`` names it 
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import rsp_workbench.engines.rsprs as rsprs
+from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, detections, require_built
 from tests.paths import ROOT
 from rsp_workbench.core.semantics import PRESETS, R2S, BorderConvention, ReportPolicy, Strategy, Tick
 from rsp_workbench.engine import EngineConfig, group_contemporaneous
@@ -25,41 +25,16 @@ from rsp_workbench.responses.readers import read_response_log
 from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
 from rsp_workbench.streams.model import StreamElement
 
-EX = "http://ex.org/"
-ROOMS = """REGISTER QUERY rooms AS
-SELECT ?room
-FROM STREAM <http://www.example.org/stream1> [RANGE 10s STEP 10s]
-WHERE { <http://ex.org/m1> <http://ex.org/detectedAt> ?room .
-        <http://ex.org/m2> <http://ex.org/detectedAt> ?room }
-"""
 SAMPLES = ROOT / "sample_experiments" / "real-engines"
 
 
 def needs_rsprs() -> None:
-    if not rsprs.binary().is_file():
-        reason = "rsp_workbench/engines/rsprs is not built (./install.sh --engines rsprs)"
-        required = os.environ.get("RSPWB_ENGINES_REQUIRED", "").replace(",", " ").split()
-        if "rsprs" in required or "all" in required:
-            pytest.fail(f"RSPWB_ENGINES_REQUIRED names rsprs but {reason}")
-        pytest.skip(reason)
+    require_built("rsprs", None if rsprs.binary().is_file()
+                  else "rsp_workbench/engines/rsprs is not built (./install.sh --engines rsprs)")
 
 
 def rsprs_engine(**parameters: object) -> EngineConfig:
     return EngineConfig("rsprs", PRESETS["rsprs"], parameters=dict(parameters), name="rsprs", dialect="rspjs")
-
-
-def detections(*rows: tuple[str, str, int]) -> list[StreamElement]:
-    return [StreamElement(f"<{EX}{who}>", f"<{EX}detectedAt>", f"<{EX}{room}>", t) for who, room, t in rows]
-
-
-# CSRBench Fig. 1: m1, m2 in r1 at 1 s and 3 s; in r2 at 11 s and 13 s; p3 in r3 at 25 s.
-ROOMS_STREAM = detections(("m1", "r1", 1000), ("m2", "r1", 3000), ("m1", "r2", 11000), ("m2", "r2", 13000),
-                          ("p3", "r3", 25000))
-
-
-def answers(folder: Path) -> list[tuple[int | None, str, Counter[object]]]:
-    log = read_response_log(folder / "responses.jsonl")
-    return [(r.application_time, r.operation, Counter(r.bindings)) for r in log.responses]
 
 
 def test_rsprs_windows_start_at_the_first_element_and_close_with_a_later_one(tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ class EnginesSection(DesignerSection):
     def _rebuild_engine_params(self, engine_type: Any) -> None:
         """One field per parameter the engine type takes (``ENGINE_PARAMETERS``: name → (kind, required)),
         so a parameter added to the engines appears here without touching the designer."""
-        from rsp_workbench.experiment.runs import ENGINE_PARAMETERS
+        from rsp_workbench.experiment.runs import ENGINE_PARAMETERS, choice_values
 
         parameters = ENGINE_PARAMETERS.get(str(engine_type), {})
         key = (engine_type, tuple(parameters.items()))
@@ -151,10 +151,10 @@ class EnginesSection(DesignerSection):
             path = (lambda name_: (lambda: ("engines", self.engine_index, "parameters", name_)))(name)
             hint = PARAMETER_HINTS.get(kind, kind)
             placeholder = "required" if required else "optional"
+            choices = PARAMETER_CHOICES[kind]() if kind in PARAMETER_CHOICES else choice_values(kind)
             row_widget: QWidget
-            if kind in PARAMETER_CHOICES:
-                widget: QWidget = self.combo(path, PARAMETER_CHOICES[kind](), unset=lambda p=placeholder: f"({p})",
-                                              group="engine")
+            if choices is not None:
+                widget: QWidget = self.combo(path, choices, unset=lambda p=placeholder: f"({p})", group="engine")
                 row_widget = widget
             elif kind == "env":
                 widget = self.table(path, ("variable", "value"), group="engine", new_name="NAME", rows=2)
