@@ -41,6 +41,7 @@ from rsp_workbench.streams.terms import (
     shorten,
     split_literal,
 )
+from rsp_workbench.streams.turtle import plain_turtle_triples
 from rsp_workbench.streams.writers import TIME_GRAPH_PREFIX
 
 STREAM_READ_FORMATS = ("yabench", "csrbench-dir", "nquads", "parquet")
@@ -665,6 +666,12 @@ def _csrbench_file_triples(file: Path) -> tuple[tuple[str, str, str], ...]:
     cached = _PARSED_TTL.get(key)
     if cached is not None:
         return cached
+    try:
+        plain = plain_turtle_triples(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        plain = None  # rdflib names the fault
+    if plain is not None:
+        return _keep_parsed(key, tuple(plain))
     graph = _parse_turtle(file)
     prefix = f"_:{file.stem}_b"
     labels: dict[object, str] = {}
@@ -677,7 +684,11 @@ def _csrbench_file_triples(file: Path) -> tuple[tuple[str, str, str], ...]:
             return label
         return from_rdflib(node)
 
-    triples = tuple(sorted((text(s), text(p), text(o)) for s, p, o in graph))  # type: ignore[attr-defined]  # rdflib types Graph iteration loosely
+    return _keep_parsed(key, tuple(sorted((text(s), text(p), text(o)) for s, p, o in graph)))  # type: ignore[attr-defined]  # rdflib types Graph iteration loosely
+
+
+def _keep_parsed(key: tuple[str, int, int, int], triples: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str, str], ...]:
+    """Remember a parsed file's triples while the cache holds few enough (`PARSED_TTL_MAX_TRIPLES`)."""
     held = sum(len(t) for t in _PARSED_TTL.values())
     if held + len(triples) > PARSED_TTL_MAX_TRIPLES:
         _PARSED_TTL.clear()

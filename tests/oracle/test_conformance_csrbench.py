@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import ROOT, conformance_dir, required
 
 ENGINES = ("csparql", "cqels", "sparqlstream")
 QUERIES = tuple(range(1, 8))
@@ -36,25 +36,6 @@ CSRBENCH_TABLE = {
     "cqels": "XXxxXxx",
     "sparqlstream": "XXXxXXX",
 }
-
-
-def conformance_dir() -> Path | None:
-    """``../shared/conformance/csrbench`` relative to the repository root, else ``/work/shared``'s."""
-    for shared in (ROOT.parent / "shared", Path("/work/shared")):
-        folder = shared / "conformance" / "csrbench"
-        if (folder / "README.md").is_file():
-            return folder
-    return None
-
-
-def required(folder: Path | None) -> Path:
-    """The conformance folder; missing, the test is skipped — on CI (``CI`` set) it fails."""
-    if folder is None:
-        message = "the CSRBench conformance data (../shared/conformance/csrbench) is missing"
-        if os.environ.get("CI"):
-            pytest.fail(message + " — on CI it must be there")
-        pytest.skip(message)
-    return folder
 
 
 @pytest.fixture(scope="module")
