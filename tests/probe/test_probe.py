@@ -95,13 +95,26 @@ def test_the_origin_probe_is_hand_checked(preset: str) -> None:
 # --- naming --------------------------------------------------------------------------------------
 
 
+#: The presets the battery cannot tell from an earlier one (it names that one), each with the reason.
+#: Every other preset must be named as itself: a new preset that is not is a gap in the battery.
+PROBE_ALIASES = {
+    # the same declared parameters: that Esper's `output all` sees only the last β of the window
+    # is said by no parameter (rsp_workbench/engines/esper/README.md)
+    "esper-time-all": "esper-time-snapshot",
+    # differs from csparql only in tick (time, not tuple), time unit (ms, not s): no probe of the
+    # battery separates those under window-close reporting with one element per instant
+    "esper-time-batch": "csparql",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_every_preset_is_named_without_overrides(preset: str) -> None:
     inference = probe_builtin("secret", preset=preset)  # the secret engine under the preset
     assert inference.explained and not inference.unexplained and not inference.faults
-    assert (inference.preset, dict(inference.overrides)) == (preset, {})
-    semantics = PRESETS[preset]
+    named = PROBE_ALIASES.get(preset, preset)
+    assert (inference.preset, dict(inference.overrides)) == (named, {})
+    semantics = PRESETS[named]
     parameters = inference.parameters
     assert parameters["border"] == semantics.border.value or semantics.border.value in inference.undetermined["border"]
     assert parameters["report"] == str(semantics.report)
