@@ -209,6 +209,7 @@ class ResultsBrowser(QWidget):
             return  # a superseded read
         self.data = data
         self.open_error.setVisible(False)
+        self.timeline_view.reset()  # the run of the bundle shown before must not stay on the timeline
         bundle = data.bundle
         colour = STATUS_COLOURS.get(bundle.status, "#333")
         counts: dict[str, int] = {}

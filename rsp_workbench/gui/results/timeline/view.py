@@ -45,6 +45,10 @@ from rsp_workbench.gui.text import escape_html
 from rsp_workbench.results.stream_lanes import StreamLanes
 
 
+NO_RUN_SHOWN = ("No run shown. Choose a run in Summary (double-click) or a ✗ in Correctness, "
+                "or open a stream file.")
+
+
 class TimelineView(QWidget):
     """Results: a stream file + window spec on the timeline, or a run of a result bundle."""
 
@@ -337,6 +341,21 @@ class TimelineView(QWidget):
     def _update_status(self) -> None:
         if self.runs:
             self.status.setText(runs_status(self.runs))
+
+    def reset(self) -> None:
+        """Another bundle was opened: nothing of the run shown before may stay (its stream, windows,
+        verdict and diverging windows belong to the old bundle); a load still running is dropped."""
+        if self.load_task is not None and self.load_task.is_running():
+            self.load_task.cancel()
+        self._generation += 1
+        self._delivered, self._pending_jump = self._generation, None
+        self._forget_runs()
+        self.bundle = None
+        self.overlay_combo.clear()
+        self.bindings_combo.clear()
+        self.timeline.load(StreamLanes([], []))
+        self.apply_spec()
+        self.status.setText(NO_RUN_SHOWN)
 
     def _forget_runs(self) -> None:
         if self.runs:  # the run's policy may walk every element (content-change): back to the cheap default
