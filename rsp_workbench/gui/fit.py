@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtWidgets import QWidget
 
 from rsp_workbench.gui.text import escape_html
 
+FRAME_ALLOWANCE = QSize(16, 48)  # px: a window manager's frame and title bar around a window's contents
 PATH_WIDTH = 360  # px: a folder path shown in running text is elided to this (the full one goes in a tooltip)
 
 
@@ -57,3 +58,27 @@ def fit_samples(plot: Any, xs: Sequence[Any], ys: Sequence[Any], *, x_floor: flo
         bottom = max(bottom, y_floor)
         top = max(top, bottom + 1.0)
     plot.setYRange(bottom, top, padding=0)
+
+
+def size_for_screen(wanted: QSize, available: QRect) -> QSize:
+    """The contents size of a window that would like ``wanted``: never larger than the screen's
+    available area less the window frame (at 1024×700 a 1280×820 window hid its status bar)."""
+    return QSize(min(wanted.width(), available.width() - FRAME_ALLOWANCE.width()),
+                 min(wanted.height(), available.height() - FRAME_ALLOWANCE.height()))
+
+
+def fit_to_screen(widget: QWidget, width: int, height: int) -> QSize:
+    """Resize a top-level window to ``width``×``height`` or the available screen, whichever is
+    smaller, and keep its top-left corner on that screen."""
+    from PySide6.QtGui import QGuiApplication
+
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        widget.resize(width, height)
+        return QSize(width, height)
+    available = screen.availableGeometry()
+    size = size_for_screen(QSize(width, height), available)
+    widget.resize(size)
+    if widget.isWindow() and not available.contains(widget.pos()):
+        widget.move(available.topLeft())
+    return size

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench import APP_NAME, __version__
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.fit import fit_to_screen
 from rsp_workbench.gui.tasks import TaskRegistry, TaskState
 
 NO_WARMUP_ENV = "RSPWB_NO_SPARK_WARMUP"
@@ -119,7 +121,7 @@ class MainWindow(QMainWindow):
         self.spark_status = SparkStatus()
         self.statusBar().addPermanentWidget(self.spark_status)
         self._build_menus()
-        self.resize(1280, 820)
+        fit_to_screen(self, 1280, 820)
         if spark_warmup is None:
             spark_warmup = os.environ.get(NO_WARMUP_ENV, "") not in ("1", "true", "yes")
         self.spark_task = self.start_spark_warmup() if spark_warmup else None
@@ -205,10 +207,20 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def open_experiment(self, path: str) -> None:
-        """Open a file in the designer (a corrupt one too: the designer shows where it breaks)."""
+        """Open a file in the designer (a corrupt one too: the designer shows where it breaks); a
+        file that is no experiment is refused and the experiment shown stays. A sample of the
+        library opens as a template: Save asks for a new place (the shipped file stays as it is)."""
+        from rsp_workbench.gui.designer.model import read_experiment_text
+        from rsp_workbench.gui.library.model import is_sample
+
+        try:
+            read_experiment_text(Path(path))
+        except UserError as error:
+            self.show_error("Cannot open", str(error))
+            return
         if not self.designer.confirm_discard():
             return
-        self.designer.open_file(path)
+        self.designer.open_file(path, template=is_sample(Path(path), self.library.samples_dir))
         self.tabs.setCurrentWidget(self.designer)
 
     @Slot(str)

@@ -39,3 +39,127 @@ def test_opening_another_bundle_clears_the_timeline(browser, real_bundle: Path, 
     assert browser.show_run(browser.data.bundle.rows[0]["run_id"]) is (other == "own")
     if other == "own":
         assert view.bundle == str(second)
+
+
+# ---------------------------------------------------------------------- the designer: saving, undo, opening
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "experiments"
+
+
+@pytest.fixture
+def designer(qtbot, no_leaks):  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.designer.view import DesignerView
+
+    view = DesignerView()
+    view.errors_shown = []
+    view.show_error = lambda title, text: view.errors_shown.append(text)
+    qtbot.addWidget(view)
+    view.resize(1000, 650)
+    view.show()
+    yield view
+    view.close()
+
+
+def test_save_as_into_a_new_folder_creates_it(designer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    designer.model.set(("description",), "my edit")
+    target = tmp_path / "not" / "yet" / "e.yaml"
+    designer.ask_save_path = lambda: str(target)
+    assert designer.save_as()
+    assert "my edit" in target.read_text(encoding="utf-8") and not designer.model.dirty
+    assert designer.model.file == target and designer.errors_shown == []
+
+
+def test_a_save_that_cannot_write_says_why_and_keeps_the_edit(designer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    designer.model.set(("description",), "my edit")
+    designer.ask_save_path = lambda: str(blocker / "e.yaml")  # its folder cannot be created: an OSError
+    assert designer.save_as() is False
+    assert len(designer.errors_shown) == 1 and str(blocker / "e.yaml") in designer.errors_shown[0]
+    assert "nothing was written" in designer.errors_shown[0]
+    assert designer.model.dirty and designer.model.file is None
+    assert designer.model.get(("description",)) == "my edit"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_one_undo_after_invalid_yaml_keeps_the_form_edit(designer) -> None:  # type: ignore[no-untyped-def]
+    designer.model.set(("description",), "a valid form edit")
+    designer.yaml_edit.setPlainText(designer.model.yaml_text() + "oops: [\n")
+    designer.flush_pending_edits()
+    assert designer.model.yaml_error is not None and designer.undo_action.isEnabled()
+    designer.undo()
+    assert designer.model.yaml_error is None and "oops" not in designer.yaml_edit.toPlainText()
+    assert designer.model.get(("description",)) == "a valid form edit" and designer.model.dirty
+    assert "•" in designer.file_label.text()
+    designer.undo()
+    assert designer.model.get(("description",)) != "a valid form edit"
+
+
+def test_a_negative_window_size_is_blamed_on_the_variable() -> None:
+    from rsp_workbench.gui.designer.model import DesignerModel
+
+    model = DesignerModel()
+    model.load(DATA / "full.yaml")
+    model.set(("variables", "WSIZE"), "-5s")
+    error = model.validation.error
+    assert error is not None and error.field == "variables.WSIZE"
+    assert error.message == "window size must be positive (variables.WSIZE = -5s)" and error.line == 8
+    model.set(("variables", "WSIZE"), "0s")
+    assert model.validation.error.message == "window size must be positive (variables.WSIZE = 0s)"
+    model.set(("variables", "WSIZE"), "5s")
+    model.set(("variables", "WSLIDE"), "soon")
+    assert model.validation.error.field == "variables.WSLIDE" and "window slide" in model.validation.error.message
+
+
+def test_a_negative_window_size_marks_the_variable_not_the_query(designer) -> None:  # type: ignore[no-untyped-def]
+    designer.open_file(DATA / "full.yaml")
+    designer.model.set(("variables", "WSIZE"), "-5s")
+    marked = designer.invalid_widgets()
+    assert marked and all(widget in {b.widget for b in designer.variables.bindings} for widget in marked)
+    assert "variables.WSIZE = -5s" in designer.error_label.text()
+
+
+def test_a_file_that_is_no_experiment_is_refused(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from tests.gui.support import shown_main_window
+
+    samples = tmp_path / "samples"
+    shutil.copytree(DATA, samples)
+    readme = tmp_path / "README.md"
+    readme.write_text("# A readme\n\nSome words: and a colon.\n\n- a list\n", encoding="utf-8")
+    for main in shown_main_window(qtbot, settings, tmp_path / "none"):
+        main.open_experiment(str(DATA / "full.yaml"))
+        before = main.designer.model.yaml_text()
+        main.open_experiment(str(readme))
+        assert main.designer.model.file == DATA / "full.yaml" and main.designer.model.yaml_text() == before
+        assert "not an experiment file" in main.error_box.text() and str(readme) in main.error_box.text()
+        assert str(readme) not in main.library.entries()
+        main.error_box.close()
+        broken = tmp_path / "broken.yaml"  # an experiment file that does not parse still opens, with its error
+        broken.write_text("name: [oops\n", encoding="utf-8")
+        main.open_experiment(str(broken))
+        assert main.designer.model.file == broken and main.designer.model.yaml_error is not None
+
+
+def test_a_library_sample_opens_as_a_template(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from tests.gui.support import shown_main_window
+
+    samples = tmp_path / "samples"
+    shutil.copytree(DATA, samples)
+    sample = samples / "full.yaml"
+    shipped = sample.read_text(encoding="utf-8")
+    for main in shown_main_window(qtbot, settings, samples):
+        main.open_experiment(str(sample))
+        designer = main.designer
+        assert designer.model.template and "sample" in designer.file_label.text()
+        designer.model.set(("description",), "changed")
+        asked: list[bool] = []
+        designer.ask_save_path = lambda: asked.append(True) or None  # the user cancels the dialog
+        assert designer.save() is False and asked == [True]
+        assert sample.read_text(encoding="utf-8") == shipped
+        copy = tmp_path / "mine" / "full.yaml"
+        designer.ask_save_path = lambda: str(copy)
+        assert designer.save() and "changed" in copy.read_text(encoding="utf-8")
+        assert sample.read_text(encoding="utf-8") == shipped and not designer.model.template
+        designer.model.set(("description",), "changed again")
+        designer.ask_save_path = lambda: asked.append(True) or None
+        assert designer.save() and len(asked) == 1  # the copy is the user's own: Ctrl+S writes it

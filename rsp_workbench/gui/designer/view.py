@@ -75,6 +75,7 @@ class DesignerView(QWidget):
         self.ask_open_path: Callable[[], str | None] = self._ask_open_path
         self.ask_save_path: Callable[[], str | None] = self._ask_save_path
         self.save_message = ""  # the last save's report (also sent as statusMessage)
+        self.show_error: Callable[[str, str], None] = self._show_error
 
         self._build_actions()
         self.general = GeneralSection(self.model)
@@ -170,7 +171,8 @@ class DesignerView(QWidget):
         name = str(model.file) if model.file else "unsaved experiment"
         # a long path is elided in the middle (full path in the tooltip): it must not widen the window
         shown = self.file_label.fontMetrics().elidedText(name, Qt.TextElideMode.ElideMiddle, FILE_LABEL_WIDTH)
-        self.file_label.setText(f"  {shown}{' •' if model.dirty else ''}")
+        sample = " (a sample: Save asks for a new place)" if model.template else ""
+        self.file_label.setText(f"  {shown}{' •' if model.dirty else ''}{sample}")
         self.file_label.setToolTip(name)
 
     @Slot()
@@ -247,12 +249,14 @@ class DesignerView(QWidget):
         if self.confirm_discard():
             self.model.new()
 
-    def open_file(self, path: str | Path) -> UserError | None:
-        """Load a file; a YAML error is shown in the pane (the form stays empty)."""
+    def open_file(self, path: str | Path, *, template: bool = False) -> UserError | None:
+        """Load a file; a YAML error is shown in the pane (the form stays empty). A file that is no
+        experiment is refused (the experiment shown stays): the error is returned and said."""
         try:
-            error = self.model.load(path)
+            error = self.model.load(path, template=template)
         except UserError as error_:
             self.statusMessage.emit(str(error_))
+            self.show_error("Cannot open", str(error_))
             return error_
         for section in self.section_widgets:
             section.forget_forms()
@@ -273,12 +277,11 @@ class DesignerView(QWidget):
 
     @Slot()
     def save(self) -> bool:
+        """Save to the file; a new document or a sample (a template) asks where."""
         self.flush_pending_edits()
-        if self.model.file is None:
+        if self.model.file is None or self.model.template:
             return self.save_as()
-        self.model.save()
-        self._saved(self.model.file)
-        return True
+        return self._write(None)
 
     @Slot()
     def save_as(self) -> bool:
@@ -286,9 +289,22 @@ class DesignerView(QWidget):
         path = self.ask_save_path()
         if not path:
             return False
-        self.model.save(path)
-        self._saved(Path(path))
+        return self._write(Path(path))
+
+    def _write(self, path: Path | None) -> bool:
+        """Save; a file that cannot be written is said in a message box, the edits stay unsaved."""
+        try:
+            saved = self.model.save(path)
+        except UserError as error:
+            self.save_message = str(error)
+            self.statusMessage.emit(self.save_message)
+            self.show_error("Not saved", self.save_message)
+            return False
+        self._saved(saved)
         return True
+
+    def _show_error(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)
 
     def _saved(self, path: Path | None) -> None:
         """Say where the file went, and which relative paths were rewritten to follow it."""
@@ -320,7 +336,9 @@ class DesignerView(QWidget):
         return path or None
 
     def _ask_save_path(self) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save experiment", str(self.model.file or "experiment.yaml"),
+        model = self.model
+        suggested = Path.cwd() / model.file.name if model.template and model.file else model.file
+        path, _ = QFileDialog.getSaveFileName(self, "Save experiment", str(suggested or "experiment.yaml"),
                                               "Experiments (*.yaml *.yml)")
         return path or None
 
