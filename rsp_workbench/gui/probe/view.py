@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.errors import UserError
+from rsp_workbench.gui.fit import fit_to_screen
 from rsp_workbench.gui.tasks import Task, TaskRegistry, TaskState
 from rsp_workbench.gui.probe.model import (
     NO_FAULT,
@@ -43,6 +44,7 @@ from rsp_workbench.gui.probe.model import (
     builtin_engines,
     details_text,
     headline_html,
+    probes_ran,
     parameter_rows,
     probe_rows,
     probe_target,
@@ -140,7 +142,7 @@ class ProbeDialog(QDialog):
         layout.addWidget(self.headline)
         layout.addLayout(tables, 3)
         layout.addWidget(self.details, 2)
-        self.resize(1100, 700)
+        fit_to_screen(self, 1100, 700)
         self.refresh_engines()
 
     # ------------------------------------------------------------------ engines
@@ -258,7 +260,8 @@ class ProbeDialog(QDialog):
         self.start_button.setEnabled(True)
         self.engine_combo.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        self.progress.setValue(self.progress.maximum())
+        if self.inference is None or probes_ran(self.inference)[0] == probes_ran(self.inference)[1]:
+            self.progress.setValue(self.progress.maximum())  # a cancelled probe keeps the share that ran
 
     # ------------------------------------------------------------------ the answer
     def _clear(self) -> None:
