@@ -163,3 +163,74 @@ def test_a_library_sample_opens_as_a_template(qtbot, settings, tmp_path: Path, n
         designer.model.set(("description",), "changed again")
         designer.ask_save_path = lambda: asked.append(True) or None
         assert designer.save() and len(asked) == 1  # the copy is the user's own: Ctrl+S writes it
+
+
+# ---------------------------------------------------------------------- probe, window sizes, runs log
+
+
+def _partial_inference() -> object:
+    from rsp_workbench.probe.infer import ProbeInference, ProbeObservation
+
+    observations = tuple(ProbeObservation(f"p{i}", "ok") for i in range(2))
+    observations += tuple(ProbeObservation(f"q{i}", "cancelled", error="cancelled") for i in range(7))
+    return ProbeInference(engine="csparql", preset="csparql", overrides={}, parameters={}, undetermined={},
+                          explained=True, faults=(), unexplained=(), observations=observations, probes=())
+
+
+def test_a_cancelled_probe_is_partial() -> None:
+    from rsp_workbench.gui.probe.model import details_text, headline_html
+
+    inference = _partial_inference()
+    headline = headline_html(inference)  # type: ignore[arg-type]
+    assert "partial: 2 of 9 probes ran" in headline and "explains every probe" not in headline
+    assert "#2e7d32" not in headline  # not in green
+    assert "probe q0 cancelled\n" in details_text(inference) + "\n"  # type: ignore[arg-type]
+    assert "cancelled: cancelled" not in details_text(inference)  # type: ignore[arg-type]
+
+
+def test_a_cancelled_probe_keeps_its_progress(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.probe.view import ProbeDialog
+    from rsp_workbench.gui.tasks import TaskRegistry
+
+    dialog = ProbeDialog(TaskRegistry())
+    qtbot.addWidget(dialog)
+    dialog.progress.setRange(0, 100)  # as start() does
+    dialog._on_progress(2 / 9, "[2/9] probe p1")
+    dialog._on_finished(_partial_inference())
+    dialog._on_done()
+    assert dialog.progress.value() == 22 and "partial" in dialog.headline.text()
+
+
+def test_windows_fit_the_available_screen(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QRect, QSize
+
+    from rsp_workbench.gui.fit import size_for_screen
+    from tests.gui.support import shown_main_window
+
+    assert size_for_screen(QSize(1280, 820), QRect(0, 0, 1024, 700)) == QSize(1008, 652)
+    assert size_for_screen(QSize(1280, 820), QRect(0, 0, 1920, 1080)) == QSize(1280, 820)
+    for main in shown_main_window(qtbot, settings, tmp_path):
+        available = main.screen().availableGeometry()  # offscreen: 800×800, below the window's minimum width
+        assert main.width() <= max(available.width(), main.minimumSizeHint().width())
+        assert main.height() <= available.height()
+        dialog = main.open_probe_dialog()
+        assert dialog.width() <= available.width() and dialog.height() <= available.height()
+        dialog.close()
+
+
+def test_the_runs_log_never_scrolls_sideways(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.runs.run_detail import RunDetail
+    from tests.gui.support import entry_for
+
+    detail = RunDetail(lambda: 0.0)
+    qtbot.addWidget(detail)
+    detail.resize(600, 500)
+    detail.show()
+    entry = entry_for(tmp_path)
+    entry.note(0.0, "short line")
+    detail.show_run(entry, force=True)
+    entry.note(1.0, "engine csparql: " + "a very long line of engine output " * 20)
+    detail.show_run(entry, force=True)
+    assert detail.log_pane.horizontalScrollBar().value() == 0
+    assert detail.log_pane.horizontalScrollBar().maximum() == 0  # lines wrap: all of each is readable
+    detail.close()

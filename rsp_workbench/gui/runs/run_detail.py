@@ -95,7 +95,9 @@ class RunDetail(QWidget):
         self.log_pane.setObjectName("runLog")
         self.log_pane.setReadOnly(True)
         self.log_pane.setMaximumBlockCount(10_000)
-        self.log_pane.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # long lines wrap: unwrapped, each append scrolled sideways to the end of the longest line
+        # and every line lost its beginning (at 1024 px)
+        self.log_pane.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
 
         middle = QSplitter(Qt.Orientation.Horizontal)
         middle.addWidget(self.run_table)
