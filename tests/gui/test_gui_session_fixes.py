@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
@@ -234,3 +235,60 @@ def test_the_runs_log_never_scrolls_sideways(qtbot, tmp_path: Path, no_leaks) ->
     assert detail.log_pane.horizontalScrollBar().value() == 0
     assert detail.log_pane.horizontalScrollBar().maximum() == 0  # lines wrap: all of each is readable
     detail.close()
+
+
+# ---------------------------------------------------------------------- the overlay of a long run
+
+
+def _long_published_run(folder: Path, windows: int) -> Path:
+    from tests.results.yabench_folder import build_test_folder
+
+    build_test_folder(folder)
+    starts = [i * 1000 for i in range(windows)]
+    (folder / "results" / "oracle" / "ORACLE_small1").write_text(
+        "".join(f"{0.5 if i % 7 == 0 else 1.0},1.0,10,10,175,{s},{s + 5000},{70 + i % 50}\n"
+                for i, s in enumerate(starts)), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.slow
+def test_ticking_a_run_of_210k_windows_keeps_the_window_responsive(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    from rsp_workbench.gui.results.browser import ResultsBrowser
+    from rsp_workbench.gui.tasks import TaskRegistry
+
+    folder = _long_published_run(tmp_path / "long", 210_000)
+    registry = TaskRegistry()
+    browser = ResultsBrowser(registry, settings)
+    qtbot.addWidget(browser)
+    browser.resize(1024, 640)
+    browser.show()
+    with qtbot.waitSignal(browser.bundleLoaded, timeout=60_000):
+        browser.open_bundle(folder)
+    overlay = browser.overlay_view
+    browser.tabs.setCurrentWidget(overlay)
+    run_id = next(r["run_id"] for r in browser.data.bundle.rows if r.get("oracle_file", "").endswith("ORACLE_small1"))
+    started = time.thread_time()
+    overlay.set_checked(folder, run_id)
+    assert time.thread_time() - started < 0.5  # the GUI thread only starts the read
+    assert overlay.busy() and "reading" in overlay.status.text()
+    qtbot.waitUntil(lambda: not overlay.busy(), timeout=30_000)
+    started = time.thread_time()
+    qtbot.wait(100)
+    x, y = overlay.items[0].getData()
+    assert time.thread_time() - started < 0.5
+    pixels = int(overlay.plot.getViewBox().width())
+    assert 100 < len(x) <= 2 * max(100, pixels) + 2 and set(np.unique(y)) == {0.5, 1.0}  # dips kept
+    assert overlay.items[0].opts["symbol"] is None and "reading" not in overlay.status.text()
+    overlay.plot.setXRange(1000.0, 1100.0, padding=0)  # zoomed in: every window there, with its symbol
+    qtbot.waitUntil(lambda: len(overlay.items[0].getData()[0]) < 200, timeout=5000)
+    x, y = overlay.items[0].getData()
+    assert overlay.items[0].opts["symbol"] == "o" and np.all(np.diff(x) > 0)
+    started = time.thread_time()
+    overlay.set_checked(folder, run_id, False)
+    overlay.set_checked(folder, run_id, True)  # read once: a second tick is at once
+    assert not overlay.busy() and time.thread_time() - started < 0.5
+    registry.cancel_all(timeout_ms=10_000)
+    browser.timeline.close()
+    browser.close()

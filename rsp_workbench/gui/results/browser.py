@@ -119,6 +119,7 @@ class ResultsBrowser(QWidget):
         self.heaven_view = HeavenDashboardView()
         self.eviction_view = EvictionView()
         self.overlay_view = OverlayView()
+        self.overlay_view.tasks = tasks  # a ticked run's series is read off the GUI thread
         self.timeline_view = TimelineView(tasks)
         self.views: tuple[ResultsView, ...] = (self.summary_view, self.quality_view, self.resources_view,
                                                self.matrix_view, self.heaven_view, self.eviction_view,
