@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         self.library.openRequested.connect(self.open_experiment)
         self.designer.fileChanged.connect(self._remember_file)
         self.designer.statusMessage.connect(self._show_status)
+        self.designer.titleChanged.connect(self._show_title)
         self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
         self.runs.resultsRequested.connect(self.show_bundle)  # "Open results": load it and show it
 
@@ -263,6 +264,11 @@ class MainWindow(QMainWindow):
         if Path(path).exists():
             self._add_recent_file(self.settings, path)
             self.library.refresh()
+
+    @Slot(str)
+    def _show_title(self, name: str) -> None:
+        """The designer's file (``*``: unsaved edits) before the program's name."""
+        self.setWindowTitle(f"{name} — {APP_NAME} {__version__}")
 
     @Slot(str)
     def _show_status(self, text: str) -> None:

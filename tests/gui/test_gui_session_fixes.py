@@ -292,3 +292,97 @@ def test_ticking_a_run_of_210k_windows_keeps_the_window_responsive(qtbot, settin
     registry.cancel_all(timeout_ms=10_000)
     browser.timeline.close()
     browser.close()
+
+
+# ---------------------------------------------------------------------- query files edited in the app
+
+
+@pytest.fixture
+def experiment_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "exp"
+    shutil.copytree(DATA, folder)
+    return folder / "full.yaml"
+
+
+def test_a_query_file_is_edited_checked_and_saved(designer, experiment_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    designer.open_file(experiment_copy)
+    queries, tools = designer.queries, designer.queries.tools
+    queries.select_query(0)
+    query_file = experiment_copy.parent / "queries" / "q1.rq"
+    saved = query_file.read_text(encoding="utf-8")
+    assert not queries.query_edit.isReadOnly() and queries.query_edit.toPlainText() == saved
+    assert not tools.save_button.isHidden() and not tools.save_button.isEnabled()
+    broken = saved.replace("[RANGE ${WSIZE}", "[RANGE")
+    queries.query_edit.setPlainText(broken)
+    designer.flush_pending_edits()
+    assert "line 4" in tools.check_label.text() and "RANGE" in tools.check_label.text()
+    assert designer.model.validation.ok  # the experiment reads the file as saved
+    assert "•" in designer.file_label.text() and tools.save_button.isEnabled()
+    assert query_file.read_text(encoding="utf-8") == saved
+    edited = saved.replace("${TEMP}", "${TEMP} && ?v < 100")
+    queries.query_edit.setPlainText(edited)
+    designer.flush_pending_edits()
+    assert "✔ parses as C-SPARQL" in tools.check_label.text()
+    assert tools.save()
+    assert query_file.read_text(encoding="utf-8") == edited and tools.unsaved_files() == []
+    assert "•" not in designer.file_label.text() and designer.model.validation.ok
+
+
+def test_a_query_file_is_translated_and_its_syntax_follows_on_save(designer, experiment_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    designer.open_file(experiment_copy)
+    queries, tools = designer.queries, designer.queries.tools
+    queries.select_query(0)
+    tools.dialect_combo.setCurrentText("cqels")
+    assert tools.translate()
+    text = queries.query_edit.toPlainText()
+    assert "STREAM <http://ex.org/s> [RANGE 5s SLIDE 5s]" in text and "✔ parses as CQELS-QL" in tools.check_label.text()
+    assert designer.model.get(("queries", 0, "syntax")) == "csparql"  # not before the file is saved
+    assert designer.save()  # Ctrl+S saves the edited query file, then the experiment
+    assert (experiment_copy.parent / "queries" / "q1.rq").read_text(encoding="utf-8") == text
+    assert designer.model.get(("queries", 0, "syntax")) == "cqels" and designer.model.validation.ok
+    assert "syntax: cqels" in experiment_copy.read_text(encoding="utf-8")
+
+
+def test_an_inline_query_is_translated_in_one_undo_step(designer, experiment_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    designer.open_file(experiment_copy)
+    queries, tools = designer.queries, designer.queries.tools
+    queries.select_query(1)
+    before = designer.model.get(("queries", 1))
+    tools.dialect_combo.setCurrentText("rspql")
+    assert tools.translate()
+    after = designer.model.get(("queries", 1))
+    assert after["syntax"] == "rspql" and "FROM NAMED WINDOW" in after["text"] and designer.model.validation.ok
+    designer.undo()
+    assert designer.model.get(("queries", 1)) == before
+
+
+def test_a_sample_query_file_is_saved_to_a_new_place(designer, experiment_copy: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    designer.open_file(experiment_copy, template=True)
+    queries, tools = designer.queries, designer.queries.tools
+    queries.select_query(0)
+    query_file = experiment_copy.parent / "queries" / "q1.rq"
+    saved = query_file.read_text(encoding="utf-8")
+    queries.query_edit.setPlainText(saved.replace("${TEMP}", "42"))
+    designer.flush_pending_edits()
+    target = tmp_path / "mine" / "q1.rq"
+    tools.ask_save_path = lambda file: str(target)
+    assert tools.save()
+    assert query_file.read_text(encoding="utf-8") == saved and "42" in target.read_text(encoding="utf-8")
+    assert designer.model.get(("queries", 0, "file")) == str(target)
+
+
+def test_the_window_title_names_the_file_and_unsaved_edits(qtbot, settings, experiment_copy: Path, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from tests.gui.support import shown_main_window
+
+    for main in shown_main_window(qtbot, settings, tmp_path / "none"):
+        main.open_experiment(str(experiment_copy))
+        assert main.windowTitle().startswith("full.yaml — RSP Workbench")
+        main.designer.model.set(("description",), "edited")
+        assert main.windowTitle().startswith("full.yaml * — ")
+
+
+def test_timeline_exports_are_offered_in_the_bundle_folder(tmp_path: Path) -> None:
+    from rsp_workbench.gui.results.timeline.view import export_start
+
+    assert export_start("png", str(tmp_path / "bundle")) == tmp_path / "bundle" / "timeline.png"
+    assert export_start("csv", None) == Path.cwd() / "timeline.csv"

@@ -301,9 +301,7 @@ class DesignerModel:
         return bool(self._redo)
 
     def undo_text(self) -> str:
-        if self.yaml_error is not None:
-            return "YAML that does not parse"
-        return self._undo[-1].description if self._undo else ""
+        return "YAML that does not parse" if self.yaml_error else self._undo[-1].description if self._undo else ""
 
     def redo_text(self) -> str:
         return self._redo[-1].description if self._redo else ""
@@ -564,8 +562,7 @@ class DesignerModel:
         return self.yaml_error
 
     def load(self, path: str | Path, *, template: bool = False) -> UserError | None:
-        """Open an experiment file. A file that is no experiment (README.md) raises a UserError and
-        the document shown stays; an experiment file that does not parse opens with its error."""
+        """Open a file; one that is no experiment (README.md) raises a UserError, the document stays."""
         path = Path(path)
         text = read_experiment_text(path)
         return self.load_text(text, path, template=template)
@@ -574,8 +571,7 @@ class DesignerModel:
         self.load_text(dump_yaml(NEW_EXPERIMENT))
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the document to ``path`` (or its file); a missing folder is created. A file that
-        cannot be written raises a UserError naming it and why; the document stays as it was."""
+        """Write to ``path`` (or the file), creating its folder; UserError (model unchanged) if it cannot."""
         target = Path(path) if path else (None if self.template else self.file)
         if target is None:
             raise UserError("a sample opens as a template: choose where to save your copy" if self.template
@@ -586,7 +582,7 @@ class DesignerModel:
         # document's paths are taken as written, relative to the file it is first saved as)
         raw, moved = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
         text = self._edited_text(raw) if moved else self.yaml_text()
-        write_experiment_text(target, text)  # fails before anything of the model changed: the edit stays
+        write_text_file(target, text)  # fails before anything of the model changed: the edit stays
         self.moved_paths = moved
         if self.moved_paths:
             self._push(Command(f"Rewrite {len(self.moved_paths)} path(s) for {target.parent}", (),
@@ -602,12 +598,18 @@ class DesignerModel:
         return target
 
     # ------------------------------------------------------------------ validation
+    def revalidate(self) -> None:
+        """A file the document reads (a query file) changed: validate again and tell the views."""
+        self.validation = self.validate()
+        for callback in list(self._listeners):
+            callback(Change((), "files"))
+
     def validate(self) -> Validation:
         """Validate with the loader on the dumped text (so lines match the YAML pane)."""
         from rsp_workbench.experiment import loads_experiment
 
         text = self.shown_text()
-        window_error = self._window_variable_error()
+        window_error = located_window_variable_error(self)
         if window_error is not None:
             return Validation(error=window_error)
         try:
@@ -618,24 +620,6 @@ class DesignerModel:
         if query_error is not None:
             return Validation(experiment=experiment, error=query_error)
         return Validation(experiment=experiment)
-
-    def _window_variable_error(self) -> UserError | None:
-        """:func:`window_variable_error` of the document, located at its line in the text."""
-        from rsp_workbench.experiment.source import load_yaml
-
-        queries = self.get(("queries",), [])
-        templates = []
-        for index, query in enumerate(queries if isinstance(queries, list) else []):
-            syntax = query.get("syntax") if isinstance(query, dict) else None
-            templates.append((self.query_template(index)[0], syntax if isinstance(syntax, str) else None))
-        error = window_variable_error(self.raw, templates)
-        if error is None:
-            return None
-        try:
-            line = load_yaml(self.yaml_text(), self._file_label())[1].line(error.field or "")
-        except UserError:
-            line = None
-        return UserError(error.message, file=self._file_label(), line=line, field=error.field)
 
     def _check_queries(self, experiment: Any) -> UserError | None:
         """Parse each query filled with the first variable combination (the loader does not parse SPARQL)."""
@@ -654,6 +638,25 @@ class DesignerModel:
             except (KeyError, ValueError) as error:
                 return UserError(str(error), field=f"queries[{index}].text")
         return None
+
+
+def located_window_variable_error(model: DesignerModel) -> UserError | None:
+    """:func:`window_variable_error` of the document, located at its line in the text."""
+    from rsp_workbench.experiment.source import load_yaml
+
+    queries = model.get(("queries",), [])
+    templates = []
+    for index, query in enumerate(queries if isinstance(queries, list) else []):
+        syntax = query.get("syntax") if isinstance(query, dict) else None
+        templates.append((model.query_template(index)[0], syntax if isinstance(syntax, str) else None))
+    error = window_variable_error(model.raw, templates)
+    if error is None:
+        return None
+    try:
+        line = load_yaml(model.yaml_text(), model._file_label())[1].line(error.field or "")
+    except UserError:
+        line = None
+    return UserError(error.message, file=model._file_label(), line=line, field=error.field)
 
 
 def variable_values(raw: Mapping[str, Any], name: str) -> list[tuple[str, Any]]:
@@ -713,7 +716,7 @@ def read_experiment_text(path: Path) -> str:
     return text
 
 
-def write_experiment_text(target: Path, text: str) -> None:
+def write_text_file(target: Path, text: str) -> None:
     """Write the file atomically, creating its folder; any OSError becomes a one-line UserError."""
     from rsp_workbench.files import write_text_atomic
 

@@ -57,6 +57,7 @@ class DesignerView(QWidget):
 
     fileChanged = Signal(str)
     statusMessage = Signal(str)
+    titleChanged = Signal(str)  # "file.yaml *": the window title's part
 
     SECTIONS = ("general", "variables", "stream", "queries", "engines", "static", "run")
     # top-level field → section, to colour the tab of an invalid field
@@ -72,10 +73,10 @@ class DesignerView(QWidget):
         self.setObjectName("designer")
         self.model = model or DesignerModel()
         # dialogs are attributes so that tests (and scripts) can replace them
-        self.ask_open_path: Callable[[], str | None] = self._ask_open_path
-        self.ask_save_path: Callable[[], str | None] = self._ask_save_path
+        self.ask_open_path: Callable[[], str | None] = lambda: ask_open_path(self, self.model)
+        self.ask_save_path: Callable[[], str | None] = lambda: ask_save_path(self, self.model)
         self.save_message = ""  # the last save's report (also sent as statusMessage)
-        self.show_error: Callable[[str, str], None] = self._show_error
+        self.show_error: Callable[[str, str], None] = lambda title, text: QMessageBox.warning(self, title, text)
 
         self._build_actions()
         self.general = GeneralSection(self.model)
@@ -96,6 +97,7 @@ class DesignerView(QWidget):
             section.pendingEditsWanted.connect(self.flush_pending_edits)
             section.selectionChanged.connect(self._show_validation)
 
+        self.queries.tools.filesEdited.connect(self.show_file_name)
         self.yaml_pane = YamlPane(self.model)
         self.yaml_edit = self.yaml_pane.editor
         self.error_label = QLabel()
@@ -168,12 +170,20 @@ class DesignerView(QWidget):
         self.redo_action.setEnabled(model.can_redo)
         self.undo_action.setToolTip(model.undo_text())
         self.redo_action.setToolTip(model.redo_text())
+        self.show_file_name()
+
+    @Slot()
+    def show_file_name(self) -> None:
+        """The file in the toolbar, • when it (or a query file) has unsaved edits; titleChanged follows."""
+        model = self.model
         name = str(model.file) if model.file else "unsaved experiment"
         # a long path is elided in the middle (full path in the tooltip): it must not widen the window
         shown = self.file_label.fontMetrics().elidedText(name, Qt.TextElideMode.ElideMiddle, FILE_LABEL_WIDTH)
         sample = " (a sample: Save asks for a new place)" if model.template else ""
-        self.file_label.setText(f"  {shown}{' •' if model.dirty else ''}{sample}")
+        unsaved = self.has_unsaved_edits()
+        self.file_label.setText(f"  {shown}{' •' if unsaved else ''}{sample}")
         self.file_label.setToolTip(name)
+        self.titleChanged.emit(f"{model.file.name if model.file else 'unsaved experiment'}{' *' if unsaved else ''}")
 
     @Slot()
     def _show_validation(self) -> None:
@@ -279,6 +289,8 @@ class DesignerView(QWidget):
     def save(self) -> bool:
         """Save to the file; a new document or a sample (a template) asks where."""
         self.flush_pending_edits()
+        if not self.queries.tools.save_all():  # the edited query files first: the experiment reads them
+            return False
         if self.model.file is None or self.model.template:
             return self.save_as()
         return self._write(None)
@@ -303,8 +315,6 @@ class DesignerView(QWidget):
         self._saved(saved)
         return True
 
-    def _show_error(self, title: str, text: str) -> None:
-        QMessageBox.warning(self, title, text)
 
     def _saved(self, path: Path | None) -> None:
         """Say where the file went, and which relative paths were rewritten to follow it."""
@@ -317,30 +327,22 @@ class DesignerView(QWidget):
         self.statusMessage.emit(self.save_message)
         self.fileChanged.emit(str(path))
 
+    def has_unsaved_edits(self) -> bool:
+        """The experiment or one of its query files is edited and not saved."""
+        return self.model.dirty or bool(self.queries.tools.unsaved_files())
+
     def confirm_discard(self) -> bool:
         """Ask before throwing away unsaved changes (True: go ahead)."""
         self.flush_pending_edits()
-        if not self.model.dirty:
+        if not self.has_unsaved_edits():
             return True
         answer = QMessageBox.question(
-            self, "Unsaved changes", "The experiment has unsaved changes. Save them first?",
+            self, "Unsaved changes", "The experiment (or a query file it reads) has unsaved changes. Save them first?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
-
-    def _ask_open_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open experiment", str(self.model.base_dir or Path.cwd()),
-                                              "Experiments (*.yaml *.yml);;All files (*)")
-        return path or None
-
-    def _ask_save_path(self) -> str | None:
-        model = self.model
-        suggested = Path.cwd() / model.file.name if model.template and model.file else model.file
-        path, _ = QFileDialog.getSaveFileName(self, "Save experiment", str(suggested or "experiment.yaml"),
-                                              "Experiments (*.yaml *.yml)")
-        return path or None
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.yaml_pane.stop_timers()
@@ -348,3 +350,16 @@ class DesignerView(QWidget):
             section.stop_timers()
         super().closeEvent(event)
 
+
+def ask_open_path(parent: QWidget, model: DesignerModel) -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Open experiment", str(model.base_dir or Path.cwd()),
+                                          "Experiments (*.yaml *.yml);;All files (*)")
+    return path or None
+
+
+def ask_save_path(parent: QWidget, model: DesignerModel) -> str | None:
+    """Where to save; a sample (a template) is offered the current folder, not its own place."""
+    suggested = Path.cwd() / model.file.name if model.template and model.file else model.file
+    path, _ = QFileDialog.getSaveFileName(parent, "Save experiment", str(suggested or "experiment.yaml"),
+                                          "Experiments (*.yaml *.yml)")
+    return path or None

@@ -144,20 +144,13 @@ class TimelineView(QWidget):
         layout.addLayout(actions)
         layout.addWidget(self.status)
         layout.addWidget(self.timeline, 1)
-        self.ask_save_path = self._ask_save_path
+        self.ask_save_path = lambda kind: ask_export_path(self, kind, self.bundle)
         self.timeline.windowSelected.connect(self._on_window_selected)
         self.apply_spec()
 
     def spec(self) -> WindowSpec:
-        from rsp_workbench.core.time import parse_duration
-
-        return WindowSpec(
-            parse_duration(self.size_edit.text(), field="size"),
-            parse_duration(self.slide_edit.text(), field="slide"),
-            parse_duration(self.t0_edit.text(), field="t0"),
-            BorderConvention(self.border_combo.currentText()),
-            self.partial_box.isChecked(),
-        )
+        return window_spec(self.size_edit.text(), self.slide_edit.text(), self.t0_edit.text(),
+                           self.border_combo.currentText(), self.partial_box.isChecked())
 
     @Slot()
     def _on_spec_control(self) -> None:
@@ -343,8 +336,7 @@ class TimelineView(QWidget):
             self.status.setText(runs_status(self.runs))
 
     def reset(self) -> None:
-        """Another bundle was opened: nothing of the run shown before may stay (its stream, windows,
-        verdict and diverging windows belong to the old bundle); a load still running is dropped."""
+        """Another bundle was opened: nothing of the run shown before stays; a load running is dropped."""
         if self.load_task is not None and self.load_task.is_running():
             self.load_task.cancel()
         self._generation += 1
@@ -453,11 +445,25 @@ class TimelineView(QWidget):
         {"png": self.timeline.export_png, "svg": self.timeline.export_svg, "csv": self.timeline.export_csv}[kind](path)
         self.status.setText(f"exported {escape_html(path)}")
 
-    def _ask_save_path(self, kind: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"timeline.{kind}", f"*.{kind}")
-        return path or None
-
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if self.load_task is not None and self.load_task.is_running():
             self.load_task.cancel()
         super().closeEvent(event)
+
+
+def export_start(kind: str, bundle: str | None) -> Path:
+    """Where an export is offered: in the shown run's bundle folder, not the program's folder."""
+    return Path(bundle) / f"timeline.{kind}" if bundle else Path.cwd() / f"timeline.{kind}"
+
+
+def ask_export_path(parent: QWidget, kind: str, bundle: str | None) -> str | None:
+    path, _ = QFileDialog.getSaveFileName(parent, f"Export {kind.upper()}", str(export_start(kind, bundle)), f"*.{kind}")
+    return path or None
+
+
+def window_spec(size: str, slide: str, t0: str, border: str, leading_partial: bool) -> WindowSpec:
+    """The spec the fields say (a UserError names the field that is no duration)."""
+    from rsp_workbench.core.time import parse_duration
+
+    return WindowSpec(parse_duration(size, field="size"), parse_duration(slide, field="slide"),
+                      parse_duration(t0, field="t0"), BorderConvention(border), leading_partial)
