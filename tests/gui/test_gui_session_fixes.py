@@ -386,3 +386,60 @@ def test_timeline_exports_are_offered_in_the_bundle_folder(tmp_path: Path) -> No
 
     assert export_start("png", str(tmp_path / "bundle")) == tmp_path / "bundle" / "timeline.png"
     assert export_start("csv", None) == Path.cwd() / "timeline.csv"
+
+
+# ---------------------------------------------------------------------- help, status bar, small texts
+
+
+def test_help_menu_about_box_and_f1_list_the_shortcuts(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench import __version__
+    from tests.gui.support import shown_main_window
+
+    for main in shown_main_window(qtbot, settings, tmp_path):
+        menus = [action.text().replace("&", "") for action in main.menuBar().actions()]
+        assert menus[-1] == "Help" and main.shortcuts_action.shortcut().toString() == "F1"
+        rows = dict(main.shortcut_rows())
+        assert rows["Ctrl+R"].endswith("Run the designer's experiment") and rows["Ctrl+3"].endswith("Runs")
+        assert rows["F1"].endswith("Keyboard shortcuts")
+        about = main.about_text()
+        assert __version__ in about and settings.fileName() in about and str(tmp_path) in about
+        assert str(main.runs.form.results_dir()) in about and "docs" in about
+        box = main.show_shortcuts()
+        assert "Ctrl+Shift+P" in box.text()
+        box.close()
+        box = main.show_about()
+        box.close()
+
+
+def test_a_long_status_message_keeps_both_ends(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from tests.gui.support import shown_main_window
+
+    for main in shown_main_window(qtbot, settings, tmp_path):
+        text = "saved /a/very/long/" + "folder/" * 60 + "e.yaml; rewrote 2 relative path(s) (Undo reverts)"
+        main.designer.statusMessage.emit(text)
+        bar = main.statusBar()
+        shown = bar.currentMessage()
+        assert bar.fontMetrics().horizontalAdvance(shown) < bar.width()
+        assert shown.startswith("saved /a/very") and shown.endswith("(Undo reverts)") and "…" in shown
+        assert bar.toolTip() == text
+
+
+def test_not_a_bundle_names_the_folder_once(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    other = tmp_path / "just-a-folder"
+    other.mkdir()
+    browser.open_bundle(other)
+    said = browser.title.text() + browser.problems.text()
+    assert said.count("just-a-folder") == 1 and "not a result bundle" in said
+
+
+def test_the_readme_gives_the_runs_tab_its_shortcut() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "| Runs (Ctrl+3) |" in readme and "Runs (Ctrl+R)" not in readme
+
+
+def test_not_a_bundle_beside_a_shown_bundle_names_the_folder_once(browser, real_bundle: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    browser.open_bundle(real_bundle)
+    other = tmp_path / "just-a-folder"
+    other.mkdir()
+    browser.open_bundle(other)
+    assert browser.open_error.text().count("just-a-folder") == 1

@@ -265,21 +265,25 @@ class ResultsBrowser(QWidget):
         self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape_html(message)} …")
 
     def _show_failure(self, error: object, folder: Path | None = None) -> None:
-        """Say why a folder could not be read; a bundle already shown stays (and stays current)."""
+        """Say why a folder could not be read, naming it once; a bundle already shown stays (and stays current)."""
         kind = "" if isinstance(error, UserError) else f"{type(error).__name__}: "
+        names_folder = (isinstance(error, UserError) and folder is not None and error.file is not None
+                        and Path(error.file) == folder and error.line is None and not error.field)
         if self.data is not None:
             self.folder = self.data.bundle.folder
-            where = shown_path(self.open_error, folder or self.folder)
-            self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape_html(kind + str(error))} "
+            # the error names the folder already: "Not opened: FOLDER: why", else "Not opened FOLDER: why"
+            where = "" if names_folder else f" <code>{shown_path(self.open_error, folder or self.folder)}</code>"
+            self.open_error.setText(f"<b>Not opened</b>{where}: {escape_html(kind + str(error))} "
                                     f"— still showing <code>{shown_path(self.open_error, self.folder)}</code>")
             self.open_error.setToolTip(f"not opened: {folder or self.folder}\nstill showing: {self.folder}")
             self.open_error.setVisible(True)
             return
         if folder is not None:
             self.folder = folder
+        why = error.message if names_folder else kind + str(error)  # type: ignore[union-attr]
         self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
         self.title.setToolTip(str(self.folder))
-        self.problems.setText(f"<span style='color:#c62828'>{escape_html(kind + str(error))}</span>")
+        self.problems.setText(f"<span style='color:#c62828'>{escape_html(why)}</span>")
         self.problems.setVisible(True)
 
     def _submit(self, name: str, read: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
