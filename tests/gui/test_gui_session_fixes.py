@@ -36,7 +36,8 @@ def test_opening_another_bundle_clears_the_timeline(browser, real_bundle: Path, 
     assert browser.timeline.lanes.count == 0
     assert not browser.timeline.engine_items and not browser.timeline.diverging
     assert view.runs == [] and view.bundle is None and not view.run_bar.isVisible()
-    assert "No run shown" in view.status.text()
+    assert "No run shown" in view.status.text() and browser.timeline.spec is None
+    assert ("started ?" not in browser.title.text()) and (other == "published" or "started 20" in browser.title.text())
     assert browser.show_run(browser.data.bundle.rows[0]["run_id"]) is (other == "own")
     if other == "own":
         assert view.bundle == str(second)
@@ -319,6 +320,8 @@ def test_a_query_file_is_edited_checked_and_saved(designer, experiment_copy: Pat
     assert designer.model.validation.ok  # the experiment reads the file as saved
     assert "•" in designer.file_label.text() and tools.save_button.isEnabled()
     assert query_file.read_text(encoding="utf-8") == saved
+    queries.query_edit.setPlainText(saved)  # typed back to the file as saved: nothing to save
+    assert tools.unsaved_files() == [] and "•" not in designer.file_label.text()
     edited = saved.replace("${TEMP}", "${TEMP} && ?v < 100")
     queries.query_edit.setPlainText(edited)
     designer.flush_pending_edits()

@@ -239,11 +239,13 @@ class QueriesSection(DesignerSection):
         if self._refreshing:
             return
         self.tools.typed()
-        if self.tools.query_file() is None:
+        file = self.tools.query_file()
+        if file is None:
             self._query_timer.start()
         else:
+            edited = " — edited, not saved yet" if file in self.tools.file_edits else ""
             self.query_label.setText(f"Query file {html(str(self.model.get(('queries', self.query_index, 'file'))))}"
-                                     " — edited, not saved yet (Save query file writes it)")
+                                     f"{edited} (Save query file writes it)")
 
     @Slot()
     def _apply_query_text(self) -> None:

@@ -113,9 +113,13 @@ class QueryTools(QWidget):
         """The editor's text changed by the user: keep a file's edit, check it shortly."""
         file = self.query_file()
         if file is not None:
-            new = file not in self.file_edits
-            self.file_edits[file] = self.editor.toPlainText()
-            if new:
+            was_edited = file in self.file_edits
+            text = self.editor.toPlainText()
+            if text == self.model.query_template(self.index())[0]:  # typed back to the file as saved
+                self.file_edits.pop(file, None)
+            else:
+                self.file_edits[file] = text
+            if was_edited != (file in self.file_edits):
                 self.filesEdited.emit()
         self.refresh_buttons()
         self._timer.start()

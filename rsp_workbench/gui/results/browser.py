@@ -218,10 +218,11 @@ class ResultsBrowser(QWidget):
             key = str(row.get("verdict") or row.get("status"))
             counts[key] = counts.get(key, 0) + 1
         counted = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
-        started = bundle.manifest.get("started") or "?"
+        started = bundle.manifest.get("started")  # a published folder does not say when it ran
         self.title.setText(
             f"<b>{escape_html(bundle.name)}</b> — <span style='color:{colour}'><b>{escape_html(bundle.status)}</b></span>; "
-            f"{len(bundle.rows)} runs ({escape_html(counted)}); started {escape_html(str(started))}; "
+            f"{len(bundle.rows)} runs ({escape_html(counted)}); "
+            + (f"started {escape_html(str(started))}; " if started else "") +
             f"<code>{shown_path(self.title, bundle.folder)}</code>")
         self.title.setToolTip(str(bundle.folder))
         lines = [f"<span style='color:#c62828'>{escape_html(str(p))}</span>" for p in data.problems]

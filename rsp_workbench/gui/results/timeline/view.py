@@ -345,8 +345,10 @@ class TimelineView(QWidget):
         self.bundle = None
         self.overlay_combo.clear()
         self.bindings_combo.clear()
+        for edit, default in ((self.size_edit, "10s"), (self.slide_edit, "10s"), (self.t0_edit, "0s")):
+            edit.setText(default)
         self.timeline.load(StreamLanes([], []))
-        self.apply_spec()
+        self.timeline.set_window_spec(None)  # no windows of the old run's spec over nothing
         self.status.setText(NO_RUN_SHOWN)
 
     def _forget_runs(self) -> None:
