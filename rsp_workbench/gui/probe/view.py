@@ -260,8 +260,9 @@ class ProbeDialog(QDialog):
         self.start_button.setEnabled(True)
         self.engine_combo.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        if self.inference is None or probes_ran(self.inference)[0] == probes_ran(self.inference)[1]:
-            self.progress.setValue(self.progress.maximum())  # a cancelled probe keeps the share that ran
+        ran, total = probes_ran(self.inference) if self.inference is not None else (1, 1)
+        # a cancelled probe shows the share that ran (the runner reports the cancelled ones as done too)
+        self.progress.setValue(self.progress.maximum() if ran == total else round(100 * ran / max(1, total)))
 
     # ------------------------------------------------------------------ the answer
     def _clear(self) -> None:
