@@ -447,3 +447,55 @@ def test_not_a_bundle_beside_a_shown_bundle_names_the_folder_once(browser, real_
     other.mkdir()
     browser.open_bundle(other)
     assert browser.open_error.text().count("just-a-folder") == 1
+
+
+def test_a_probe_report_can_be_copied(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QApplication
+
+    from rsp_workbench.gui.probe.view import ProbeDialog
+    from rsp_workbench.gui.tasks import TaskRegistry
+
+    dialog = ProbeDialog(TaskRegistry())
+    qtbot.addWidget(dialog)
+    assert not dialog.copy_button.isEnabled()
+    dialog._on_finished(_partial_inference())
+    assert dialog.copy_button.isEnabled()
+    text = dialog.copy_report()
+    assert QApplication.clipboard().text() == text and "preset: csparql" in text and "probes: 2 of 9 ran" in text
+
+
+def test_the_spark_master_hint_names_the_variable_that_wins() -> None:
+    from rsp_workbench.gui.designer.oracle import OracleSection
+    from rsp_workbench.gui.designer.model import DesignerModel
+
+    section = OracleSection(DesignerModel())
+    master = next(b.widget for b in section.bindings if b.widget.objectName() == "spark_master")
+    assert master.placeholderText().startswith("$RSPWB_SPARK_MASTER, else the settings")
+    assert "$SPARK_MASTER" not in master.placeholderText()
+
+
+def test_the_library_lists_file_names_under_whole_group_titles(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.library.view import LibraryView
+
+    for folder in ("real-engines", "teaching"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(DATA / "full.yaml", tmp_path / folder / "rooms.yaml")
+    view = LibraryView(settings, tmp_path)
+    qtbot.addWidget(view)
+    samples = view.tree.topLevelItem(0)
+    assert samples.isFirstColumnSpanned() and view.tree.topLevelItem(1).isFirstColumnSpanned()
+    assert [samples.child(i).text(0) for i in range(samples.childCount())] == ["rooms.yaml", "rooms.yaml"]
+    assert [samples.child(i).text(1) for i in range(samples.childCount())] == ["real-engines", "teaching"]
+
+
+def test_a_timeline_export_keeps_the_run_caption(browser, real_bundle: Path, tmp_path: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.results.timeline import view as timeline_view
+
+    _show_a_diverging_run(browser, real_bundle)
+    view = browser.timeline_view
+    caption = view.status.text()
+    view.ask_save_path = lambda kind: str(tmp_path / f"t.{kind}")
+    monkeypatch.setattr(timeline_view, "EXPORT_NOTE_MS", 50)
+    view._export("csv")
+    assert view.status.text().startswith(caption) and "exported" in view.status.text()
+    qtbot.waitUntil(lambda: view.status.text() == caption, timeout=2000)

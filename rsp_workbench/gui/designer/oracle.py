@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit, QVBo
 
 from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
+from rsp_workbench.pipeline.spark import MASTER_ENV
 from rsp_workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
 from rsp_workbench.gui.designer.semantics import semantics_form
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_scalar
@@ -97,8 +98,9 @@ class OracleSection(DesignerSection):
         max_output.setObjectName("stand_max_output_mb")
         stand_form.addRow("Engine output (MiB)", max_output)
         master = self.line(lambda: ("spark", "master"), text=True,
-                            placeholder="from the settings, $SPARK_MASTER or local[*]",
-                            tooltip="where this experiment's Spark jobs run, e.g. spark://host:7077")
+                            placeholder=f"${MASTER_ENV}, else the settings' spark.master, else local[*]",
+                            tooltip="where this experiment's Spark jobs run, e.g. spark://host:7077; "
+                                    f"empty: the environment variable {MASTER_ENV} wins over the settings file")
         master.setObjectName("spark_master")
         stand_form.addRow("Spark master", master)
         layout.addWidget(stand)

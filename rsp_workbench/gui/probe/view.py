@@ -93,6 +93,10 @@ class ProbeDialog(QDialog):
         self.cancel_button.setObjectName("probeCancel")
         self.cancel_button.setEnabled(False)
         self.close_button = QPushButton("Close")
+        self.copy_button = QPushButton("Copy report")
+        self.copy_button.setToolTip("Copy the answer as rspwb probe prints it (to paste in notes or an issue)")
+        self.copy_button.setEnabled(False)
+        self.copy_button.clicked.connect(self.copy_report)
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.close_button.clicked.connect(self.close)
@@ -100,6 +104,7 @@ class ProbeDialog(QDialog):
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.copy_button)
         buttons.addWidget(self.close_button)
 
         self.progress = QProgressBar()
@@ -266,13 +271,26 @@ class ProbeDialog(QDialog):
 
     # ------------------------------------------------------------------ the answer
     def _clear(self) -> None:
+        self.copy_button.setEnabled(False)
         self.headline.clear()
         self.parameters_table.setRowCount(0)
         self.probes_table.setRowCount(0)
         self.details.clear()
 
+    @Slot()
+    def copy_report(self) -> str:
+        """The shown answer as text (``rspwb probe``'s report) on the clipboard."""
+        from PySide6.QtWidgets import QApplication
+
+        from rsp_workbench.probe.infer import format_inference
+
+        text = format_inference(self.inference) if self.inference is not None else ""
+        QApplication.clipboard().setText(text)
+        return text
+
     def show_inference(self, inference: ProbeInference) -> None:
         self._clear()
+        self.copy_button.setEnabled(True)
         self.headline.setText(headline_html(inference))
         parameters = parameter_rows(inference)
         self.parameters_table.setRowCount(len(parameters))

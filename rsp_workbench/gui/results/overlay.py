@@ -90,6 +90,7 @@ class OverlayView(ResultsView):
         self.chart.setObjectName("overlayChart")
         self.plot = self.chart.addPlot()
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.plot.setMouseEnabled(x=True, y=False)  # the wheel zooms in time; the value axis stays fitted
         self.items: list[pg.PlotDataItem] = []
         self._thin_timer = QTimer(self)
         self._thin_timer.setSingleShot(True)

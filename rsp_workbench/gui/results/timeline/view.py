@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -45,6 +45,7 @@ from rsp_workbench.gui.text import escape_html
 from rsp_workbench.results.stream_lanes import StreamLanes
 
 
+EXPORT_NOTE_MS = 6000  # how long "exported FILE" follows the run's caption
 NO_RUN_SHOWN = ("No run shown. Choose a run in Summary (double-click) or a ✗ in Correctness, "
                 "or open a stream file.")
 
@@ -289,11 +290,7 @@ class TimelineView(QWidget):
             self.jump_to(t_ms)
 
     def _run_label(self, run: Any) -> str:
-        """Marker row name: the engine, or engine (run id) when a run of that engine is shown already."""
-        if run.run_id not in self._labels:
-            taken = {self._labels[r.run_id] for r in self.runs if r.run_id in self._labels}
-            self._labels[run.run_id] = run.engine if run.engine not in taken else f"{run.engine} ({run.run_id})"
-        return self._labels[run.run_id]
+        return marker_label(self._labels, self.runs, run)
 
     def _show_run(self, run: Any) -> None:
         previous = self.runs[0] if self.runs else None
@@ -343,10 +340,10 @@ class TimelineView(QWidget):
         self._delivered, self._pending_jump = self._generation, None
         self._forget_runs()
         self.bundle = None
+        for widget, default in ((self.size_edit, "10s"), (self.slide_edit, "10s"), (self.t0_edit, "0s")):
+            widget.setText(default)
         self.overlay_combo.clear()
         self.bindings_combo.clear()
-        for edit, default in ((self.size_edit, "10s"), (self.slide_edit, "10s"), (self.t0_edit, "0s")):
-            edit.setText(default)
         self.timeline.load(StreamLanes([], []))
         self.timeline.set_window_spec(None)  # no windows of the old run's spec over nothing
         self.status.setText(NO_RUN_SHOWN)
@@ -445,7 +442,7 @@ class TimelineView(QWidget):
         if not path:
             return
         {"png": self.timeline.export_png, "svg": self.timeline.export_svg, "csv": self.timeline.export_csv}[kind](path)
-        self.status.setText(f"exported {escape_html(path)}")
+        show_passing_note(self.status, f"exported {escape_html(path)}", EXPORT_NOTE_MS)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if self.load_task is not None and self.load_task.is_running():
@@ -469,3 +466,24 @@ def window_spec(size: str, slide: str, t0: str, border: str, leading_partial: bo
 
     return WindowSpec(parse_duration(size, field="size"), parse_duration(slide, field="slide"),
                       parse_duration(t0, field="t0"), BorderConvention(border), leading_partial)
+
+
+def marker_label(labels: dict[str, str], shown: Sequence[Any], run: Any) -> str:
+    """A run's marker row name, kept in ``labels``: the engine, or "engine (run id)" when a run of
+    that engine is shown already."""
+    if run.run_id not in labels:
+        taken = {labels[r.run_id] for r in shown if r.run_id in labels}
+        labels[run.run_id] = run.engine if run.engine not in taken else f"{run.engine} ({run.run_id})"
+    return labels[run.run_id]
+
+
+def show_passing_note(label: QLabel, note: str, ms: int) -> None:
+    """``note`` after the label's caption for ``ms`` (an export must not replace the run's caption)."""
+    caption = label.text()
+    label.setText(f"{caption} — <i>{note}</i>")
+
+    def drop() -> None:
+        if label.text().startswith(caption):  # unless another message came meanwhile
+            label.setText(caption)
+
+    QTimer.singleShot(ms, label, drop)
