@@ -499,3 +499,21 @@ def test_a_timeline_export_keeps_the_run_caption(browser, real_bundle: Path, tmp
     view._export("csv")
     assert view.status.text().startswith(caption) and "exported" in view.status.text()
     qtbot.waitUntil(lambda: view.status.text() == caption, timeout=2000)
+
+
+def test_an_external_engine_whose_program_is_missing_is_invalid_while_designing(tmp_path: Path) -> None:
+    from rsp_workbench.gui.designer.model import DesignerModel
+
+    model = DesignerModel()
+    model.load(DATA / "full.yaml")
+    engines = list(model.get(("engines",)))
+    engines.append({"id": "mine", "type": "external", "preset": "cqels",
+                    "parameters": {"command": ["no-such-engine-program", "--port", "0"]}})
+    model.set(("engines",), engines)
+    error = model.validation.error
+    assert error is not None and error.field == f"engines[{len(engines) - 1}].parameters.command"
+    assert "'no-such-engine-program' is not found on PATH" in error.message
+    model.set(("engines", len(engines) - 1, "parameters", "command"), [str(tmp_path / "missing.sh")])
+    assert "does not exist" in model.validation.error.message
+    model.set(("engines", len(engines) - 1, "parameters", "command"), ["python3", "-c", "pass"])
+    assert model.validation.ok, model.validation.error

@@ -616,7 +616,7 @@ class DesignerModel:
             experiment = loads_experiment(text, file=self._file_label(), base_dir=self.base_dir or Path.cwd())
         except UserError as error:
             return Validation(error=error)
-        query_error = self._check_queries(experiment)
+        query_error = self._check_queries(experiment) or missing_program_error(experiment, self._file_label())
         if query_error is not None:
             return Validation(experiment=experiment, error=query_error)
         return Validation(experiment=experiment)
@@ -657,6 +657,24 @@ def located_window_variable_error(model: DesignerModel) -> UserError | None:
     except UserError:
         line = None
     return UserError(error.message, file=model._file_label(), line=line, field=error.field)
+
+
+def missing_program_error(experiment: Any, file: str) -> UserError | None:
+    """An external engine whose program is not there: said while designing, not after the run's
+    confirmation (where it also failed the built-in engines' runs). A bare name is looked up on
+    PATH, an absolute path must exist; a relative path depends on the run's folder: not checked."""
+    import shutil
+
+    for index, engine in enumerate(experiment.engines):
+        command = engine.command
+        program = str(command[0]) if command else ""
+        if not program or ("/" in program and not Path(program).is_absolute()):
+            continue
+        found = Path(program).is_file() if "/" in program else shutil.which(program) is not None
+        if not found:
+            where = "does not exist" if "/" in program else "is not found on PATH"
+            return UserError(f"the program {program!r} {where}", file=file, field=f"engines[{index}].parameters.command")
+    return None
 
 
 def variable_values(raw: Mapping[str, Any], name: str) -> list[tuple[str, Any]]:
