@@ -517,3 +517,21 @@ def test_an_external_engine_whose_program_is_missing_is_invalid_while_designing(
     assert "does not exist" in model.validation.error.message
     model.set(("engines", len(engines) - 1, "parameters", "command"), ["python3", "-c", "pass"])
     assert model.validation.ok, model.validation.error
+
+
+def test_the_open_file_is_reloaded_when_it_changes_on_disk(designer, experiment_copy: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    designer.open_file(experiment_copy)
+    said: list[str] = []
+    designer.statusMessage.connect(said.append)
+    text = experiment_copy.read_text(encoding="utf-8")
+    experiment_copy.write_text(text.replace("repetitions: 2", "repetitions: 3"), encoding="utf-8")
+    qtbot.waitUntil(lambda: designer.model.get(("repetitions",)) == 3, timeout=5000)
+    assert any("reloaded" in s for s in said) and not designer.model.dirty
+    designer.model.set(("description",), "my edit")  # unsaved edits are never thrown away
+    experiment_copy.write_text(text, encoding="utf-8")
+    qtbot.waitUntil(lambda: any("changed on disk; your unsaved edits are kept" in s for s in said), timeout=5000)
+    assert designer.model.get(("description",)) == "my edit" and designer.model.get(("repetitions",)) == 3
+    said.clear()
+    assert designer.save()  # our own save is no change on disk
+    qtbot.wait(600)
+    assert not any("disk" in s for s in said)

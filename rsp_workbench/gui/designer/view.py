@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.designer.engines import EnginesSection
+from rsp_workbench.gui.designer.file_watch import FileWatch
 from rsp_workbench.gui.designer.fields import INVALID_STYLE, DesignerSection, html, scroll_area
 from rsp_workbench.gui.designer.general import GeneralSection, VariablesSection
 from rsp_workbench.gui.designer.oracle import OracleSection
@@ -77,6 +78,8 @@ class DesignerView(QWidget):
         self.ask_save_path: Callable[[], str | None] = lambda: ask_save_path(self, self.model)
         self.save_message = ""  # the last save's report (also sent as statusMessage)
         self.show_error: Callable[[str, str], None] = lambda title, text: QMessageBox.warning(self, title, text)
+        self._disk_text: str | None = None  # the open file's text as last read or written here
+        self.file_watch = FileWatch(lambda: self._disk_text, self._on_changed_on_disk, self)
 
         self._build_actions()
         self.general = GeneralSection(self.model)
@@ -274,8 +277,27 @@ class DesignerView(QWidget):
         if error is not None:
             self.yaml_edit.set_text_keep_view(Path(path).read_text(encoding="utf-8", errors="replace"))
             self.yaml_edit.mark_line(error.line)
+        self._watch(Path(path))
         self.fileChanged.emit(str(path))
         return error
+
+    def _watch(self, path: Path) -> None:
+        """Remember the file's text as read or written, and watch it for other programs' changes."""
+        try:
+            self._disk_text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            self._disk_text = None
+        self.file_watch.watch(path)
+
+    def _on_changed_on_disk(self, path: Path) -> None:
+        """Another program changed the open file: reload it, unless edits here would be lost."""
+        if not self.has_unsaved_edits():
+            self.open_file(path, template=self.model.template)
+            self.statusMessage.emit(f"reloaded {path}: it changed on disk")
+            return
+        self._watch(path)  # said once per change
+        self.statusMessage.emit(f"{path} changed on disk; your unsaved edits are kept "
+                                "(Save overwrites the file, Open reloads it)")
 
     @Slot()
     def open_dialog(self) -> None:
@@ -325,6 +347,8 @@ class DesignerView(QWidget):
             self.save_message += (f"; rewrote {len(moved)} relative path(s) so that they still name the same files "
                                   f"({examples}{', …' if len(moved) > 2 else ''}; Undo reverts)")
         self.statusMessage.emit(self.save_message)
+        if path is not None:
+            self._watch(path)
         self.fileChanged.emit(str(path))
 
     def has_unsaved_edits(self) -> bool:
@@ -345,6 +369,7 @@ class DesignerView(QWidget):
         return answer == QMessageBox.StandardButton.Discard
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
+        self.file_watch.stop()
         self.yaml_pane.stop_timers()
         for section in self.section_widgets:
             section.stop_timers()
