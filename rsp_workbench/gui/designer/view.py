@@ -107,6 +107,8 @@ class DesignerView(QWidget):
         self.error_label.setObjectName("validationMessage")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # at most two lines (a long error moved the forms down at every keystroke); all of it in the tooltip
+        self.error_label.setMaximumHeight(2 * self.error_label.fontMetrics().lineSpacing() + 4)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.sections)
@@ -207,10 +209,12 @@ class DesignerView(QWidget):
             experiment = validation.experiment
             runs = count_runs(experiment) if experiment is not None else 0
             self.error_label.setText(f"<span style='color:#2e7d32'>✔ valid — {runs} run(s)</span>")
+            self.error_label.setToolTip("")
             return
         error = validation.error
         assert error is not None
         self.error_label.setText(f"<span style='color:#c62828'>✖ {html(str(error))}</span>")
+        self.error_label.setToolTip(str(error))
         self.yaml_pane.mark_line(error.line)
         widget = self.widget_for_field(error.field or "")
         if widget is not None:
