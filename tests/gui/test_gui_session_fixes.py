@@ -547,3 +547,18 @@ def test_a_long_designer_error_does_not_push_the_forms_down(designer, qtbot) -> 
     assert len(str(designer.model.validation.error)) > 500 and "no-such-preset" in designer.error_label.toolTip()
     lines = designer.error_label.fontMetrics().lineSpacing()
     assert designer.sections.mapTo(designer, designer.sections.rect().topLeft()).y() - top <= lines + 4
+
+
+def test_the_engine_stage_has_an_eta_before_its_first_run_ends(tmp_path: Path) -> None:
+    from tests.gui.support import entry_for, event
+
+    entry = entry_for(tmp_path)
+    entry.start(0.0)
+    entry.apply(event("validate", total=4, data={"streams": 0}), 0.0)
+    entry.apply(event("engine", run_id="r1", data={"engine": "csparql", "stimuli": 100}), 0.0)
+    assert entry.stage_text("engines", 1.0) == "0/4 · running"  # nothing sent yet: no pace
+    entry.apply(event("kpi", run_id="r1", data={"time": 10.0, "rss_mb": 30.0, "cpu_percent": 50.0,
+                                               "responses": 1, "stimuli_done": 25}), 10.0)
+    # a quarter of the first run in 10 s: 40 s a run, 4 runs, 10 s spent
+    assert entry.stages["engines"].eta_s(10.0) == pytest.approx(150.0)
+    assert entry.stage_text("engines", 10.0) == "0/4 · ETA 2:30"
