@@ -562,3 +562,21 @@ def test_the_engine_stage_has_an_eta_before_its_first_run_ends(tmp_path: Path) -
     # a quarter of the first run in 10 s: 40 s a run, 4 runs, 10 s spent
     assert entry.stages["engines"].eta_s(10.0) == pytest.approx(150.0)
     assert entry.stage_text("engines", 10.0) == "0/4 · ETA 2:30"
+
+
+def test_stepping_the_teaching_time_says_what_happens_there(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.teaching.view import TeachingView
+
+    view = TeachingView()
+    qtbot.addWidget(view)
+    view.set_time(0)
+    view.step(1)
+    t = view.model.time
+    assert t > 0 and view.step_note.text().startswith("▶ t = ")
+    reasons = view.model.instant_reasons(t)
+    assert reasons and "; ".join(reasons) in view.step_note.text()
+    view.model.set_time(10_000)  # the rooms example: a window of every column closes at 10 s
+    assert any("a window closes" in r for r in view.model.instant_reasons(10_000))
+    view.slider.setValue(3)  # moving the slider is no step: the note goes
+    assert view.step_note.text() == ""
+    view.close()

@@ -362,6 +362,8 @@ class TeachingView(QWidget):
         time_row.addWidget(self.slider, 1)
         time_row.addWidget(self.next_button)
         time_row.addWidget(self.time_label)
+        self.step_note = QLabel()  # where ◀ ▶ stopped and why (an element, a border, an evaluation)
+        self.step_note.setObjectName("stepNote")
 
         self.query_view = CodeEditor(language="query")
         self.query_view.setReadOnly(True)
@@ -410,6 +412,7 @@ class TeachingView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(time_row)
+        layout.addWidget(self.step_note)
         layout.addWidget(self.message)
         layout.addWidget(splitter, 1)
         self.model.subscribe(self._on_model_changed)
@@ -500,19 +503,21 @@ class TeachingView(QWidget):
         self.set_time(value * self.model.example.step)
 
     def set_time(self, time: int) -> None:
+        self.step_note.clear()
         self.model.set_time(time)
 
     def step(self, direction: int) -> None:
+        """To the next (previous) instant where something happens, and say what."""
         instants = self.model.interesting_instants()
         now = self.model.time
-        if direction > 0:
-            later = [t for t in instants if t > now]
-            if later:
-                self.set_time(later[0])
-        else:
-            earlier = [t for t in instants if t < now]
-            if earlier:
-                self.set_time(earlier[-1])
+        found = [t for t in instants if t > now][:1] if direction > 0 else [t for t in instants if t < now][-1:]
+        if not found:
+            self.step_note.setText("the end of the stream" if direction > 0 else "the start of the stream")
+            return
+        self.set_time(found[0])
+        reasons = self.model.instant_reasons(found[0])
+        arrow = "▶" if direction > 0 else "◀"
+        self.step_note.setText(f"{arrow} t = {seconds(found[0])}: {'; '.join(reasons) or 'the end of the example'}")
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.model.unsubscribe(self._on_model_changed)
