@@ -580,3 +580,28 @@ def test_stepping_the_teaching_time_says_what_happens_there(qtbot, no_leaks) -> 
     view.slider.setValue(3)  # moving the slider is no step: the note goes
     assert view.step_note.text() == ""
     view.close()
+
+
+def test_a_growing_count_widens_its_runs_table_column(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.runs.run_detail import RUN_COLUMNS, RunDetail
+    from tests.gui.support import entry_for, event
+
+    detail = RunDetail(lambda: 0.0)
+    qtbot.addWidget(detail)
+    detail.resize(1000, 600)
+    detail.show()
+    entry = entry_for(tmp_path)
+    entry.start(0.0)
+    entry.apply(event("validate", total=1, data={"streams": 0}), 0.0)
+    entry.apply(event("engine", run_id="r1", data={"engine": "csparql", "stimuli": 610}), 0.0)
+    detail.show_run(entry)
+    entry.apply(event("kpi", run_id="r1", data={"time": 1.0, "rss_mb": 30.0, "cpu_percent": 5.0,
+                                               "responses": 123456, "stimuli_done": 250}), 1.0)
+    detail.show_run(entry)
+    table = detail.run_table
+    for name in ("stimuli", "responses"):
+        column = RUN_COLUMNS.index(name)
+        text = table.item(0, column).text()
+        assert text in ("250/610", "123456")
+        assert table.columnWidth(column) >= table.fontMetrics().horizontalAdvance(text) + 6
+    detail.close()

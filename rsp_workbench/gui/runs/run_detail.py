@@ -246,7 +246,16 @@ class RunDetail(QWidget):
         for row, key in enumerate(entry.engine_runs):
             if key == run_id:
                 self._fill_row(row, entry.engine_runs[key])
+                self._widen_to_contents()
                 return
+
+    def _widen_to_contents(self) -> None:
+        """A count that grew ("25/610" after "0/610") widens its column instead of being cut to "25…61"."""
+        for column in range(self.run_table.columnCount()):
+            if column not in (0, RUN_COLUMNS.index("engine")):
+                wanted = self.run_table.sizeHintForColumn(column)
+                if wanted > self.run_table.columnWidth(column):
+                    self.run_table.setColumnWidth(column, wanted)
 
     def _fill_row(self, row: int, trace: Any) -> None:
         for column, text in enumerate(engine_run_cells(trace)):
