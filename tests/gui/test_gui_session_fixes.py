@@ -605,3 +605,11 @@ def test_a_growing_count_widens_its_runs_table_column(qtbot, tmp_path: Path, no_
         assert text in ("250/610", "123456")
         assert table.columnWidth(column) >= table.fontMetrics().horizontalAdvance(text) + 6
     detail.close()
+
+
+def test_results_exports_are_offered_in_the_bundle_folder(browser, real_bundle: Path) -> None:  # type: ignore[no-untyped-def]
+    assert browser.quality_view.export_start("png") == Path.cwd() / "quality.png"
+    browser.open_bundle(real_bundle)
+    for view in browser.views:
+        assert view.export_start("csv").parent == real_bundle
+    assert browser.heaven_view.export_start("svg").name == "latency-x-memory.svg"

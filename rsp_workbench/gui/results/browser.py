@@ -233,6 +233,7 @@ class ResultsBrowser(QWidget):
         self.problems.setToolTip("<br>".join(lines) if len(shown) < len(lines) else "")
         self.problems.setVisible(bool(lines))
         for view in self.views:
+            view.export_dir = bundle.folder
             try:
                 view.set_data(data)  # type: ignore[attr-defined]
             except Exception as error:  # noqa: BLE001 - one broken view must not hide the others
