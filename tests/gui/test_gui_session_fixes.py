@@ -615,3 +615,11 @@ def test_results_exports_are_offered_in_the_bundle_folder(browser, real_bundle: 
     for view in browser.views:
         assert view.export_start("csv").parent == real_bundle
     assert browser.heaven_view.export_start("svg").name == "latency-x-memory.svg"
+
+
+def test_the_correctness_footer_invites_clicks_only_where_verdicts_exist(browser, real_bundle: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    browser.open_bundle(build_two_engines(tmp_path / "experiment"))
+    footer = browser.matrix_view.status.text()
+    assert "click a ✗" not in footer and "no run was judged" in footer
+    browser.open_bundle(real_bundle)
+    assert "click a ✗ cell" in browser.matrix_view.status.text()
