@@ -623,3 +623,13 @@ def test_the_correctness_footer_invites_clicks_only_where_verdicts_exist(browser
     assert "click a ✗" not in footer and "no run was judged" in footer
     browser.open_bundle(real_bundle)
     assert "click a ✗ cell" in browser.matrix_view.status.text()
+
+
+def test_a_published_summary_names_its_tests_not_queries(browser, real_bundle: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.results.summary import SUMMARY_COLUMNS
+
+    column = [key for _, key in SUMMARY_COLUMNS].index("query")
+    browser.open_bundle(build_two_engines(tmp_path / "experiment"))
+    assert browser.summary_view.table.horizontalHeaderItem(column).text() == "test (load)"
+    browser.open_bundle(real_bundle)
+    assert browser.summary_view.table.horizontalHeaderItem(column).text() == "query"
