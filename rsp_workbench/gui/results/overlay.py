@@ -60,10 +60,6 @@ class OverlayView(ResultsView):
         self.bundles: list[LoadedBundle] = []
         self.pinned: set[Path] = set()  # added with "Add bundle…": they stay
         self.drawn: list[tuple[LoadedBundle, dict[str, Any], np.ndarray, np.ndarray]] = []
-        self.tasks: Any = None  # the browser's TaskRegistry: series are read off the GUI thread
-        self.series: dict[SeriesKey, tuple[np.ndarray, np.ndarray] | None] = {}
-        self.pending: dict[SeriesKey, Any] = {}  # series being read → their task
-        self.series_problems: dict[SeriesKey, str] = {}
         self.add_button = QPushButton("Add bundle…")
         self.add_button.setObjectName("overlayAddBundle")
         self.add_button.setToolTip("Add another result bundle or a published YABench test folder to pick runs from")
@@ -92,6 +88,10 @@ class OverlayView(ResultsView):
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setMouseEnabled(x=True, y=False)  # the wheel zooms in time; the value axis stays fitted
         self.items: list[pg.PlotDataItem] = []
+        self.tasks: Any = None  # the browser's TaskRegistry: series are read off the GUI thread
+        self.series: dict[SeriesKey, tuple[np.ndarray, np.ndarray] | None] = {}
+        self.pending: dict[SeriesKey, Any] = {}  # series being read → their task
+        self.series_problems: dict[SeriesKey, str] = {}
         self._thin_timer = QTimer(self)
         self._thin_timer.setSingleShot(True)
         self._thin_timer.setInterval(50)
@@ -210,7 +210,7 @@ class OverlayView(ResultsView):
         self.redraw()
 
     # ------------------------------------------------------------------ drawing
-    def _series(self, bundle: LoadedBundle, row: dict[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def _series(self, bundle: Any, row: dict[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
         """A run's series sorted by x with its missing values dropped, read once (on a task when the
         view has a registry: None until it arrives, then the chart is redrawn)."""
         cache_key = (bundle.folder, str(row.get("run_id")), key)
