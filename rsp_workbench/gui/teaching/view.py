@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QSplitter,
     QVBoxLayout,
@@ -359,11 +360,15 @@ class TeachingView(QWidget):
         self.time_label.setMinimumWidth(90)
         time_row.addWidget(QLabel("<b>Time</b>"))
         time_row.addWidget(self.previous_button)
-        time_row.addWidget(self.slider, 1)
+        time_row.addWidget(self.slider, 2)
         time_row.addWidget(self.next_button)
         time_row.addWidget(self.time_label)
-        self.step_note = QLabel()  # where ◀ ▶ stopped and why (an element, a border, an evaluation)
+        # where ◀ ▶ stopped and why, beside the time (a line of its own pushed the panels into a scrollbar);
+        # it takes the room the row has, elided, all of it in the tooltip
+        self.step_note = QLabel()
         self.step_note.setObjectName("stepNote")
+        self.step_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        time_row.addWidget(self.step_note, 1)
 
         self.query_view = CodeEditor(language="query")
         self.query_view.setReadOnly(True)
@@ -412,7 +417,6 @@ class TeachingView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(time_row)
-        layout.addWidget(self.step_note)
         layout.addWidget(self.message)
         layout.addWidget(splitter, 1)
         self.model.subscribe(self._on_model_changed)
@@ -504,6 +508,7 @@ class TeachingView(QWidget):
 
     def set_time(self, time: int) -> None:
         self.step_note.clear()
+        self.step_note.setToolTip("")
         self.model.set_time(time)
 
     def step(self, direction: int) -> None:
@@ -516,8 +521,10 @@ class TeachingView(QWidget):
             return
         self.set_time(found[0])
         reasons = self.model.instant_reasons(found[0])
-        arrow = "▶" if direction > 0 else "◀"
-        self.step_note.setText(f"{arrow} t = {seconds(found[0])}: {'; '.join(reasons) or 'the end of the example'}")
+        note = f"{'▶' if direction > 0 else '◀'} {'; '.join(reasons) or 'the end of the example'}"
+        self.step_note.setToolTip(note)
+        width = max(60, self.step_note.width())
+        self.step_note.setText(self.step_note.fontMetrics().elidedText(note, Qt.TextElideMode.ElideRight, width))
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.model.unsubscribe(self._on_model_changed)
