@@ -633,3 +633,17 @@ def test_a_published_summary_names_its_tests_not_queries(browser, real_bundle: P
     assert browser.summary_view.table.horizontalHeaderItem(column).text() == "test (load)"
     browser.open_bundle(real_bundle)
     assert browser.summary_view.table.horizontalHeaderItem(column).text() == "query"
+
+
+def test_each_t0_field_says_which_wins(designer) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLineEdit
+
+    designer.model.set(("engines", 0, "type"), "secret")
+    designer.engines.refresh()
+    fields = {name: designer.findChild(QLineEdit, name) for name in ("semantics_t0", "oracle_t0", "oracle_semantics_t0")}
+    fields["parameter"] = designer.engines.engine_param_widgets["t0"]
+    tips = {name: widget.toolTip() for name, widget in fields.items()}
+    assert "oracle.t0 wins" in tips["semantics_t0"] and "not both" in tips["semantics_t0"]
+    assert "wins over every engine's t0" in tips["oracle_t0"]
+    assert "oracle.t0 (above) wins" in tips["oracle_semantics_t0"]
+    assert "not together with semantics.t0" in tips["parameter"] and "oracle.t0 is unset" in tips["parameter"]

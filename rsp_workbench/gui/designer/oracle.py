@@ -14,7 +14,7 @@ from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
 from rsp_workbench.pipeline.spark import MASTER_ENV
 from rsp_workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
-from rsp_workbench.gui.designer.semantics import semantics_form
+from rsp_workbench.gui.designer.semantics import T0_RULES, semantics_form
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_scalar
 
 
@@ -60,7 +60,8 @@ class OracleSection(DesignerSection):
         gracious = self.check(lambda: ("oracle", "gracious"), "gracious (reconstruct the engine's borders)")
         gracious.setObjectName("oracle_gracious")
         oracle_form.addRow("", gracious)
-        t0 = self.line(lambda: ("oracle", "t0"), placeholder="all (every admissible t0, RSP-QL Theorem 1)")
+        t0 = self.line(lambda: ("oracle", "t0"), placeholder="all (every admissible t0, RSP-QL Theorem 1)",
+                       tooltip=T0_RULES["oracle"])
         t0.setObjectName("oracle_t0")
         oracle_form.addRow("t0", t0)
         end = self.line(lambda: ("oracle", "end"), placeholder="after-last-window (last element + largest window)",
