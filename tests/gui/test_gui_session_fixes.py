@@ -647,3 +647,15 @@ def test_each_t0_field_says_which_wins(designer) -> None:  # type: ignore[no-unt
     assert "wins over every engine's t0" in tips["oracle_t0"]
     assert "oracle.t0 (above) wins" in tips["oracle_semantics_t0"]
     assert "not together with semantics.t0" in tips["parameter"] and "oracle.t0 is unset" in tips["parameter"]
+
+
+def test_the_overlay_legend_is_not_over_the_curves(browser, real_bundle: Path, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    browser.open_bundle(real_bundle)
+    overlay = browser.overlay_view
+    browser.tabs.setCurrentWidget(overlay)
+    for row in browser.data.bundle.rows[:2]:
+        overlay.set_checked(real_bundle, row["run_id"])
+    qtbot.wait(100)
+    legend = overlay.legend.sceneBoundingRect()
+    assert len(overlay.legend.items) == 2 and legend.height() > 0
+    assert not legend.intersects(overlay.plot.getViewBox().sceneBoundingRect())

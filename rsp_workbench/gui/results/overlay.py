@@ -85,7 +85,10 @@ class OverlayView(ResultsView):
         self.chart = new_chart()
         self.chart.setObjectName("overlayChart")
         self.plot = self.chart.addPlot()
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        # the legend under the chart, not over the curves (precision sits at 1.0, right where it was)
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=2)
+        self.chart.nextRow()
+        self.chart.addItem(self.legend)
         self.plot.setMouseEnabled(x=True, y=False)  # the wheel zooms in time; the value axis stays fitted
         self.items: list[pg.PlotDataItem] = []
         self.tasks: Any = None  # the browser's TaskRegistry: series are read off the GUI thread
