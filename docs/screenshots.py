@@ -2,7 +2,7 @@
 (groups: library, designer — with the library —, teaching, probe, runs, timeline, results; default all).
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
-gui-designer-streams.png, gui-designer-queries.png, gui-designer-variables.png,
+gui-designer-streams.png, gui-designer-queries.png, gui-designer-query-file.png, gui-designer-variables.png,
 gui-designer-1024.png,
 gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png
 (the coupon, finished-run, timeline and results-summary shots also at 1024×700: ``*-1024.png``) and
@@ -51,6 +51,12 @@ def designer_shots(window: Any, shot: Callable[[str], None]) -> None:
     designer.queries.select_query(1)
     designer.show_section("queries")
     shot("gui-designer-queries.png")
+    designer.queries.select_query(0)  # a query file, edited in place: the parser's error on its line
+    text = designer.queries.query_edit.toPlainText()
+    designer.queries.query_edit.setPlainText(text.replace("[RANGE ${WSIZE}", "[RANGE ${WSIZE}x"))
+    designer.flush_pending_edits()
+    shot("gui-designer-query-file.png")
+    designer.queries.tools.forget()
     window.open_experiment(str(ROOT / "sample_experiments" / "heaven" / "heaven.yaml"))
     designer.show_section("variables")
     shot("gui-designer-variables.png")

@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QSettings, Slot
+from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QMainWindow,
+    QMenu,
     QMessageBox,
     QTabWidget,
     QToolButton,
@@ -25,10 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench import APP_NAME, __version__
+from rsp_workbench.errors import UserError
+from rsp_workbench.gui.fit import fit_to_screen
 from rsp_workbench.gui.tasks import TaskRegistry, TaskState
+from rsp_workbench.gui.text import escape_html
 
 NO_WARMUP_ENV = "RSPWB_NO_SPARK_WARMUP"
 TAB_NAMES = ("Library", "Designer", "Runs", "Results", "Teaching")
+DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"  # a source checkout's documentation
 
 
 def warm_up_spark(state: TaskState) -> str:
@@ -113,13 +118,14 @@ class MainWindow(QMainWindow):
         self.library.openRequested.connect(self.open_experiment)
         self.designer.fileChanged.connect(self._remember_file)
         self.designer.statusMessage.connect(self._show_status)
+        self.designer.titleChanged.connect(self._show_title)
         self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
         self.runs.resultsRequested.connect(self.show_bundle)  # "Open results": load it and show it
 
         self.spark_status = SparkStatus()
         self.statusBar().addPermanentWidget(self.spark_status)
         self._build_menus()
-        self.resize(1280, 820)
+        fit_to_screen(self, 1280, 820)
         if spark_warmup is None:
             spark_warmup = os.environ.get(NO_WARMUP_ENV, "") not in ("1", "true", "yes")
         self.spark_task = self.start_spark_warmup() if spark_warmup else None
@@ -151,6 +157,12 @@ class MainWindow(QMainWindow):
             action = self._action(name, f"Ctrl+{index + 1}", lambda _=False, i=index: self.tabs.setCurrentIndex(i))
             view_menu.addAction(action)
             self.tab_actions.append(action)
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = self._action("&Keyboard shortcuts", "F1", self.show_shortcuts)
+        self.docs_action = self._action("&Documentation", "", self.open_docs)
+        self.about_action = self._action("&About RSP Workbench", "", self.show_about)
+        for action in (self.shortcuts_action, self.docs_action, self.about_action):
+            help_menu.addAction(action)
         # the designer's own Ctrl+Z/Ctrl+Shift+Z (WidgetWithChildrenShortcut) would clash with
         # the window's; the window's actions delegate to the designer instead
         self.designer.undo_action.setShortcut(QKeySequence())
@@ -158,10 +170,57 @@ class MainWindow(QMainWindow):
 
     def _action(self, text: str, shortcut: str, slot: Callable[..., Any]) -> QAction:
         action = QAction(text, self)
-        action.setShortcut(QKeySequence(shortcut))
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
         action.triggered.connect(slot)
         self.addAction(action)
         return action
+
+    # ------------------------------------------------------------------ help
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """(keys, what) of every menu action with a shortcut, in menu order."""
+        rows = []
+        for menu in self.menuBar().findChildren(QMenu):
+            for action in menu.actions():
+                if not action.shortcut().isEmpty():
+                    keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                    rows.append((keys, f"{menu.title().replace('&', '')} › {action.text().replace('&', '')}"))
+        return rows
+
+    def about_text(self) -> str:
+        """The version, where the data and the settings are, and where the documentation is."""
+        rows = [("version", __version__), ("settings file", self.settings.fileName()),
+                ("new runs' bundles", str(self.runs.form.results_dir())),
+                ("sample experiments", str(self.library.samples_dir)), ("documentation", str(DOCS_DIR))]
+        cells = "".join(f"<tr><td><b>{escape_html(k)}</b></td><td>{escape_html(v)}</td></tr>" for k, v in rows)
+        return (f"<h3>{escape_html(APP_NAME)} {escape_html(__version__)}</h3><p>Design RDF Stream Processing "
+                f"experiments, run engines, judge their answers and see why they differ.</p><table>{cells}</table>"
+                "<p>Press F1 for the keyboard shortcuts.</p>")
+
+    @Slot()
+    def show_shortcuts(self) -> Any:
+        rows = "".join(f"<tr><td><b>{escape_html(k)}</b></td><td>{escape_html(w)}</td></tr>" for k, w in self.shortcut_rows())
+        return self._info("Keyboard shortcuts", f"<table>{rows}</table>")
+
+    @Slot()
+    def show_about(self) -> Any:
+        return self._info(f"About {APP_NAME}", self.about_text())
+
+    @Slot()
+    def open_docs(self) -> None:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(DOCS_DIR))):
+            self.show_error("Documentation", f"The documentation is in {DOCS_DIR} (no program opens folders here).")
+
+    def _info(self, title: str, html: str) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Information, title, html, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("helpBox")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.open()
+        return box
 
     @Slot()
     def run_designer_experiment(self) -> None:
@@ -205,10 +264,20 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def open_experiment(self, path: str) -> None:
-        """Open a file in the designer (a corrupt one too: the designer shows where it breaks)."""
+        """Open a file in the designer (a corrupt one too: the designer shows where it breaks); a
+        file that is no experiment is refused and the experiment shown stays. A sample of the
+        library opens as a template: Save asks for a new place (the shipped file stays as it is)."""
+        from rsp_workbench.gui.designer.model import read_experiment_text
+        from rsp_workbench.gui.library.model import is_sample
+
+        try:
+            read_experiment_text(Path(path))
+        except UserError as error:
+            self.show_error("Cannot open", str(error))
+            return
         if not self.designer.confirm_discard():
             return
-        self.designer.open_file(path)
+        self.designer.open_file(path, template=is_sample(Path(path), self.library.samples_dir))
         self.tabs.setCurrentWidget(self.designer)
 
     @Slot(str)
@@ -239,7 +308,7 @@ class MainWindow(QMainWindow):
     def show_error(self, title: str, text: str) -> None:
         """An error the user must see: a message box (not modal: the window stays usable) and the
         same text in the status bar until the next message."""
-        self.statusBar().showMessage(text)
+        self._show_status(text, 0)
         if self.error_box is not None:
             self.error_box.close()
         self.error_box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
@@ -253,8 +322,18 @@ class MainWindow(QMainWindow):
             self.library.refresh()
 
     @Slot(str)
-    def _show_status(self, text: str) -> None:
-        self.statusBar().showMessage(text, 5000)
+    def _show_title(self, name: str) -> None:
+        """The designer's file (``*``: unsaved edits) before the program's name."""
+        self.setWindowTitle(f"{name} — {APP_NAME} {__version__}")
+
+    @Slot(str)
+    def _show_status(self, text: str, timeout_ms: int = 5000) -> None:
+        """A message in the status bar, elided in the middle to the room it has (both ends stay
+        readable; a cut message lost its end), the whole of it in the tooltip."""
+        bar = self.statusBar()
+        room = max(100, bar.width() - self.spark_status.sizeHint().width() - 40)
+        bar.showMessage(bar.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, room), timeout_ms)
+        bar.setToolTip(text)
 
     # ------------------------------------------------------------------ Spark
     def start_spark_warmup(self, function: Callable[[TaskState], str] = warm_up_spark) -> Any:
@@ -277,7 +356,7 @@ class MainWindow(QMainWindow):
         else:
             detail = f"Spark did not start: {type(error).__name__}: {error}\n\n{trace}"
         self.spark_status.set_state("unavailable", detail)
-        self.statusBar().showMessage("Spark is unavailable: runs cannot start (click the status for help)", 10000)
+        self._show_status("Spark is unavailable: runs cannot start (click the status for help)", 10000)
 
     # ------------------------------------------------------------------ closing
     def _ask_close(self, question: str) -> bool:

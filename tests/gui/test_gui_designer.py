@@ -40,6 +40,7 @@ def test_model_yaml_edit_applies_and_invalid_yaml_does_not() -> None:
     assert model.set_yaml_text(text) and model.get(("name",)) == "renamed"
     assert not model.set_yaml_text("name: [broken")
     assert model.get(("name",)) == "renamed" and model.yaml_error is not None and model.yaml_error.line == 1
+    assert model.undo() and model.get(("name",)) == "renamed" and model.yaml_error is None  # the broken text first
     assert model.undo() and model.get(("name",)) == "new-experiment"
 
 

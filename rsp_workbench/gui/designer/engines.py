@@ -24,7 +24,7 @@ from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.engine import PROGRAM_ENGINES
 from rsp_workbench.experiment.model import ENGINE_TYPES, EVICTION_STRATEGIES, FAULTS
 from rsp_workbench.gui.designer.fields import WARNING_STYLE, DesignerSection, fill_list, grid_of, item_list
-from rsp_workbench.gui.designer.semantics import semantics_form
+from rsp_workbench.gui.designer.semantics import T0_RULES, semantics_form
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel, command_text, engine_with_type, parse_command
 
 PARAMETER_HINTS = {
@@ -175,7 +175,7 @@ class EnginesSection(DesignerSection):
                 row_widget = widget
             widget.setObjectName(f"engine_param_{name}")
             if not widget.toolTip():
-                widget.setToolTip(f"{name}: {hint}{' (required)' if required else ''}")
+                widget.setToolTip(T0_RULES["parameter"] if kind == "t0" else f"{name}: {hint}{' (required)' if required else ''}")
             self.engine_param_widgets[name] = widget
             self.engine_params_form.addRow(f"{name}{' *' if required else ''}", row_widget)
 

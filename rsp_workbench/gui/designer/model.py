@@ -16,7 +16,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -54,6 +54,7 @@ NEW_GENERATED_STREAM: dict[str, Any] = {
     "params": {"stations": 10, "interval": "1s", "duration": "60s"},
 }
 NEW_RECORDED_STREAM: dict[str, Any] = {"file": "data/stream.stream", "format": "yabench"}
+EXPERIMENT_SUFFIXES = (".yaml", ".yml")  # other files must hold a YAML mapping to open as an experiment
 FALLBACK_STREAM_IRI = "http://example.org/stream"
 
 NEW_EXPERIMENT: dict[str, Any] = {
@@ -254,6 +255,7 @@ class DesignerModel:
     source_text: str | None = None
     validation: Validation = field(default_factory=Validation)
     moved_paths: list[Any] = field(default_factory=list)  # what the last save rewrote (save_as_paths.MovedPath)
+    template: bool = False  # a shipped sample: Save asks for a new place
 
     def __post_init__(self) -> None:
         if self.source_text is None:
@@ -292,14 +294,14 @@ class DesignerModel:
 
     @property
     def can_undo(self) -> bool:
-        return bool(self._undo)
+        return bool(self._undo) or self.yaml_error is not None
 
     @property
     def can_redo(self) -> bool:
         return bool(self._redo)
 
     def undo_text(self) -> str:
-        return self._undo[-1].description if self._undo else ""
+        return "YAML that does not parse" if self.yaml_error else self._undo[-1].description if self._undo else ""
 
     def redo_text(self) -> str:
         return self._redo[-1].description if self._redo else ""
@@ -413,6 +415,12 @@ class DesignerModel:
         self._redo.clear()
 
     def undo(self) -> bool:
+        """Undo the last edit. YAML typed in the pane that does not parse is an edit of its own: the
+        first undo gives back the last text that parsed, and the edits before it stay."""
+        if self.yaml_error is not None:
+            self.yaml_error = None
+            self._emit(Change((), "undo"))
+            return True
         if not self._undo:
             return False
         command = self._undo.pop()
@@ -530,10 +538,12 @@ class DesignerModel:
     def _file_label(self) -> str:
         return str(self.file) if self.file else "<designer>"
 
-    def load_text(self, text: str, file: Path | None = None) -> UserError | None:
-        """Load a document; a file whose YAML does not parse loads empty with ``yaml_error`` set."""
+    def load_text(self, text: str, file: Path | None = None, *, template: bool = False) -> UserError | None:
+        """Load a document; a file whose YAML does not parse loads empty with ``yaml_error`` set.
+        A ``template`` (a shipped sample) is never overwritten: Save asks for a new place."""
         from rsp_workbench.experiment.source import load_yaml
 
+        self.template = template
         self.file = Path(file) if file else None
         self.base_dir = self.file.parent if self.file else None
         self._undo.clear()
@@ -551,34 +561,36 @@ class DesignerModel:
             callback(Change((), "load"))
         return self.yaml_error
 
-    def load(self, path: str | Path) -> UserError | None:
+    def load(self, path: str | Path, *, template: bool = False) -> UserError | None:
+        """Open a file; one that is no experiment (README.md) raises a UserError, the document stays."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise UserError(f"cannot read the file: {error}", file=str(path)) from None
-        return self.load_text(text, path)
+        text = read_experiment_text(path)
+        return self.load_text(text, path, template=template)
 
     def new(self) -> None:
         self.load_text(dump_yaml(NEW_EXPERIMENT))
 
     def save(self, path: str | Path | None = None) -> Path:
-        target = Path(path) if path else self.file
+        """Write to ``path`` (or the file), creating its folder; UserError (model unchanged) if it cannot."""
+        target = Path(path) if path else (None if self.template else self.file)
         if target is None:
-            raise UserError("choose a file name to save to")
+            raise UserError("a sample opens as a template: choose where to save your copy" if self.template
+                            else "choose a file name to save to")
         from rsp_workbench.gui.designer.save_as_paths import moved_paths
 
         # paths are relative to the file: saved into another folder, they must follow it (a new
         # document's paths are taken as written, relative to the file it is first saved as)
-        raw, self.moved_paths = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
-        text = self._edited_text(raw) if self.moved_paths else self.yaml_text()
-        target.write_text(text, encoding="utf-8")
+        raw, moved = moved_paths(self.raw, self.base_dir, target.parent) if self.base_dir else (self.raw, [])
+        text = self._edited_text(raw) if moved else self.yaml_text()
+        write_text_file(target, text)  # fails before anything of the model changed: the edit stays
+        self.moved_paths = moved
         if self.moved_paths:
             self._push(Command(f"Rewrite {len(self.moved_paths)} path(s) for {target.parent}", (),
                                copy.deepcopy(self.raw), copy.deepcopy(raw), False, self.yaml_text(), text))
             self.raw, self.source_text = raw, text
         self.file = target
         self.base_dir = target.parent
+        self.template = False
         self._saved_raw = copy.deepcopy(self.raw)
         self.validation = self.validate()
         for callback in list(self._listeners):
@@ -586,16 +598,25 @@ class DesignerModel:
         return target
 
     # ------------------------------------------------------------------ validation
+    def revalidate(self) -> None:
+        """A file the document reads (a query file) changed: validate again and tell the views."""
+        self.validation = self.validate()
+        for callback in list(self._listeners):
+            callback(Change((), "files"))
+
     def validate(self) -> Validation:
         """Validate with the loader on the dumped text (so lines match the YAML pane)."""
         from rsp_workbench.experiment import loads_experiment
 
         text = self.shown_text()
+        window_error = located_window_variable_error(self)
+        if window_error is not None:
+            return Validation(error=window_error)
         try:
             experiment = loads_experiment(text, file=self._file_label(), base_dir=self.base_dir or Path.cwd())
         except UserError as error:
             return Validation(error=error)
-        query_error = self._check_queries(experiment)
+        query_error = self._check_queries(experiment) or missing_program_error(experiment, self._file_label())
         if query_error is not None:
             return Validation(experiment=experiment, error=query_error)
         return Validation(experiment=experiment)
@@ -618,6 +639,116 @@ class DesignerModel:
             except (KeyError, ValueError) as error:
                 return UserError(str(error), field=f"queries[{index}].text")
         return None
+
+
+def located_window_variable_error(model: DesignerModel) -> UserError | None:
+    """:func:`window_variable_error` of the document, located at its line in the text."""
+    from rsp_workbench.experiment.source import load_yaml
+
+    queries = model.get(("queries",), [])
+    templates = []
+    for index, query in enumerate(queries if isinstance(queries, list) else []):
+        syntax = query.get("syntax") if isinstance(query, dict) else None
+        templates.append((model.query_template(index)[0], syntax if isinstance(syntax, str) else None))
+    error = window_variable_error(model.raw, templates)
+    if error is None:
+        return None
+    try:
+        line = load_yaml(model.yaml_text(), model._file_label())[1].line(error.field or "")
+    except UserError:
+        line = None
+    return UserError(error.message, file=model._file_label(), line=line, field=error.field)
+
+
+def missing_program_error(experiment: Any, file: str) -> UserError | None:
+    """An external engine whose program is not there: said while designing, not after the run's
+    confirmation (where it also failed the built-in engines' runs). A bare name is looked up on
+    PATH, an absolute path must exist; a relative path depends on the run's folder: not checked."""
+    import shutil
+
+    for index, engine in enumerate(experiment.engines):
+        command = engine.command
+        program = str(command[0]) if command else ""
+        if not program or ("/" in program and not Path(program).is_absolute()):
+            continue
+        found = Path(program).is_file() if "/" in program else shutil.which(program) is not None
+        if not found:
+            where = "does not exist" if "/" in program else "is not found on PATH"
+            return UserError(f"the program {program!r} {where}", file=file, field=f"engines[{index}].parameters.command")
+    return None
+
+
+def variable_values(raw: Mapping[str, Any], name: str) -> list[tuple[str, Any]]:
+    """Where the document gives variable ``name`` a value — ``variables.NAME``, ``sweep.NAME[i]``,
+    ``cases[i].NAME`` — each with that value (the field paths the designer marks)."""
+    found: list[tuple[str, Any]] = []
+    variables, sweep, cases = raw.get("variables"), raw.get("sweep"), raw.get("cases")
+    if isinstance(variables, dict) and name in variables:
+        found.append((f"variables.{name}", variables[name]))
+    if isinstance(sweep, dict) and isinstance(sweep.get(name), list):
+        found += [(f"sweep.{name}[{position}]", value) for position, value in enumerate(sweep[name])]
+    for position, case in enumerate(cases if isinstance(cases, list) else []):
+        if isinstance(case, dict) and name in case:
+            found.append((f"cases[{position}].{name}", case[name]))
+    return found
+
+
+def window_variable_error(raw: Mapping[str, Any], templates: Sequence[tuple[str, str | None]]) -> UserError | None:
+    """A window size or slide written as ``${NAME}`` whose value is no positive duration, said at the
+    variable (``window size must be positive (variables.WSIZE = -5s)``): the query is right, and the
+    parser's "RANGE needs a duration … found '-'" would blame it. ``templates``: (text, syntax) per query."""
+    from rsp_workbench.core.time import parse_duration
+    from rsp_workbench.gui.designer.window_clauses import WindowField, query_windows
+
+    for template, syntax in templates:
+        for window in query_windows(template, syntax):
+            for part, text in (("size", window.size), ("slide", window.slide)):
+                name = WindowField.variable(text)
+                for where, value in variable_values(raw, name) if name else ():
+                    try:
+                        positive, rule = parse_duration(value, field=where) > 0, "must be positive"
+                    except UserError:
+                        negative = str(value).strip().startswith("-")
+                        positive, rule = False, "must be positive" if negative else "must be a duration such as 5s"
+                    if not positive:
+                        return UserError(f"window {part} {rule} ({where} = {value})", field=where)
+    return None
+
+
+def read_experiment_text(path: Path) -> str:
+    """The text of an experiment file, or a UserError: unreadable, or not an experiment at all (a
+    file not named .yaml/.yml whose text is no YAML mapping — a README opened by mistake)."""
+    from rsp_workbench.experiment.source import load_yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"cannot read the file: {error}", file=str(path)) from None
+    if path.suffix.lower() not in EXPERIMENT_SUFFIXES:
+        try:
+            raw, _ = load_yaml(text, str(path))
+        except UserError:
+            raw = None
+        if not isinstance(raw, dict):
+            raise UserError("not an experiment file (an experiment is a YAML mapping of name, stream, queries, "
+                            "engines …); not opened", file=str(path))
+    return text
+
+
+def write_text_file(target: Path, text: str) -> None:
+    """Write the file atomically, creating its folder; any OSError becomes a one-line UserError."""
+    from rsp_workbench.files import write_text_atomic
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(target, text)
+    except OSError as error:
+        from rsp_workbench.files import PARTIAL
+
+        target.with_name(target.name + PARTIAL).unlink(missing_ok=True) if target.parent.is_dir() else None
+        reason = error.strerror or type(error).__name__
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(target) else ""
+        raise UserError(f"cannot save: {reason}{where}; nothing was written, the edits are kept", file=str(target)) from None
 
 
 def _assign(root: dict[str, Any], path: FieldPath, value: Any) -> None:

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit, QVBo
 
 from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
+from rsp_workbench.pipeline.spark import MASTER_ENV
 from rsp_workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
-from rsp_workbench.gui.designer.semantics import semantics_form
+from rsp_workbench.gui.designer.semantics import T0_RULES, semantics_form
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_scalar
 
 
@@ -59,7 +60,8 @@ class OracleSection(DesignerSection):
         gracious = self.check(lambda: ("oracle", "gracious"), "gracious (reconstruct the engine's borders)")
         gracious.setObjectName("oracle_gracious")
         oracle_form.addRow("", gracious)
-        t0 = self.line(lambda: ("oracle", "t0"), placeholder="all (every admissible t0, RSP-QL Theorem 1)")
+        t0 = self.line(lambda: ("oracle", "t0"), placeholder="all (every admissible t0, RSP-QL Theorem 1)",
+                       tooltip=T0_RULES["oracle"])
         t0.setObjectName("oracle_t0")
         oracle_form.addRow("t0", t0)
         end = self.line(lambda: ("oracle", "end"), placeholder="after-last-window (last element + largest window)",
@@ -97,8 +99,9 @@ class OracleSection(DesignerSection):
         max_output.setObjectName("stand_max_output_mb")
         stand_form.addRow("Engine output (MiB)", max_output)
         master = self.line(lambda: ("spark", "master"), text=True,
-                            placeholder="from the settings, $SPARK_MASTER or local[*]",
-                            tooltip="where this experiment's Spark jobs run, e.g. spark://host:7077")
+                            placeholder=f"${MASTER_ENV}, else the settings' spark.master, else local[*]",
+                            tooltip="where this experiment's Spark jobs run, e.g. spark://host:7077; "
+                                    f"empty: the environment variable {MASTER_ENV} wins over the settings file")
         master.setObjectName("spark_master")
         stand_form.addRow("Spark master", master)
         layout.addWidget(stand)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from rsp_workbench.experiment.model import QUERY_SYNTAXES
 from rsp_workbench.gui.designer.fields import (
     TEMPLATE_COLOR,
+    html,
     DesignerSection,
     Shown,
     cell_value,
@@ -37,6 +38,7 @@ from rsp_workbench.gui.designer.fields import (
     yaml_value,
 )
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel, stream_summary
+from rsp_workbench.gui.designer.query_editor import QueryTools
 from rsp_workbench.gui.designer.window_clauses import WindowField, query_windows, set_window_value, window_stream_iri
 from rsp_workbench.gui.highlight import CodeEditor
 
@@ -73,6 +75,9 @@ class QueriesSection(DesignerSection):
         self.query_edit.textChanged.connect(self._on_query_typed)
         self.bind(self.query_edit, q("text"), self._show_query_text)
         right.addWidget(self.query_edit, 1)
+        self.tools = QueryTools(model, self.query_edit, lambda: self.query_index)
+        self.tools.statusMessage.connect(self.statusMessage)
+        right.addWidget(self.tools)
         windows_label = QLabel("<b>Windows</b> (size ω, slide β) — a value from a variable edits the variable")
         windows_label.setWordWrap(True)
         right.addWidget(windows_label)
@@ -111,23 +116,29 @@ class QueriesSection(DesignerSection):
         if self._query_timer.isActive():
             self._query_timer.stop()
             self._apply_query_text()
+        self.tools.flush()
 
     def stop_timers(self) -> None:
         super().stop_timers()
         self._query_timer.stop()
+        self.tools.stop_timers()
 
     def forget_forms(self) -> None:
         self.query_index = 0
+        self.tools.forget()
 
     def _show_query_text(self, value: Any) -> None:
-        """The inline template (editable), or the query file's text (read-only: the file is edited elsewhere)."""
-        from_file = not isinstance(value, str) and self.model.get(("queries", self.query_index, "file")) is not MISSING
-        text = self._query_template()[0] if from_file else (value if isinstance(value, str) else "")
+        """The inline template, or the query file's text (its unsaved edit if any): both editable."""
+        file = self.tools.query_file()
+        text = self.tools.shown_text(self._query_template()[0]) if file is not None else (value if isinstance(value, str) else "")
         if self.query_edit.toPlainText() != text and not self._query_timer.isActive():
             self.query_edit.set_text_keep_view(text)
-        self.query_edit.setReadOnly(from_file)
-        self.query_label.setText(f"Template from {self.model.get(('queries', self.query_index, 'file'))} (read-only here)"
-                                 if from_file else "Template (${NAME} placeholders are filled from the variables)")
+            self.tools.check()
+        unsaved = " — edited, not saved yet" if file in self.tools.file_edits else ""
+        self.query_label.setText(f"Query file {html(str(self.model.get(('queries', self.query_index, 'file'))))}{unsaved} "
+                                 "(Save query file writes it)" if file is not None
+                                 else "Template (${NAME} placeholders are filled from the variables)")
+        self.tools.refresh_buttons()
 
     def _query_template(self) -> tuple[str, bool]:
         """The current query's template and whether it is editable here (inline text, not a file)."""
@@ -225,12 +236,20 @@ class QueriesSection(DesignerSection):
 
     @Slot()
     def _on_query_typed(self) -> None:
-        if not self._refreshing:
+        if self._refreshing:
+            return
+        self.tools.typed()
+        file = self.tools.query_file()
+        if file is None:
             self._query_timer.start()
+        else:
+            edited = " — edited, not saved yet" if file in self.tools.file_edits else ""
+            self.query_label.setText(f"Query file {html(str(self.model.get(('queries', self.query_index, 'file'))))}"
+                                     f"{edited} (Save query file writes it)")
 
     @Slot()
     def _apply_query_text(self) -> None:
-        if self.model.get(("queries", self.query_index)) is MISSING:
+        if self.model.get(("queries", self.query_index)) is MISSING or self.tools.query_file() is not None:
             return
         self.model.set(("queries", self.query_index, "text"), self.query_edit.toPlainText(), merge=True)
 

@@ -57,6 +57,19 @@ class SemanticsForm:
     report: ReportBoxes
 
 
+#: Which of the four t0 fields wins (docs/experiment-format.md), said where each is edited.
+T0_RULES = {
+    "semantics": "the engine's t0: a duration such as 0s, or auto (hidden: the first element's time). The engine "
+                 "parameter t0 says the same (not both). The oracle judges with it when oracle.system is engine "
+                 "and oracle.t0 is unset; oracle.t0 wins over it for judging",
+    "oracle_semantics": "a t0 override of the oracle system's preset; oracle.t0 (above) wins over it when set",
+    "parameter": "the engine's window start: a duration, or [one per window]; not together with semantics.t0. "
+                 "The oracle judges with it when oracle.system is engine and oracle.t0 is unset",
+    "oracle": "the t0 the oracle judges with: all (every admissible t0, RSP-QL Theorem 1) or a time; when set it "
+              "wins over every engine's t0 and the oracle semantics' t0",
+}
+
+
 def semantics_form(section: DesignerSection, title: str, base: Callable[[], FieldPath],
                    semantics: Callable[[], EngineSemantics], prefix: str) -> SemanticsForm:
     """Every SECRET + R2S parameter of one semantics mapping, two columns; unset = the preset's."""
@@ -73,8 +86,7 @@ def semantics_form(section: DesignerSection, title: str, base: Callable[[], Fiel
         combo.setObjectName(f"{prefix}_{key}")
         combo.setToolTip(tip)
         cells.append((label, combo))
-    t0 = section.line(s("t0"), placeholder="preset / all admissible",
-                       tooltip="a duration such as 0s, or auto (hidden: every admissible t0, RSP-QL Theorem 1)")
+    t0 = section.line(s("t0"), placeholder="preset / all admissible", tooltip=T0_RULES.get(prefix, T0_RULES["semantics"]))
     t0.setObjectName(f"{prefix}_t0")
     cells.append(("t0", t0))
     batch = section.line(s("batch_size"), placeholder="1 (batch tick)")

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.designer.engines import EnginesSection
+from rsp_workbench.gui.designer.file_watch import FileWatch
 from rsp_workbench.gui.designer.fields import INVALID_STYLE, DesignerSection, html, scroll_area
 from rsp_workbench.gui.designer.general import GeneralSection, VariablesSection
 from rsp_workbench.gui.designer.oracle import OracleSection
@@ -57,6 +58,7 @@ class DesignerView(QWidget):
 
     fileChanged = Signal(str)
     statusMessage = Signal(str)
+    titleChanged = Signal(str)  # "file.yaml *": the window title's part
 
     SECTIONS = ("general", "variables", "stream", "queries", "engines", "static", "run")
     # top-level field → section, to colour the tab of an invalid field
@@ -72,9 +74,12 @@ class DesignerView(QWidget):
         self.setObjectName("designer")
         self.model = model or DesignerModel()
         # dialogs are attributes so that tests (and scripts) can replace them
-        self.ask_open_path: Callable[[], str | None] = self._ask_open_path
-        self.ask_save_path: Callable[[], str | None] = self._ask_save_path
+        self.ask_open_path: Callable[[], str | None] = lambda: ask_open_path(self, self.model)
+        self.ask_save_path: Callable[[], str | None] = lambda: ask_save_path(self, self.model)
         self.save_message = ""  # the last save's report (also sent as statusMessage)
+        self.show_error: Callable[[str, str], None] = lambda title, text: QMessageBox.warning(self, title, text)
+        self._disk_text: str | None = None  # the open file's text as last read or written here
+        self.file_watch = FileWatch(lambda: self._disk_text, self._on_changed_on_disk, self)
 
         self._build_actions()
         self.general = GeneralSection(self.model)
@@ -95,12 +100,15 @@ class DesignerView(QWidget):
             section.pendingEditsWanted.connect(self.flush_pending_edits)
             section.selectionChanged.connect(self._show_validation)
 
+        self.queries.tools.filesEdited.connect(self.show_file_name)
         self.yaml_pane = YamlPane(self.model)
         self.yaml_edit = self.yaml_pane.editor
         self.error_label = QLabel()
         self.error_label.setObjectName("validationMessage")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # at most two lines (a long error moved the forms down at every keystroke); all of it in the tooltip
+        self.error_label.setMaximumHeight(2 * self.error_label.fontMetrics().lineSpacing() + 4)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.sections)
@@ -167,11 +175,20 @@ class DesignerView(QWidget):
         self.redo_action.setEnabled(model.can_redo)
         self.undo_action.setToolTip(model.undo_text())
         self.redo_action.setToolTip(model.redo_text())
+        self.show_file_name()
+
+    @Slot()
+    def show_file_name(self) -> None:
+        """The file in the toolbar, • when it (or a query file) has unsaved edits; titleChanged follows."""
+        model = self.model
         name = str(model.file) if model.file else "unsaved experiment"
         # a long path is elided in the middle (full path in the tooltip): it must not widen the window
         shown = self.file_label.fontMetrics().elidedText(name, Qt.TextElideMode.ElideMiddle, FILE_LABEL_WIDTH)
-        self.file_label.setText(f"  {shown}{' •' if model.dirty else ''}")
+        sample = " (a sample: Save asks for a new place)" if model.template else ""
+        unsaved = self.has_unsaved_edits()
+        self.file_label.setText(f"  {shown}{' •' if unsaved else ''}{sample}")
         self.file_label.setToolTip(name)
+        self.titleChanged.emit(f"{model.file.name if model.file else 'unsaved experiment'}{' *' if unsaved else ''}")
 
     @Slot()
     def _show_validation(self) -> None:
@@ -192,10 +209,12 @@ class DesignerView(QWidget):
             experiment = validation.experiment
             runs = count_runs(experiment) if experiment is not None else 0
             self.error_label.setText(f"<span style='color:#2e7d32'>✔ valid — {runs} run(s)</span>")
+            self.error_label.setToolTip("")
             return
         error = validation.error
         assert error is not None
         self.error_label.setText(f"<span style='color:#c62828'>✖ {html(str(error))}</span>")
+        self.error_label.setToolTip(str(error))
         self.yaml_pane.mark_line(error.line)
         widget = self.widget_for_field(error.field or "")
         if widget is not None:
@@ -247,12 +266,14 @@ class DesignerView(QWidget):
         if self.confirm_discard():
             self.model.new()
 
-    def open_file(self, path: str | Path) -> UserError | None:
-        """Load a file; a YAML error is shown in the pane (the form stays empty)."""
+    def open_file(self, path: str | Path, *, template: bool = False) -> UserError | None:
+        """Load a file; a YAML error is shown in the pane (the form stays empty). A file that is no
+        experiment is refused (the experiment shown stays): the error is returned and said."""
         try:
-            error = self.model.load(path)
+            error = self.model.load(path, template=template)
         except UserError as error_:
             self.statusMessage.emit(str(error_))
+            self.show_error("Cannot open", str(error_))
             return error_
         for section in self.section_widgets:
             section.forget_forms()
@@ -260,8 +281,27 @@ class DesignerView(QWidget):
         if error is not None:
             self.yaml_edit.set_text_keep_view(Path(path).read_text(encoding="utf-8", errors="replace"))
             self.yaml_edit.mark_line(error.line)
+        self._watch(Path(path))
         self.fileChanged.emit(str(path))
         return error
+
+    def _watch(self, path: Path) -> None:
+        """Remember the file's text as read or written, and watch it for other programs' changes."""
+        try:
+            self._disk_text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            self._disk_text = None
+        self.file_watch.watch(path)
+
+    def _on_changed_on_disk(self, path: Path) -> None:
+        """Another program changed the open file: reload it, unless edits here would be lost."""
+        if not self.has_unsaved_edits():
+            self.open_file(path, template=self.model.template)
+            self.statusMessage.emit(f"reloaded {path}: it changed on disk")
+            return
+        self._watch(path)  # said once per change
+        self.statusMessage.emit(f"{path} changed on disk; your unsaved edits are kept "
+                                "(Save overwrites the file, Open reloads it)")
 
     @Slot()
     def open_dialog(self) -> None:
@@ -273,12 +313,13 @@ class DesignerView(QWidget):
 
     @Slot()
     def save(self) -> bool:
+        """Save to the file; a new document or a sample (a template) asks where."""
         self.flush_pending_edits()
-        if self.model.file is None:
+        if not self.queries.tools.save_all():  # the edited query files first: the experiment reads them
+            return False
+        if self.model.file is None or self.model.template:
             return self.save_as()
-        self.model.save()
-        self._saved(self.model.file)
-        return True
+        return self._write(None)
 
     @Slot()
     def save_as(self) -> bool:
@@ -286,9 +327,20 @@ class DesignerView(QWidget):
         path = self.ask_save_path()
         if not path:
             return False
-        self.model.save(path)
-        self._saved(Path(path))
+        return self._write(Path(path))
+
+    def _write(self, path: Path | None) -> bool:
+        """Save; a file that cannot be written is said in a message box, the edits stay unsaved."""
+        try:
+            saved = self.model.save(path)
+        except UserError as error:
+            self.save_message = str(error)
+            self.statusMessage.emit(self.save_message)
+            self.show_error("Not saved", self.save_message)
+            return False
+        self._saved(saved)
         return True
+
 
     def _saved(self, path: Path | None) -> None:
         """Say where the file went, and which relative paths were rewritten to follow it."""
@@ -299,34 +351,44 @@ class DesignerView(QWidget):
             self.save_message += (f"; rewrote {len(moved)} relative path(s) so that they still name the same files "
                                   f"({examples}{', …' if len(moved) > 2 else ''}; Undo reverts)")
         self.statusMessage.emit(self.save_message)
+        if path is not None:
+            self._watch(path)
         self.fileChanged.emit(str(path))
+
+    def has_unsaved_edits(self) -> bool:
+        """The experiment or one of its query files is edited and not saved."""
+        return self.model.dirty or bool(self.queries.tools.unsaved_files())
 
     def confirm_discard(self) -> bool:
         """Ask before throwing away unsaved changes (True: go ahead)."""
         self.flush_pending_edits()
-        if not self.model.dirty:
+        if not self.has_unsaved_edits():
             return True
         answer = QMessageBox.question(
-            self, "Unsaved changes", "The experiment has unsaved changes. Save them first?",
+            self, "Unsaved changes", "The experiment (or a query file it reads) has unsaved changes. Save them first?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
-    def _ask_open_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open experiment", str(self.model.base_dir or Path.cwd()),
-                                              "Experiments (*.yaml *.yml);;All files (*)")
-        return path or None
-
-    def _ask_save_path(self) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save experiment", str(self.model.file or "experiment.yaml"),
-                                              "Experiments (*.yaml *.yml)")
-        return path or None
-
     def closeEvent(self, event: Any) -> None:  # noqa: N802
+        self.file_watch.stop()
         self.yaml_pane.stop_timers()
         for section in self.section_widgets:
             section.stop_timers()
         super().closeEvent(event)
 
+
+def ask_open_path(parent: QWidget, model: DesignerModel) -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Open experiment", str(model.base_dir or Path.cwd()),
+                                          "Experiments (*.yaml *.yml);;All files (*)")
+    return path or None
+
+
+def ask_save_path(parent: QWidget, model: DesignerModel) -> str | None:
+    """Where to save; a sample (a template) is offered the current folder, not its own place."""
+    suggested = Path.cwd() / model.file.name if model.template and model.file else model.file
+    path, _ = QFileDialog.getSaveFileName(parent, "Save experiment", str(suggested or "experiment.yaml"),
+                                          "Experiments (*.yaml *.yml)")
+    return path or None

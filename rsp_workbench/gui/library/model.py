@@ -34,6 +34,13 @@ def default_samples_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "sample_experiments"
 
 
+def is_sample(path: Path, samples_dir: Path) -> bool:
+    """A file of the library's sample folder or of the shipped samples: opened as a template,
+    because saving over it would change a paper's reproduction."""
+    resolved = path.expanduser().resolve()
+    return any(resolved.is_relative_to(folder.expanduser().resolve()) for folder in (samples_dir, default_samples_dir()))
+
+
 def recent_files(settings: Settings) -> list[str]:
     """The recent experiment files, newest first."""
     value = settings.value(RECENT_KEY, [])

@@ -80,7 +80,7 @@ class LibraryView(QWidget):
         recent = QTreeWidgetItem(["Recent files", ""])
         files = sorted(self.samples_dir.glob("**/*.yaml")) if self.samples_dir.is_dir() else []
         for path in files:
-            item = QTreeWidgetItem([path.stem, str(path.parent.relative_to(self.samples_dir)) if path.parent != self.samples_dir else ""])
+            item = QTreeWidgetItem([path.name, str(path.parent.relative_to(self.samples_dir)) if path.parent != self.samples_dir else ""])
             item.setData(0, PATH_ROLE, str(path))
             item.setToolTip(0, str(path))
             samples.addChild(item)
@@ -97,6 +97,8 @@ class LibraryView(QWidget):
         if not recent.childCount():
             recent.addChild(QTreeWidgetItem(["(none yet)", ""]))
         self.tree.addTopLevelItems([samples, recent])
+        for group in (samples, recent):
+            group.setFirstColumnSpanned(True)  # a group's title is never cut at the first column's width
         samples.setExpanded(True)
         recent.setExpanded(True)
 

@@ -21,6 +21,7 @@ PROBE_COLUMNS = ("probe", "status", "responses", "explained", "what it tells apa
 PARAMETER_COLUMNS = ("parameter", "inferred", "the probes cannot tell from")
 STATUS_COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "timeout": "#c62828", "cancelled": "#ef6c00"}
 UNEXPLAINED_COLOUR = "#c62828"
+PARTIAL_COLOUR = "#ef6c00"
 
 
 def builtin_engines() -> list[tuple[str, str]]:
@@ -70,6 +71,11 @@ class ProbeRow:
     explained: bool | None  # None: no candidate was judged on it
 
 
+def probes_ran(inference: ProbeInference) -> tuple[int, int]:
+    """(probes that ran, probes asked for): fewer ran when the probe was cancelled or some failed."""
+    return sum(o.ok for o in inference.observations), max(len(inference.observations), len(inference.probes))
+
+
 def headline_html(inference: ProbeInference) -> str:
     """The preset + overrides, whether they explain every probe, and each fault found."""
     if inference.preset is None:
@@ -77,6 +83,10 @@ def headline_html(inference: ProbeInference) -> str:
     overrides = ", ".join(f"{key}: {format_value(value)}" for key, value in inference.overrides.items())
     colour = "#2e7d32" if inference.explained else "#c62828"
     verdict = headline_verdict(inference).replace("below", "in the details")
+    ran, total = probes_ran(inference)
+    if ran < total:  # cancelled or failed probes: the answer rests on the others only
+        colour = PARTIAL_COLOUR
+        verdict = f"partial: {ran} of {total} probes ran; " + verdict.replace("every probe", f"the {ran} that ran")
     return (f"<span style='font-size:14pt'><b>{escape(inference.preset)}</b>"
             + (f" + {{{escape(overrides)}}}" if overrides else " (no overrides)") + "</span> — "
             f"<span style='color:{colour}'>{verdict}</span>"
@@ -112,5 +122,6 @@ def details_text(inference: ProbeInference) -> str:
         lines.append(f"unexplained probe {item.probe} ({item.purpose})\n  first divergence: {item.description}")
     for observation in inference.observations:
         if not observation.ok:
-            lines.append(f"probe {observation.probe} {observation.status}: {observation.error}")
+            said = observation.error and observation.error != observation.status
+            lines.append(f"probe {observation.probe} {observation.status}" + (f": {observation.error}" if said else ""))
     return "\n\n".join(lines)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.errors import UserError
+from rsp_workbench.gui.fit import fit_to_screen
 from rsp_workbench.gui.tasks import Task, TaskRegistry, TaskState
 from rsp_workbench.gui.probe.model import (
     NO_FAULT,
@@ -43,6 +44,7 @@ from rsp_workbench.gui.probe.model import (
     builtin_engines,
     details_text,
     headline_html,
+    probes_ran,
     parameter_rows,
     probe_rows,
     probe_target,
@@ -91,6 +93,10 @@ class ProbeDialog(QDialog):
         self.cancel_button.setObjectName("probeCancel")
         self.cancel_button.setEnabled(False)
         self.close_button = QPushButton("Close")
+        self.copy_button = QPushButton("Copy report")
+        self.copy_button.setToolTip("Copy the answer as rspwb probe prints it (to paste in notes or an issue)")
+        self.copy_button.setEnabled(False)
+        self.copy_button.clicked.connect(self.copy_report)
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.close_button.clicked.connect(self.close)
@@ -98,6 +104,7 @@ class ProbeDialog(QDialog):
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.copy_button)
         buttons.addWidget(self.close_button)
 
         self.progress = QProgressBar()
@@ -140,7 +147,7 @@ class ProbeDialog(QDialog):
         layout.addWidget(self.headline)
         layout.addLayout(tables, 3)
         layout.addWidget(self.details, 2)
-        self.resize(1100, 700)
+        fit_to_screen(self, 1100, 700)
         self.refresh_engines()
 
     # ------------------------------------------------------------------ engines
@@ -258,17 +265,32 @@ class ProbeDialog(QDialog):
         self.start_button.setEnabled(True)
         self.engine_combo.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        self.progress.setValue(self.progress.maximum())
+        ran, total = probes_ran(self.inference) if self.inference is not None else (1, 1)
+        # a cancelled probe shows the share that ran (the runner reports the cancelled ones as done too)
+        self.progress.setValue(self.progress.maximum() if ran == total else round(100 * ran / max(1, total)))
 
     # ------------------------------------------------------------------ the answer
     def _clear(self) -> None:
+        self.copy_button.setEnabled(False)
         self.headline.clear()
         self.parameters_table.setRowCount(0)
         self.probes_table.setRowCount(0)
         self.details.clear()
 
+    @Slot()
+    def copy_report(self) -> str:
+        """The shown answer as text (``rspwb probe``'s report) on the clipboard."""
+        from PySide6.QtWidgets import QApplication
+
+        from rsp_workbench.probe.infer import format_inference
+
+        text = format_inference(self.inference) if self.inference is not None else ""
+        QApplication.clipboard().setText(text)
+        return text
+
     def show_inference(self, inference: ProbeInference) -> None:
         self._clear()
+        self.copy_button.setEnabled(True)
         self.headline.setText(headline_html(inference))
         parameters = parameter_rows(inference)
         self.parameters_table.setRowCount(len(parameters))

@@ -120,6 +120,7 @@ class ResultsBrowser(QWidget):
         self.heaven_view = HeavenDashboardView()
         self.eviction_view = EvictionView()
         self.overlay_view = OverlayView()
+        self.overlay_view.tasks = tasks  # a ticked run's series is read off the GUI thread
         self.timeline_view = TimelineView(tasks)
         self.views: tuple[ResultsView, ...] = (self.summary_view, self.quality_view, self.resources_view,
                                                self.matrix_view, self.heaven_view, self.eviction_view,
@@ -210,6 +211,7 @@ class ResultsBrowser(QWidget):
             return  # a superseded read
         self.data = data
         self.open_error.setVisible(False)
+        self.timeline_view.reset()  # the run of the bundle shown before must not stay on the timeline
         bundle = data.bundle
         colour = STATUS_COLOURS.get(bundle.status, "#333")
         counts: dict[str, int] = {}
@@ -217,10 +219,11 @@ class ResultsBrowser(QWidget):
             key = str(row.get("verdict") or row.get("status"))
             counts[key] = counts.get(key, 0) + 1
         counted = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
-        started = bundle.manifest.get("started") or "?"
+        started = bundle.manifest.get("started")  # a published folder does not say when it ran
         self.title.setText(
             f"<b>{escape_html(bundle.name)}</b> — <span style='color:{colour}'><b>{escape_html(bundle.status)}</b></span>; "
-            f"{len(bundle.rows)} runs ({escape_html(counted)}); started {escape_html(str(started))}; "
+            f"{len(bundle.rows)} runs ({escape_html(counted)}); "
+            + (f"started {escape_html(str(started))}; " if started else "") +
             f"<code>{shown_path(self.title, bundle.folder)}</code>")
         self.title.setToolTip(str(bundle.folder))
         lines = [f"<span style='color:#c62828'>{escape_html(str(p))}</span>" for p in data.problems]
@@ -231,6 +234,7 @@ class ResultsBrowser(QWidget):
         self.problems.setToolTip("<br>".join(lines) if len(shown) < len(lines) else "")
         self.problems.setVisible(bool(lines))
         for view in self.views:
+            view.export_dir = bundle.folder
             try:
                 view.set_data(data)  # type: ignore[attr-defined]
             except Exception as error:  # noqa: BLE001 - one broken view must not hide the others
@@ -264,21 +268,25 @@ class ResultsBrowser(QWidget):
         self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape_html(message)} …")
 
     def _show_failure(self, error: object, folder: Path | None = None) -> None:
-        """Say why a folder could not be read; a bundle already shown stays (and stays current)."""
+        """Say why a folder could not be read, naming it once; a bundle already shown stays (and stays current)."""
         kind = "" if isinstance(error, UserError) else f"{type(error).__name__}: "
+        names_folder = (isinstance(error, UserError) and folder is not None and error.file is not None
+                        and Path(error.file) == folder and error.line is None and not error.field)
         if self.data is not None:
             self.folder = self.data.bundle.folder
-            where = shown_path(self.open_error, folder or self.folder)
-            self.open_error.setText(f"<b>Not opened</b> <code>{where}</code>: {escape_html(kind + str(error))} "
+            # the error names the folder already: "Not opened: FOLDER: why", else "Not opened FOLDER: why"
+            where = "" if names_folder else f" <code>{shown_path(self.open_error, folder or self.folder)}</code>"
+            self.open_error.setText(f"<b>Not opened</b>{where}: {escape_html(kind + str(error))} "
                                     f"— still showing <code>{shown_path(self.open_error, self.folder)}</code>")
             self.open_error.setToolTip(f"not opened: {folder or self.folder}\nstill showing: {self.folder}")
             self.open_error.setVisible(True)
             return
         if folder is not None:
             self.folder = folder
+        why = error.message if names_folder else kind + str(error)  # type: ignore[union-attr]
         self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
         self.title.setToolTip(str(self.folder))
-        self.problems.setText(f"<span style='color:#c62828'>{escape_html(kind + str(error))}</span>")
+        self.problems.setText(f"<span style='color:#c62828'>{escape_html(why)}</span>")
         self.problems.setVisible(True)
 
     def _submit(self, name: str, read: Callable[[], Any], deliver: Callable[[Any], None]) -> None:

@@ -129,6 +129,7 @@ class ResultsView(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.status)
         self.ask_save_path: Callable[[str], str | None] = self._ask_save_path
+        self.export_dir: Path | None = None  # the open bundle's folder (the browser sets it)
         # how per-run files are read: inline by default; the browser swaps in its task runner
         self.submit: Callable[[str, Callable[[], Any], Callable[[Any], None]], None] = run_inline
         self._ticket = 0
@@ -208,9 +209,13 @@ class ResultsView(QWidget):
         {"png": self.export_png, "svg": self.export_svg, "csv": self.export_csv}[kind](path)
         self.status.setText(f"exported {path}")
 
-    def _ask_save_path(self, kind: str) -> str | None:
+    def export_start(self, kind: str) -> Path:
+        """Where an export is offered: in the open bundle's folder (not the program's), named after the view."""
         name = self.title.lower().replace(" ", "-").replace("×", "x")
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"{name}.{kind}", f"*.{kind}")
+        return (self.export_dir or Path.cwd()) / f"{name}.{kind}"
+
+    def _ask_save_path(self, kind: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", str(self.export_start(kind)), f"*.{kind}")
         return path or None
 
 

@@ -79,8 +79,10 @@ class CorrectnessMatrixView(ResultsView):
         counts: dict[str, int] = {}
         for cell in matrix.cells.values():
             counts[cell.state] = counts.get(cell.state, 0) + 1
-        self.status.setText(", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
-                            + " (engine × query cells); click a ✗ cell to open the run on the window timeline")
+        judged = any(cell.state in ("correct", "incorrect", "mixed") for cell in matrix.cells.values())
+        # only a judged bundle has ✗ cells to click (a published folder holds measurements, no verdicts)
+        hint = "; click a ✗ cell to open the run on the window timeline" if judged else "; no run was judged (no verdicts)"
+        self.status.setText(", ".join(f"{n} {state}" for state, n in sorted(counts.items())) + " (engine × query cells)" + hint)
 
     @staticmethod
     def _tooltip(cell: MatrixCell) -> str:

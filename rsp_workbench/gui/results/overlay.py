@@ -5,6 +5,10 @@ in one chart, e.g. the published CQELS precision per window against the
 Left, the bundles and their runs with a check box each (the bundle open in the browser is
 added by itself; "Add bundle…" adds others, own or published); right, the chosen quantity
 of every checked run: a colour per run, a line style per bundle. Export as every view.
+
+A run's series is read on a background task (the browser's registry) and kept; what is drawn
+is thinned to the plot's pixels (:func:`~rsp_workbench.gui.fit.thin_to_pixels`) and thinned
+again when the view is zoomed, so a run of 210 k windows ticks without freezing the window.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -28,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.fit import fit_samples
+from rsp_workbench.gui.fit import fit_samples, thin_to_pixels
 from rsp_workbench.gui.results.common import DASHES, PALETTE, ResultsView, new_chart, style_plot
 from rsp_workbench.gui.text import escape_html, plural
 from rsp_workbench.results.bundle import Bundle
@@ -40,6 +44,8 @@ from rsp_workbench.results.view_data import (
 )
 
 RUN_ROLE = Qt.ItemDataRole.UserRole
+SYMBOL_LIMIT = 400  # points drawn with a symbol each; more are a line only
+SeriesKey = tuple[Path, str, str]  # (bundle folder, run id, metric)
 
 
 class OverlayView(ResultsView):
@@ -78,8 +84,21 @@ class OverlayView(ResultsView):
         self.chart = new_chart()
         self.chart.setObjectName("overlayChart")
         self.plot = self.chart.addPlot()
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        # the legend under the chart, not over the curves (precision sits at 1.0, right where it was)
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=2)
+        self.chart.nextRow()
+        self.chart.addItem(self.legend)
+        self.plot.setMouseEnabled(x=True, y=False)  # the wheel zooms in time; the value axis stays fitted
         self.items: list[pg.PlotDataItem] = []
+        self.tasks: Any = None  # the browser's TaskRegistry: series are read off the GUI thread
+        self.series: dict[SeriesKey, tuple[np.ndarray, np.ndarray] | None] = {}
+        self.pending: dict[SeriesKey, Any] = {}  # series being read → their task
+        self.series_problems: dict[SeriesKey, str] = {}
+        self._thin_timer = QTimer(self)
+        self._thin_timer.setSingleShot(True)
+        self._thin_timer.setInterval(50)
+        self._thin_timer.timeout.connect(self._draw_items)
+        self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._thin_timer.start())
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.tree)
         splitter.addWidget(self.chart)
@@ -114,6 +133,9 @@ class OverlayView(ResultsView):
         """Add (or refresh) a bundle; the ticked runs stay ticked (``checked``: as before a change of the list)."""
         checked = self.checked_runs() if checked is None else checked
         self.bundles = [b for b in self.bundles if b.folder != bundle.folder] + [bundle]
+        for key in [k for k in (*self.series, *self.series_problems) if k[0] == bundle.folder]:
+            self.series.pop(key, None)  # a new read of the folder: its runs may have changed
+            self.series_problems.pop(key, None)
         self._fill_tree({(b.folder, r) for b, r in checked})
         self.show_content()
         self.redraw()
@@ -190,6 +212,53 @@ class OverlayView(ResultsView):
         self.redraw()
 
     # ------------------------------------------------------------------ drawing
+    def _series(self, bundle: Any, row: dict[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A run's series sorted by x with its missing values dropped, read once (on a task when the
+        view has a registry: None until it arrives, then the chart is redrawn)."""
+        cache_key = (bundle.folder, str(row.get("run_id")), key)
+        if cache_key in self.series:
+            return self.series[cache_key]
+        if cache_key in self.pending:
+            return None
+
+        def read() -> tuple[np.ndarray, np.ndarray] | None:
+            found = overlay_series(bundle, row, key)
+            if found is None:
+                return None
+            x, y = found
+            keep = np.isfinite(y) & np.isfinite(x)
+            order = np.argsort(x[keep], kind="stable")
+            return x[keep][order], y[keep][order]
+
+        if self.tasks is None:
+            self._store(cache_key, read)
+            return self.series.get(cache_key)
+        task = self.tasks.start(f"overlay {cache_key[1]}", lambda state: read(), user_work=False)
+        task.finished.connect(lambda result, k=cache_key: self._on_series_read(k, result))
+        task.failed.connect(lambda error, trace, k=cache_key: self._on_series_failed(k, error))
+        self.pending[cache_key] = task
+        return None
+
+    def _store(self, key: SeriesKey, read: Any) -> None:
+        try:
+            self.series[key] = read()
+        except UserError as error:
+            self.series_problems[key] = str(error)
+
+    def _on_series_read(self, key: SeriesKey, result: Any) -> None:
+        self.pending.pop(key, None)
+        self.series[key] = result
+        self.redraw()
+
+    def _on_series_failed(self, key: SeriesKey, error: BaseException) -> None:
+        self.pending.pop(key, None)
+        self.series_problems[key] = str(error) if isinstance(error, UserError) else f"{type(error).__name__}: {error}"
+        self.redraw()
+
+    def busy(self) -> bool:
+        """Series of ticked runs are still being read."""
+        return bool(self.pending)
+
     def redraw(self) -> None:
         metric = overlay_metric(self.metric_combo.currentData())
         style_plot(self.plot, bottom="application time (window end)" if metric.axis == "window"
@@ -199,19 +268,48 @@ class OverlayView(ResultsView):
         self.drawn = []
         problems: list[str] = []
         missing: list[str] = []
-        for bundle, run_id in self.checked_runs():
+        reading: list[str] = []
+        checked = self.checked_runs()
+        for bundle, run_id in checked:
             row = bundle.row(run_id)
             if row is None:
                 continue
-            try:
-                found = overlay_series(bundle, row, metric.key)
-            except UserError as error:
-                problems.append(str(error))
-                continue
-            if found is None:
+            found = self._series(bundle, dict(row), metric.key)
+            key = (bundle.folder, run_id, metric.key)
+            if key in self.series_problems:
+                problems.append(self.series_problems[key])
+            elif key in self.pending:
+                reading.append(run_id)
+            elif found is None:
                 missing.append(run_id)
-                continue
-            self.drawn.append((bundle, dict(row), *found))
+            else:
+                self.drawn.append((bundle, dict(row), *found))
+        if self.drawn:  # the range first: what is drawn is thinned to it
+            floor = None if metric.key == "delay" else 0.0
+            fit_samples(self.plot, [x for *_, x, _ in self.drawn], [y for *_, y in self.drawn], y_floor=floor)
+            if metric.key in ("precision", "recall"):
+                self.plot.setYRange(-0.02, 1.05, padding=0)
+        self._draw_items()
+        folders = {b.folder for b, _ in checked}
+        runs = sum(len(b.rows) for b in self.bundles)
+        notes = [f"{len(checked)} of {plural(runs, 'run')} ticked in {plural(len(self.bundles), 'bundle')}"
+                 + (f" ({plural(len(self.drawn), 'run')} of {plural(len(folders), 'bundle')} drawn)" if checked else "")]
+        if reading:
+            notes.append(f"reading {', '.join(reading)} …")
+        if missing:
+            notes.append(f"no {metric.label} in {', '.join(missing)}")
+        notes += problems
+        self.status.setText(escape_html("; ".join(notes)) if self.bundles else "")
+        if reading:
+            self.chart.setCursor(Qt.CursorShape.BusyCursor)
+        else:
+            self.chart.unsetCursor()
+
+    @Slot()
+    def _draw_items(self) -> None:
+        """The drawn runs, thinned to the pixels of the visible x range (symbols only when few)."""
+        lo, hi = self.plot.getViewBox().viewRange()[0]
+        pixels = max(100, int(self.plot.getViewBox().width()))
         folders = list(dict.fromkeys(b.folder for b, *_ in self.drawn))
         for index, (bundle, row, x, y) in enumerate(self.drawn):
             while len(self.items) <= index:
@@ -220,24 +318,16 @@ class OverlayView(ResultsView):
                 self.items.append(item)
             colour = PALETTE[index % len(PALETTE)]
             style = DASHES[folders.index(bundle.folder) % len(DASHES)]
-            keep = np.isfinite(y)
-            self.items[index].setData(x[keep], y[keep], pen=pg.mkPen(colour, width=2, style=style), symbol="o",
-                                      symbolSize=5, symbolPen=None, symbolBrush=colour)
+            shown_x, shown_y = thin_to_pixels(x, y, pixels, lo, hi)
+            few = int(np.searchsorted(x, hi, "right") - np.searchsorted(x, lo, "left")) <= SYMBOL_LIMIT
+            self.items[index].setData(shown_x, shown_y, pen=pg.mkPen(colour, width=2, style=style),
+                                      symbol="o" if few else None, symbolSize=5, symbolPen=None, symbolBrush=colour)
             self.items[index].setVisible(True)
-            self.legend.addItem(self.items[index], f"{bundle.name} · {row.get('engine')} · {row.get('run_id')}")
+            if self.legend.getLabel(self.items[index]) is None:
+                self.legend.addItem(self.items[index], f"{bundle.name} · {row.get('engine')} · {row.get('run_id')}")
         for item in self.items[len(self.drawn):]:
             item.setData([], [])
             item.setVisible(False)
-        if self.drawn:
-            floor = None if metric.key == "delay" else 0.0
-            fit_samples(self.plot, [x for *_, x, _ in self.drawn], [y for *_, y in self.drawn], y_floor=floor)
-            if metric.key in ("precision", "recall"):
-                self.plot.setYRange(-0.02, 1.05, padding=0)
-        notes = [f"{plural(len(self.drawn), 'run')} of {plural(len(folders), 'bundle')}"]
-        if missing:
-            notes.append(f"no {metric.label} in {', '.join(missing)}")
-        notes += problems
-        self.status.setText(escape_html("; ".join(notes)) if self.bundles else "")
 
     # ------------------------------------------------------------------ export
     def chart_widget(self) -> QWidget:

@@ -58,6 +58,9 @@ class SummaryView(ResultsView):
 
     def set_data(self, data: BundleData) -> None:
         self.rows = data.bundle.rows
+        # a published YABench folder's runs are named by test (a load: stations, interval), not by query
+        query = [key for _, key in SUMMARY_COLUMNS].index("query")
+        self.table.setHorizontalHeaderItem(query, QTableWidgetItem("test (load)" if data.bundle.published else "query"))
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):

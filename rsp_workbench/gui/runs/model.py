@@ -210,6 +210,9 @@ def format_duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+MIN_SHARE_FOR_ETA = 0.05  # of the first item done before its pace is taken for an ETA
+
+
 @dataclass
 class StageProgress:
     """Counts of one stage and the time spent in it; ETA = remaining items × measured time per item.
@@ -225,6 +228,7 @@ class StageProgress:
     busy_s: float = 0.0
     active_since: float | None = None
     current: str = ""
+    active_share: float = 0.0  # how much of the running item is done (an engine run's stimuli sent)
 
     @property
     def expected(self) -> int | None:
@@ -241,6 +245,7 @@ class StageProgress:
     def start(self, now: float, current: str = "") -> None:
         if self.active_since is None:
             self.active_since = now
+            self.active_share = 0.0
         self.current = current
 
     def complete(self, now: float) -> None:
@@ -266,11 +271,13 @@ class StageProgress:
     def eta_s(self, now: float) -> float | None:
         """Seconds left: remaining × mean time per completed item, minus the running item's elapsed time."""
         remaining = self.remaining
+        elapsed = now - self.active_since if self.active_since is not None else 0.0
+        if remaining is not None and self.done == 0 and self.active_share >= MIN_SHARE_FOR_ETA:
+            return max(0.0, remaining * elapsed / self.active_share - elapsed)  # the first item's pace so far
         if remaining is None or self.done == 0:
             return None
         if remaining == 0:
             return 0.0
-        elapsed = now - self.active_since if self.active_since is not None else 0.0
         return max(0.0, remaining * self.busy_s / self.done - elapsed)
 
     def fraction(self) -> float | None:
@@ -417,7 +424,10 @@ class ExperimentRun:
         self.version += 1
         if event.stage == "kpi":
             if event.run_id is not None:
-                self._trace(event.run_id).add_sample(data)
+                trace = self._trace(event.run_id)
+                trace.add_sample(data)
+                if event.run_id == self.current_run and trace.stimuli:  # the first run's share: an ETA before it ends
+                    engines.active_share = min(1.0, trace.stimuli_done / trace.stimuli)
             return
         if event.stage == "validate":
             engines.total = oracle.total = event.total

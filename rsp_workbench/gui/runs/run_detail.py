@@ -95,7 +95,9 @@ class RunDetail(QWidget):
         self.log_pane.setObjectName("runLog")
         self.log_pane.setReadOnly(True)
         self.log_pane.setMaximumBlockCount(10_000)
-        self.log_pane.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # long lines wrap: unwrapped, each append scrolled sideways to the end of the longest line
+        # and every line lost its beginning (at 1024 px)
+        self.log_pane.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
 
         middle = QSplitter(Qt.Orientation.Horizontal)
         middle.addWidget(self.run_table)
@@ -244,7 +246,16 @@ class RunDetail(QWidget):
         for row, key in enumerate(entry.engine_runs):
             if key == run_id:
                 self._fill_row(row, entry.engine_runs[key])
+                self._widen_to_contents()
                 return
+
+    def _widen_to_contents(self) -> None:
+        """A count that grew ("25/610" after "0/610") widens its column instead of being cut to "25…61"."""
+        for column in range(self.run_table.columnCount()):
+            if column not in (0, RUN_COLUMNS.index("engine")):
+                wanted = self.run_table.sizeHintForColumn(column)
+                if wanted > self.run_table.columnWidth(column):
+                    self.run_table.setColumnWidth(column, wanted)
 
     def _fill_row(self, row: int, trace: Any) -> None:
         for column, text in enumerate(engine_run_cells(trace)):

@@ -345,6 +345,25 @@ class TeachingModel:
         emitted = tuple(e for e in answer.emissions if e.time == time)
         return InstantView(time, tuple(states), bool(evaluations), evaluations, returned, emitted)
 
+    def instant_reasons(self, time: int) -> list[str]:
+        """What happens at ``time`` (what ◀ ▶ stopped at): elements arriving, windows opening or
+        closing and evaluations, per column."""
+        arriving = sum(1 for elements in self.example.streams.values() for element in elements if element.t == time)
+        reasons = [f"{arriving} element{'s arrive' if arriving > 1 else ' arrives'}"] if arriving else []
+        for column in self.columns:
+            happens = []
+            for spec in window_specs(self._query, column.semantics, self.t0):
+                windows = spec.closing_within(0, self.example.end + spec.size)
+                if any(window.open == time for window in windows):
+                    happens.append("a window opens")
+                if any(window.close == time for window in windows):
+                    happens.append("a window closes")
+            if any(e.time == time for e in self.answer(column).evaluations):
+                happens.append("it evaluates")
+            if happens:
+                reasons.append(f"{column.label}: {', '.join(dict.fromkeys(happens))}")
+        return reasons
+
     def interesting_instants(self) -> list[int]:
         """Element times, window borders and evaluation instants of every column (for ◀ ▶ stepping)."""
         instants: set[int] = {0, self.example.end}

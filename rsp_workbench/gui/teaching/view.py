@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QSplitter,
     QVBoxLayout,
@@ -359,9 +360,15 @@ class TeachingView(QWidget):
         self.time_label.setMinimumWidth(90)
         time_row.addWidget(QLabel("<b>Time</b>"))
         time_row.addWidget(self.previous_button)
-        time_row.addWidget(self.slider, 1)
+        time_row.addWidget(self.slider, 2)
         time_row.addWidget(self.next_button)
         time_row.addWidget(self.time_label)
+        # where ◀ ▶ stopped and why, beside the time (a line of its own pushed the panels into a scrollbar);
+        # it takes the room the row has, elided, all of it in the tooltip
+        self.step_note = QLabel()
+        self.step_note.setObjectName("stepNote")
+        self.step_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        time_row.addWidget(self.step_note, 1)
 
         self.query_view = CodeEditor(language="query")
         self.query_view.setReadOnly(True)
@@ -500,19 +507,24 @@ class TeachingView(QWidget):
         self.set_time(value * self.model.example.step)
 
     def set_time(self, time: int) -> None:
+        self.step_note.clear()
+        self.step_note.setToolTip("")
         self.model.set_time(time)
 
     def step(self, direction: int) -> None:
+        """To the next (previous) instant where something happens, and say what."""
         instants = self.model.interesting_instants()
         now = self.model.time
-        if direction > 0:
-            later = [t for t in instants if t > now]
-            if later:
-                self.set_time(later[0])
-        else:
-            earlier = [t for t in instants if t < now]
-            if earlier:
-                self.set_time(earlier[-1])
+        found = [t for t in instants if t > now][:1] if direction > 0 else [t for t in instants if t < now][-1:]
+        if not found:
+            self.step_note.setText("the end of the stream" if direction > 0 else "the start of the stream")
+            return
+        self.set_time(found[0])
+        reasons = self.model.instant_reasons(found[0])
+        note = f"{'▶' if direction > 0 else '◀'} {'; '.join(reasons) or 'the end of the example'}"
+        self.step_note.setToolTip(note)
+        width = max(60, self.step_note.width())
+        self.step_note.setText(self.step_note.fontMetrics().elidedText(note, Qt.TextElideMode.ElideRight, width))
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.model.unsubscribe(self._on_model_changed)

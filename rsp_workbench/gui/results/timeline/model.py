@@ -197,11 +197,11 @@ def density_ticks(edges: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np
     return xs, ys
 
 
-def segments(starts: np.ndarray, ends: np.ndarray, *, inset: bool = False) -> np.ndarray:
-    """x of ``connect='pairs'`` segments start→end; ``inset`` keeps the end markers of touching windows apart."""
+def segments(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """x of ``connect='pairs'`` segments start→end, exactly: zoomed into a border, a bar must end where
+    its window does (an inset left a gap where no window seemed to cover the elements)."""
     xs = np.empty(len(starts) * 2)
-    gap = (ends - starts) * 0.01 if inset else 0.0
-    xs[0::2], xs[1::2] = starts + gap, ends - gap
+    xs[0::2], xs[1::2] = starts, ends
     return xs
 
 
@@ -235,7 +235,7 @@ def window_marks(windows: Sequence[WindowInstance], rows: RowLayout) -> WindowMa
     inc_y = np.concatenate([ys if open_inclusive else [], ys if close_inclusive else []])
     exc_x = np.concatenate([opens if not open_inclusive else [], closes if not close_inclusive else []])
     exc_y = np.concatenate([ys if not open_inclusive else [], ys if not close_inclusive else []])
-    return WindowMarks((segments(opens, closes, inset=True), np.repeat(ys, 2)),
+    return WindowMarks((segments(opens, closes), np.repeat(ys, 2)),
                        (np.repeat(borders, 2), np.tile([-0.5, rows.lanes - 0.5], len(borders))),
                        (inc_x, inc_y), (exc_x, exc_y))
 

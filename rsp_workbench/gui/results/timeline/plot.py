@@ -384,7 +384,7 @@ class WindowTimeline(QWidget):
         opens, closes, indices = self._diverging_arrays
         mask = (closes >= lo) & (opens <= hi) if visible else np.zeros(len(opens), dtype=bool)
         chosen = np.nonzero(mask)[0][:WINDOW_LIMIT]
-        xs = segments(opens[chosen] / 1000, closes[chosen] / 1000, inset=True)
+        xs = segments(opens[chosen] / 1000, closes[chosen] / 1000)
         layout = self.rows()
         ys = np.repeat([layout.window_row_y(int(i)) for i in indices[chosen]], 2)
         self.diverging_bars.setData(xs, ys.astype(float))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -43,6 +43,11 @@ from rsp_workbench.gui.results.timeline.model import (
 from rsp_workbench.gui.results.timeline.plot import WindowTimeline
 from rsp_workbench.gui.text import escape_html
 from rsp_workbench.results.stream_lanes import StreamLanes
+
+
+EXPORT_NOTE_MS = 6000  # how long "exported FILE" follows the run's caption
+NO_RUN_SHOWN = ("No run shown. Choose a run in Summary (double-click) or a ✗ in Correctness, "
+                "or open a stream file.")
 
 
 class TimelineView(QWidget):
@@ -140,20 +145,13 @@ class TimelineView(QWidget):
         layout.addLayout(actions)
         layout.addWidget(self.status)
         layout.addWidget(self.timeline, 1)
-        self.ask_save_path = self._ask_save_path
+        self.ask_save_path = lambda kind: ask_export_path(self, kind, self.bundle)
         self.timeline.windowSelected.connect(self._on_window_selected)
         self.apply_spec()
 
     def spec(self) -> WindowSpec:
-        from rsp_workbench.core.time import parse_duration
-
-        return WindowSpec(
-            parse_duration(self.size_edit.text(), field="size"),
-            parse_duration(self.slide_edit.text(), field="slide"),
-            parse_duration(self.t0_edit.text(), field="t0"),
-            BorderConvention(self.border_combo.currentText()),
-            self.partial_box.isChecked(),
-        )
+        return window_spec(self.size_edit.text(), self.slide_edit.text(), self.t0_edit.text(),
+                           self.border_combo.currentText(), self.partial_box.isChecked())
 
     @Slot()
     def _on_spec_control(self) -> None:
@@ -292,11 +290,7 @@ class TimelineView(QWidget):
             self.jump_to(t_ms)
 
     def _run_label(self, run: Any) -> str:
-        """Marker row name: the engine, or engine (run id) when a run of that engine is shown already."""
-        if run.run_id not in self._labels:
-            taken = {self._labels[r.run_id] for r in self.runs if r.run_id in self._labels}
-            self._labels[run.run_id] = run.engine if run.engine not in taken else f"{run.engine} ({run.run_id})"
-        return self._labels[run.run_id]
+        return marker_label(self._labels, self.runs, run)
 
     def _show_run(self, run: Any) -> None:
         previous = self.runs[0] if self.runs else None
@@ -337,6 +331,22 @@ class TimelineView(QWidget):
     def _update_status(self) -> None:
         if self.runs:
             self.status.setText(runs_status(self.runs))
+
+    def reset(self) -> None:
+        """Another bundle was opened: nothing of the run shown before stays; a load running is dropped."""
+        if self.load_task is not None and self.load_task.is_running():
+            self.load_task.cancel()
+        self._generation += 1
+        self._delivered, self._pending_jump = self._generation, None
+        self._forget_runs()
+        self.bundle = None
+        for widget, default in ((self.size_edit, "10s"), (self.slide_edit, "10s"), (self.t0_edit, "0s")):
+            widget.setText(default)
+        self.overlay_combo.clear()
+        self.bindings_combo.clear()
+        self.timeline.load(StreamLanes([], []))
+        self.timeline.set_window_spec(None)  # no windows of the old run's spec over nothing
+        self.status.setText(NO_RUN_SHOWN)
 
     def _forget_runs(self) -> None:
         if self.runs:  # the run's policy may walk every element (content-change): back to the cheap default
@@ -432,13 +442,48 @@ class TimelineView(QWidget):
         if not path:
             return
         {"png": self.timeline.export_png, "svg": self.timeline.export_svg, "csv": self.timeline.export_csv}[kind](path)
-        self.status.setText(f"exported {escape_html(path)}")
-
-    def _ask_save_path(self, kind: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"timeline.{kind}", f"*.{kind}")
-        return path or None
+        show_passing_note(self.status, f"exported {escape_html(path)}", EXPORT_NOTE_MS)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if self.load_task is not None and self.load_task.is_running():
             self.load_task.cancel()
         super().closeEvent(event)
+
+
+def export_start(kind: str, bundle: str | None) -> Path:
+    """Where an export is offered: in the shown run's bundle folder, not the program's folder."""
+    return Path(bundle) / f"timeline.{kind}" if bundle else Path.cwd() / f"timeline.{kind}"
+
+
+def ask_export_path(parent: QWidget, kind: str, bundle: str | None) -> str | None:
+    path, _ = QFileDialog.getSaveFileName(parent, f"Export {kind.upper()}", str(export_start(kind, bundle)), f"*.{kind}")
+    return path or None
+
+
+def window_spec(size: str, slide: str, t0: str, border: str, leading_partial: bool) -> WindowSpec:
+    """The spec the fields say (a UserError names the field that is no duration)."""
+    from rsp_workbench.core.time import parse_duration
+
+    return WindowSpec(parse_duration(size, field="size"), parse_duration(slide, field="slide"),
+                      parse_duration(t0, field="t0"), BorderConvention(border), leading_partial)
+
+
+def marker_label(labels: dict[str, str], shown: Sequence[Any], run: Any) -> str:
+    """A run's marker row name, kept in ``labels``: the engine, or "engine (run id)" when a run of
+    that engine is shown already."""
+    if run.run_id not in labels:
+        taken = {labels[r.run_id] for r in shown if r.run_id in labels}
+        labels[run.run_id] = run.engine if run.engine not in taken else f"{run.engine} ({run.run_id})"
+    return labels[run.run_id]
+
+
+def show_passing_note(label: QLabel, note: str, ms: int) -> None:
+    """``note`` after the label's caption for ``ms`` (an export must not replace the run's caption)."""
+    caption = label.text()
+    label.setText(f"{caption} — <i>{note}</i>")
+
+    def drop() -> None:
+        if label.text().startswith(caption):  # unless another message came meanwhile
+            label.setText(caption)
+
+    QTimer.singleShot(ms, label, drop)
