@@ -7,6 +7,7 @@ parameter added to an engine type appears here without touching the designer.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from PySide6.QtCore import Slot
@@ -41,6 +42,11 @@ PARAMETER_HINTS = {
     "duration": "a duration such as 30s",
     "string": "text",
 }
+
+def _parenthesised(placeholder: str) -> str:
+    """What an unset engine parameter's combo box shows."""
+    return f"({placeholder})"
+
 
 def _matchers() -> tuple[str, ...]:
     from rsp_workbench.engine import MATCHERS
@@ -154,7 +160,7 @@ class EnginesSection(DesignerSection):
             choices = PARAMETER_CHOICES[kind]() if kind in PARAMETER_CHOICES else choice_values(kind)
             row_widget: QWidget
             if choices is not None:
-                widget: QWidget = self.combo(path, choices, unset=lambda p=placeholder: f"({p})", group="engine")
+                widget: QWidget = self.combo(path, choices, unset=functools.partial(_parenthesised, placeholder), group="engine")
                 row_widget = widget
             elif kind == "env":
                 widget = self.table(path, ("variable", "value"), group="engine", new_name="NAME", rows=2)

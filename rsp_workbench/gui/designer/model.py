@@ -388,9 +388,9 @@ class DesignerModel:
             return False
         self.yaml_error = None
         if not isinstance(raw, dict):
-            error = UserError("the experiment must be a mapping of fields", file=self._file_label(), line=1)
-            self.yaml_error = error
-            self.validation = Validation(error=error, yaml_error=True)
+            not_mapping = UserError("the experiment must be a mapping of fields", file=self._file_label(), line=1)
+            self.yaml_error = not_mapping
+            self.validation = Validation(error=not_mapping, yaml_error=True)
             for callback in list(self._listeners):
                 callback(Change((), "yaml-error"))
             return False
@@ -756,9 +756,9 @@ def _assign(root: dict[str, Any], path: FieldPath, value: Any) -> None:
     for depth, key in enumerate(path[:-1]):
         following = path[depth + 1]
         if isinstance(node, dict):
-            if not isinstance(node.get(key), (dict, list)):  # type: ignore[arg-type]
-                node[key] = [] if isinstance(following, int) else {}  # type: ignore[index]
-            node = node[key]  # type: ignore[index]
+            if not isinstance(node.get(key), (dict, list)):
+                node[key] = [] if isinstance(following, int) else {}
+            node = node[key]
         elif isinstance(node, list) and isinstance(key, int):
             while len(node) <= key:
                 node.append({})
@@ -768,13 +768,13 @@ def _assign(root: dict[str, Any], path: FieldPath, value: Any) -> None:
     last = path[-1]
     if value is MISSING:
         if isinstance(node, dict):
-            node.pop(last, None)  # type: ignore[arg-type]
+            node.pop(last, None)
         elif isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
             del node[last]
         _prune(root, path[:-1])
         return
     if isinstance(node, dict):
-        node[last] = value  # type: ignore[index]
+        node[last] = value
     elif isinstance(node, list) and isinstance(last, int):
         while len(node) <= last:
             node.append(None)

@@ -10,6 +10,7 @@ asks for a new place and points the query at it. The logic is in
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Callable
 
@@ -221,12 +222,12 @@ class QueryTools(QWidget):
         shown = self.index
         queries = self.model.get(("queries",), [])
         for position in range(len(queries) if isinstance(queries, list) else 0):
-            self.index = lambda p=position: p  # type: ignore[method-assign]
+            self.index = functools.partial(int, position)  # save() acts on query `position` meanwhile
             try:
                 if self.query_file() in self.file_edits and not self.save():
                     return False
             finally:
-                self.index = shown  # type: ignore[method-assign]
+                self.index = shown
         return True
 
     def _ask_save_path(self, file: Path) -> str | None:

@@ -61,7 +61,8 @@ def _document_paths(node: dict[str, Any], prefix: FieldPath, root: dict[str, Any
         elif isinstance(entry, dict) and "file" in entry:
             yield (*prefix, "static", index, "file")
     engines = node.get("engines")
-    base_engines = root.get("engines") if isinstance(root.get("engines"), list) else []
+    given = root.get("engines")
+    base_engines: list[Any] = given if isinstance(given, list) else []
     for index, engine in enumerate(engines if isinstance(engines, list) else []):
         if not isinstance(engine, dict) or not isinstance(engine.get("parameters"), dict):
             continue

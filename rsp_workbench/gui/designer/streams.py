@@ -9,6 +9,7 @@ follow :meth:`StreamSection.stream_path`.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 from PySide6.QtCore import Slot
@@ -220,7 +221,7 @@ class StreamSection(DesignerSection):
             path = (lambda name: (lambda: (*self.stream_path(), "params", name)))(param.name)
             tip = f"{param.doc} ({param.kind}{', required' if param.required else ''})"
             if param.kind == "choice":
-                widget: QWidget = self.combo(path, param.choices, unset=lambda p=param: f"(default: {p.default})", group="generator")
+                widget: QWidget = self.combo(path, param.choices, unset=functools.partial(_default_hint, param.default), group="generator")
             elif param.kind == "bool":
                 widget = self.check(path, "", default=bool(param.default), group="generator")
                 self.generator_params_form.addRow(f"{param.name} ({param.kind})", _with_note(widget, param.doc))
@@ -408,6 +409,11 @@ class StreamSection(DesignerSection):
     def _show_selection(self) -> None:
         self.refresh()
         self.selectionChanged.emit()
+
+
+def _default_hint(default: Any) -> str:
+    """What an unset generator parameter's combo box shows."""
+    return f"(default: {default})"
 
 
 def _resolve_template(value: Any, variables: Any) -> Any:

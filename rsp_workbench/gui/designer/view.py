@@ -77,7 +77,7 @@ class DesignerView(QWidget):
         self.ask_open_path: Callable[[], str | None] = lambda: ask_open_path(self, self.model)
         self.ask_save_path: Callable[[], str | None] = lambda: ask_save_path(self, self.model)
         self.save_message = ""  # the last save's report (also sent as statusMessage)
-        self.show_error: Callable[[str, str], None] = lambda title, text: QMessageBox.warning(self, title, text)
+        self.show_error: Callable[[str, str], object] = lambda title, text: QMessageBox.warning(self, title, text)
         self._disk_text: str | None = None  # the open file's text as last read or written here
         self.file_watch = FileWatch(lambda: self._disk_text, self._on_changed_on_disk, self)
 

@@ -212,16 +212,17 @@ def _splice(original: str, unchanged: str, edited: str) -> str | None:
             continue
         if first == last:  # an insertion: after the line before it, or before the line after it
             start = where[first - 1] + 1 if first > 0 and first - 1 in where else where.get(first)
-            end = start
+            end = None  # nothing replaced: the block ends where it starts
         else:
-            lines = [where.get(line) for line in range(first, last)]
-            if None in lines or lines != list(range(lines[0], lines[0] + len(lines))):  # type: ignore[operator]
+            found = [where.get(line) for line in range(first, last)]
+            lines = [line for line in found if line is not None]
+            if len(lines) < len(found) or lines != list(range(lines[0], lines[0] + len(lines))):
                 return None
-            start, end = lines[0], lines[-1] + 1  # type: ignore[operator]
+            start, end = lines[0], lines[-1] + 1
         if start is None or start < done:
             return None
         result.extend(source[done:start])
         result.extend(after[new_first:new_last])
-        done = end
+        done = start if end is None else end
     result.extend(source[done:])
     return "".join(result)

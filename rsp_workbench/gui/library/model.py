@@ -93,7 +93,7 @@ def describe_experiment(path: Path) -> tuple[bool, str]:
 
 def _stream_source(stream: "StreamSpec", base_dir: Path) -> str:
     """``generator sg1`` or ``file s.nq (nquads)`` (the path as relative to the experiment as it can be)."""
-    if stream.generator is not None:
+    if stream.generator is not None or stream.file is None:  # exactly one of them is set
         return f"generator {stream.generator}"
     file = Path(stream.file)
     try:

@@ -117,8 +117,9 @@ class LibraryView(QWidget):
         for top in range(self.tree.topLevelItemCount()):
             parent = self.tree.topLevelItem(top)
             for index in range(parent.childCount()):
-                if parent.child(index).data(0, PATH_ROLE) == str(path):
-                    self.tree.setCurrentItem(parent.child(index))
+                child = parent.child(index)
+                if child is not None and child.data(0, PATH_ROLE) == str(path):
+                    self.tree.setCurrentItem(child)
                     return True
         return False
 

@@ -283,7 +283,7 @@ class ResultsBrowser(QWidget):
             return
         if folder is not None:
             self.folder = folder
-        why = error.message if names_folder else kind + str(error)  # type: ignore[union-attr]
+        why = error.message if names_folder and isinstance(error, UserError) else kind + str(error)
         self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
         self.title.setToolTip(str(self.folder))
         self.problems.setText(f"<span style='color:#c62828'>{escape_html(why)}</span>")
@@ -305,7 +305,7 @@ class ResultsBrowser(QWidget):
         value = self.settings.value(RECENT_KEY, [])
         if isinstance(value, str):
             value = [value]
-        return [str(v) for v in value or []]
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
     def _remember(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_bundles() if p != path]

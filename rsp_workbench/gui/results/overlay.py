@@ -202,8 +202,8 @@ class OverlayView(ResultsView):
         item = self.tree.currentItem()
         if item is None:
             return
-        while item.parent() is not None:
-            item = item.parent()
+        while (parent := item.parent()) is not None:
+            item = parent
         index = self.tree.indexOfTopLevelItem(item)
         checked = {(b.folder, r) for b, r in self.checked_runs()}
         self.pinned.discard(self.bundles[index].folder)

@@ -277,8 +277,14 @@ class TeachingTimeline(pg.PlotWidget):
         from rsp_workbench.oracle.reference import window_specs
 
         specs = window_specs(model.query, column.semantics, model.t0)
-        x0, widths, y0, heights = [], [], [], []
-        ax0, aw, ay0, ah = [], [], [], []
+        x0: list[float] = []
+        widths: list[float] = []
+        y0: list[float] = []
+        heights: list[float] = []
+        ax0: list[float] = []
+        aw: list[float] = []
+        ay0: list[float] = []
+        ah: list[float] = []
         view = model.view(column_index)
         active_scopes = {(state.scope.open, state.scope.close) for state in view.windows if state.scope}
         for declaration, spec in zip(model.query.windows, specs):

@@ -27,7 +27,7 @@ class WindowPanel(QWidget):
         super().__init__(parent)
         self.bindings: dict[tuple[int, int], tuple[Counter[Hashable], Counter[Hashable]]] = {}
         self.notes: dict[tuple[int, int], str] = {}
-        self.window: tuple[int, int] | None = None  # the (open, close) shown
+        self.shown_window: tuple[int, int] | None = None  # the (open, close) shown
         self.panel_title = QLabel(NO_WINDOW)
         self.panel_title.setWordWrap(True)
         self.content_table = QTableWidget(0, 4)
@@ -57,7 +57,7 @@ class WindowPanel(QWidget):
 
     def clear(self) -> None:
         """No window selected (a new stream is shown)."""
-        self.window = None
+        self.shown_window = None
         self.panel_title.setText(NO_WINDOW)
         self.content_table.setRowCount(0)
         self.bindings_table.setRowCount(0)
@@ -65,7 +65,7 @@ class WindowPanel(QWidget):
 
     def show_window(self, window: WindowInstance, lanes: StreamLanes, diverging: bool) -> None:
         """The window's title, its elements (times only when the lanes have no elements) and bindings."""
-        self.window = (window.open, window.close)
+        self.shown_window = (window.open, window.close)
         lo, hi = lanes.window_positions(window)
         marked = " — <span style='color:#c62828'>diverging</span>" if diverging else ""
         self.panel_title.setText(f"<b>Window {window.index}</b> {window} — {hi - lo} element(s){marked}")
@@ -82,20 +82,20 @@ class WindowPanel(QWidget):
                 cell = QTableWidgetItem(compact_term(value) if column else value)
                 cell.setToolTip(value)
                 self.content_table.setItem(row, column, cell)
-        self._show_bindings(self.window)
+        self._show_bindings(self.shown_window)
 
     def set_window_bindings(self, bindings: Mapping[tuple[int, int], tuple[Counter[Hashable], Counter[Hashable]]]) -> None:
         """Expected and actual bags per window, keyed by (open, close) in ms."""
         self.bindings = dict(bindings)
-        if self.window is not None:
-            self._show_bindings(self.window)
+        if self.shown_window is not None:
+            self._show_bindings(self.shown_window)
 
     def add_window_bindings(self, window: tuple[int, int], expected: Counter[Hashable], actual: Counter[Hashable],
                             note: str = "") -> None:
         """One window's expected and actual bags (computed when it was clicked), with a note on how."""
         self.bindings[window] = (expected, actual)
         self.notes[window] = note
-        if self.window == window:
+        if self.shown_window == window:
             self._show_bindings(window)
 
     def forget_bindings(self) -> None:
