@@ -17,10 +17,15 @@ from html import escape
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 from rsp_workbench.errors import UserError
 from rsp_workbench.files import write_text_atomic
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, Bundle
-from rsp_workbench.results.svg_charts import PALETTE, Box, Point, Series, box_chart, line_chart, scatter_chart
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, RUN_SPEC_FILE, Bundle
+from rsp_workbench.results.json_files import read_json
+from rsp_workbench.results.svg_charts import (
+    PALETTE, Box, Point, Series, box_chart, divergence_chart, line_chart, scatter_chart,
+)
 from rsp_workbench.results.view_data import (
     CorrectnessMatrix,
     WindowSeries,
@@ -77,7 +82,8 @@ def render_report(bundle: Bundle) -> str:
     colours = {engine: PALETTE[i % len(PALETTE)] for i, engine in enumerate(engines_of(bundle.rows))}
     matrix = correctness_matrix(bundle, problems)
     detailed = {cell.divergence_run: cell.divergence for cell in matrix.cells.values() if cell.divergence_run}
-    runs = "".join(_run_section(bundle, row, colours, columns, detailed, problems) for row in bundle.rows)
+    pictured = _DivergencePictures(bundle, set(detailed))
+    runs = "".join(_run_section(bundle, row, colours, columns, detailed, problems, pictured) for row in bundle.rows)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(bundle.counts().items())) or "no runs"
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return "".join([
@@ -221,7 +227,7 @@ def _notes(bundle: Bundle, problems: Sequence[UserError]) -> str:
 
 
 def _run_section(bundle: Bundle, row: Mapping[str, Any], colours: Mapping[str, str], columns: int,
-                 detailed: Mapping[str, str | None], problems: list[UserError]) -> str:
+                 detailed: Mapping[str, str | None], problems: list[UserError], pictured: "_DivergencePictures") -> str:
     """One run: what it is, its verdict and first divergence, then its charts — or why it has none."""
     run_id = str(row.get("run_id"))
     variables = row.get("variables") or {}
@@ -243,6 +249,7 @@ def _run_section(bundle: Bundle, row: Mapping[str, Any], colours: Mapping[str, s
     if row.get("warning"):
         parts.append(f"<p>warning: {escape(str(row['warning']))}</p>")
     parts.append(_divergence(row, detailed))
+    parts.append(pictured.picture(row))
     colour = colours.get(str(row.get("engine")), PALETTE[0])
     parts.append(_window_charts(bundle, row, colour, columns, problems))
     parts.append(_resource_charts(bundle, row, colour, columns, problems))
@@ -271,6 +278,70 @@ def _divergence(row: Mapping[str, Any], detailed: Mapping[str, str | None]) -> s
                 f"{summary.get('reason')}; {summary.get('missing')} missing, {summary.get('extra')} extra"
                 if summary else "no divergence recorded")
     return f"<p><b>First divergence</b></p><pre>{escape(text)}</pre>"
+
+
+class _DivergencePictures:
+    """A timeline picture of the first divergence of the runs the correctness matrix details (the
+    first incorrect run of each cell): the query's windows for the closest t0 around the evaluation
+    where the answer departs, the stream's elements there, the expected and the engine's evaluation
+    time. Only that stretch of the stream is read (a time-ordered stream stops being read past it)."""
+
+    MAX_WINDOWS = 60
+
+    def __init__(self, bundle: Bundle, runs: set[str | None]) -> None:
+        self.bundle, self.runs = bundle, runs
+
+    def picture(self, row: Mapping[str, Any]) -> str:
+        run_id = str(row.get("run_id"))
+        summary = row.get("first_divergence") or {}
+        t0, expected, actual = summary.get("t0"), summary.get("expected_time"), summary.get("actual_time")
+        if run_id not in self.runs or not isinstance(t0, int) or (expected is None and actual is None):
+            return ""
+        from rsp_workbench.query.parser import parse_query
+
+        try:
+            spec = read_json(self.bundle.run_folder(run_id) / RUN_SPEC_FILE)
+            windows = parse_query(str(spec["query_text"]), spec.get("syntax")).windows
+            if len(windows) != 1:
+                return ""
+            size, slide = windows[0].size_ms, windows[0].slide_ms
+            moments = [time for time in (expected, actual) if time is not None]
+            start, end = min(moments) - 2 * size, max(moments) + size
+            times = self._times(spec.get("stream"), start, end)
+        except (UserError, KeyError, OSError):
+            return ""  # what cannot be drawn is still said in words above
+        # nothing drawn before the stream (or t0) starts
+        start = max(start, min(t0, *moments, *([int(times.min())] if len(times) else [])))
+        first = (start - size - t0) // slide + 1  # the first window that ends after start
+        drawn = []
+        for k in range(first, first + self.MAX_WINDOWS):
+            open_ = t0 + k * slide
+            if open_ >= end:
+                break
+            drawn.append((open_, open_ + size))
+        return divergence_chart(span=(start, end), windows=drawn, elements=times, expected_time=expected,
+                                actual_time=actual, title=f"first divergence, closest t0 = {t0} ms")
+
+    def _times(self, stream: Any, start: int, end: int) -> np.ndarray:
+        """The times of the stream's elements in [start, end]."""
+        from rsp_workbench.results.tables import stream_path
+
+        path, fmt = stream_path(self.bundle.folder, self.bundle.stream_entry(stream), self.bundle.folder / MANIFEST)
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path, columns=["t"], filters=[("t", ">=", start), ("t", "<=", end)])
+            return np.asarray(table.column("t").to_numpy(), dtype=np.int64)
+        from rsp_workbench.streams.readers import read_stream
+
+        entry = self.bundle.stream_entry(stream)
+        times: list[int] = []
+        for element in read_stream(path, fmt, interval_ms=int(entry.get("interval_ms") or 1000)):
+            if element.t > end:
+                break
+            if element.t >= start:
+                times.append(element.t)
+        return np.asarray(times, dtype=np.int64)
 
 
 def _read(reader: Callable[[Bundle, Mapping[str, Any]], Any], bundle: Bundle, row: Mapping[str, Any],

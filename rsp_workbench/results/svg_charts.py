@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -232,5 +232,52 @@ def scatter_chart(points: list[Point], *, title: str, x_label: str, y_label: str
                      f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(p.y_low):.1f}" y2="{py(p.y_high):.1f}" stroke="{p.colour}"/>'
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{p.colour}"/>'
                      f'<text x="{x + 6:.1f}" y="{y - 5:.1f}">{escape(p.label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def divergence_chart(*, span: tuple[int, int], windows: Sequence[tuple[int, int]], elements: np.ndarray,
+                     expected_time: int | None, actual_time: int | None, title: str, width: int = 900) -> str:
+    """An ``<svg>`` timeline of a first divergence: the query's windows for the closest t0 (one row
+    per phase of the slide), the stream's elements, where the oracle expected the evaluation and
+    where the engine made it (times in ms, drawn in s)."""
+    ordered = sorted(windows)
+    # one row per window that can overlap another (ω / β of them, at most 6 drawn apart)
+    rows = max(1, min(6, max((sum(1 for o, c in ordered if o <= open_ < c) for open_, _ in ordered), default=1)))
+    height = MARGIN_TOP + 14 * rows + 30 + MARGIN_BOTTOM
+    parts = _frame(width, height, title)
+    plot_w, plot_h = _plot_size(width, height)
+    start, end = span
+    if end <= start:
+        end = start + 1
+
+    def px(t: float) -> float:
+        return MARGIN_LEFT + (t - start) / (end - start) * plot_w
+
+    bottom = MARGIN_TOP + plot_h
+    parts.append(f'<rect x="{MARGIN_LEFT}" y="{MARGIN_TOP}" width="{plot_w}" height="{plot_h}" class="frame"/>')
+    for index, (open_, close) in enumerate(ordered):
+        y = MARGIN_TOP + 3 + 14 * (index % rows)
+        a, b = px(max(open_, start)), px(min(close, end))
+        fill = ("#90caf9", "#bbdefb")[index % 2]  # neighbours told apart where they touch
+        parts.append(f'<rect x="{a:.1f}" y="{y}" width="{max(1.0, b - a):.1f}" height="10" fill="{fill}" stroke="#1565c0" '
+                     f'stroke-width="0.8"><title>window {open_}–{close} ms</title></rect>')
+    lane = MARGIN_TOP + 14 * rows + 14
+    parts.append(f'<line x1="{MARGIN_LEFT}" x2="{MARGIN_LEFT + plot_w}" y1="{lane}" y2="{lane}" class="grid"/>')
+    shown = elements[(elements >= start) & (elements <= end)]
+    for t in np.unique(shown)[:2000]:  # one mark per instant, what a reader can see
+        x = px(float(t))
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{lane - 6}" y2="{lane + 6}" stroke="#333" stroke-width="1"/>')
+    # the expected time wide and solid, the engine's narrow and dashed on top: both show where they coincide
+    for time, colour, style, label in ((expected_time, "#2e7d32", 'stroke-width="5" opacity="0.7"', "expected evaluation"),
+                                       (actual_time, "#c62828", 'stroke-width="2" stroke-dasharray="5,3"', "engine's evaluation")):
+        if time is None or not start <= time <= end:
+            continue
+        x = px(time)
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{MARGIN_TOP}" y2="{bottom}" stroke="{colour}" {style}>'
+                     f'<title>{escape(label)} at {time} ms</title></line>')
+    _x_axis(parts, [(px(tick * 1000.0), _label(tick)) for tick in nice_ticks(start / 1000.0, end / 1000.0, 8)],
+            width, height, "application time (s): windows of the closest t0 (blue), stream elements (ticks), "
+            "expected evaluation (green), the engine's (red)")
     parts.append("</svg>")
     return "".join(parts)

@@ -3,6 +3,7 @@ with their reason, charts downsampled to what a reader can see, and rendered by 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -52,6 +53,24 @@ def test_the_report_shows_failed_runs_as_failed_with_their_reason(tmp_path: Path
     assert "<script" not in html and "http://" not in html.replace("http://ex.org", "").replace(
         "http://www.w3.org/2000/svg", "")  # nothing to fetch
     assert "name: hand-made" in html and "<th>seed</th><td>1234</td>" in html
+
+
+def test_the_first_divergence_is_drawn_on_the_windows_of_its_t0(tmp_path: Path) -> None:
+    """The picture of the hand-made run's first divergence (t0 0, expected and engine at 2000 ms) with a
+    1 s tumbling window: from the stream's start to one window after the evaluation, hand-checked."""
+    root = build_bundle(tmp_path / "b")
+    spec_file = root / "runs" / "ok-run" / "run-spec.json"
+    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    spec.update(syntax="csparql", query_text="REGISTER QUERY q AS SELECT ?x FROM STREAM <http://ex.org/s> "
+                                             "[RANGE 1s STEP 1s] WHERE { ?x <http://ex.org/p> ?y }")
+    spec_file.write_text(json.dumps(spec), encoding="utf-8")
+    html = render_report(open_bundle(root))
+    judged = html[html.index('id="run-ok-run"'):html.index('id="run-bad-run"')]
+    picture = judged[judged.index("first divergence, closest t0 = 0 ms"):]
+    picture = picture[:picture.index("</svg>")]
+    assert re.findall(r"<title>window (-?\d+)–(\d+) ms</title>", picture) == [("0", "1000"), ("1000", "2000"), ("2000", "3000")]
+    assert "expected evaluation at 2000 ms" in picture and "engine&#x27;s evaluation at 2000 ms" in picture
+    assert judged.count("<svg") == 6  # the picture beside the five charts
 
 
 def test_a_published_folder_reports_its_config_and_runs(tmp_path: Path) -> None:
