@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.library.openRequested.connect(self.open_experiment)
         self.designer.fileChanged.connect(self._remember_file)
         self.designer.statusMessage.connect(self._show_status)
+        self.results.statusMessage.connect(self._show_status)
         self.designer.titleChanged.connect(self._show_title)
         self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
         self.runs.resultsRequested.connect(self.show_bundle)  # "Open results": load it and show it

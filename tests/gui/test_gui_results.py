@@ -435,3 +435,30 @@ def test_quality_csv_rows_are_the_same_in_chunks(real_bundle: Path) -> None:
     assert [list(row) for row in _window_rows(series, chunk=2)] == whole
     assert whole[0][:4] == ["window", series.run_id, series.engine, 1] and len(whole) == len(series)
     assert [row[3] for row in whole] == list(range(1, len(series) + 1))
+
+
+@pytest.mark.gui
+def test_export_report_writes_the_html_of_the_open_bundle(qtbot, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Results → Export report…: disabled until a bundle is open; writes `rspwb report --html`'s file where
+    the user says, and says so; a place it cannot write is one status line, nothing else."""
+    from tests.api.support import build_bundle
+
+    assert not browser.report_button.isEnabled()
+    browser.open_bundle(build_bundle(tmp_path / "b"))
+    assert browser.report_button.isEnabled()
+    messages: list[str] = []
+    browser.statusMessage.connect(messages.append)
+    suggested: list[Path] = []
+    target = tmp_path / "out" / "report.html"
+    target.parent.mkdir()
+    browser.ask_report_path = lambda path: (suggested.append(path), str(target))[1]
+    browser.report_button.click()
+    assert suggested == [tmp_path / "b" / "b-report.html"]  # offered in the bundle's folder
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>") and "hand-made" in target.read_text()
+    assert messages == [f"report written: {target}"]
+    browser.ask_report_path = lambda path: str(tmp_path / "out")  # a folder: not writable as a file
+    browser.report_button.click()
+    assert len(messages) == 2 and messages[1].startswith("the report was not written:")
+    browser.ask_report_path = lambda path: None  # cancelled: nothing happens
+    browser.report_button.click()
+    assert len(messages) == 2

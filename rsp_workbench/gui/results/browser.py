@@ -69,6 +69,7 @@ class ResultsBrowser(QWidget):
     """Open a bundle folder and show it in the results views and the window timeline."""
 
     bundleLoaded = Signal(str)
+    statusMessage = Signal(str)
 
     def __init__(self, tasks: Any = None, settings: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -96,6 +97,16 @@ class ResultsBrowser(QWidget):
         self.reload_button = QPushButton("Reload")
         self.reload_button.clicked.connect(self.reload)
         self.reload_button.setEnabled(False)
+        self.report_button = QPushButton("Export report…")
+        self.report_button.setObjectName("exportReport")
+        self.report_button.setToolTip("One self-contained HTML file of the bundle (rspwb report DIR --html FILE): "
+                                      "to attach to a paper's artifact or mail to a colleague")
+        self.report_button.clicked.connect(self.export_report)
+        self.report_button.setEnabled(False)
+        # a dialog attribute, so that tests (and scripts) can answer it
+        self.ask_report_path: Callable[[Path], str | None] = lambda suggested: QFileDialog.getSaveFileName(
+            self, "Export report", str(suggested), "HTML (*.html)")[0] or None
+        self.report_task: Any = None
         self.title = QLabel("<b>No bundle open.</b> Open the folder <code>rspwb run EXPERIMENT --out DIR</code> wrote.")
         self.title.setObjectName("bundleTitle")
         self.title.setWordWrap(True)
@@ -112,6 +123,7 @@ class ResultsBrowser(QWidget):
         top.addWidget(self.open_button)
         top.addWidget(self.recent_combo, 1)
         top.addWidget(self.reload_button)
+        top.addWidget(self.report_button)
 
         self.summary_view = SummaryView()
         self.quality_view = QualityView()
@@ -163,6 +175,42 @@ class ResultsBrowser(QWidget):
             self.open_bundle(path)
 
     @Slot()
+    def export_report(self) -> Any:
+        """Write the open bundle's HTML report where the user says (off the GUI thread when there are tasks)."""
+        if self.data is None:
+            return None
+        bundle = self.data.bundle
+        target = self.ask_report_path(bundle.folder / f"{bundle.folder.name}-report.html")
+        if not target:
+            return None
+        from rsp_workbench.results.html_report import write_report
+
+        def write(state: Any = None) -> str:
+            write_report(bundle, target)
+            return str(target)
+
+        if self.tasks is None:
+            try:
+                self._report_written(write())
+            except (UserError, OSError) as error:
+                self._report_failed(error, "")
+            return None
+        self.statusMessage.emit(f"writing the report {target} …")
+        task = self.tasks.start(f"report of {bundle.folder.name}", write)
+        task.finished.connect(self._report_written)
+        task.failed.connect(self._report_failed)
+        self.report_task = task
+        return task
+
+    @Slot(object)
+    def _report_written(self, path: object) -> None:
+        self.statusMessage.emit(f"report written: {path}")
+
+    @Slot(object, str)
+    def _report_failed(self, error: object, trace: str) -> None:
+        self.statusMessage.emit(f"the report was not written: {error}")
+
+    @Slot()
     def reload(self) -> None:
         if self.folder is not None:
             self.open_bundle(self.folder)
@@ -210,6 +258,7 @@ class ResultsBrowser(QWidget):
         if self.folder is not None and data.bundle.folder != self.folder:
             return  # a superseded read
         self.data = data
+        self.report_button.setEnabled(True)
         self.open_error.setVisible(False)
         self.timeline_view.reset()  # the run of the bundle shown before must not stay on the timeline
         bundle = data.bundle
