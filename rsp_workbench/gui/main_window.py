@@ -90,7 +90,7 @@ class MainWindow(QMainWindow):
                  spark_warmup: bool | None = None) -> None:
         super().__init__()
         from rsp_workbench.gui.designer.view import DesignerView
-        from rsp_workbench.gui.library.model import add_recent_file
+        from rsp_workbench.gui.library.model import add_recent_file, results_dir_setting
         from rsp_workbench.gui.library.view import LibraryView
         from rsp_workbench.gui.runs.view import RunManagerView
         from rsp_workbench.gui.teaching.view import TeachingView
@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
 
         self.library = LibraryView(self.settings, samples_dir)
         self.designer = DesignerView()
-        self.runs = RunManagerView(self.tasks, self.designer)
+        self.runs = RunManagerView(self.tasks, self.designer, results_dir=self._results_dir(results_dir_setting))
         self.results = ResultsBrowser(self.tasks, self.settings)  # .timeline_view: the window timeline
         self.teaching = TeachingView()
         self.tabs = QTabWidget()
@@ -140,6 +140,9 @@ class MainWindow(QMainWindow):
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
         for action in (self.open_action, self.save_action, self.save_as_action):
             file_menu.addAction(action)
+        file_menu.addSeparator()
+        self.settings_action = self._action("Se&ttings…", "Ctrl+,", self.open_settings)
+        file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         run_menu = self.menuBar().addMenu("&Run")
@@ -176,6 +179,31 @@ class MainWindow(QMainWindow):
         action.triggered.connect(slot)
         self.addAction(action)
         return action
+
+    # ------------------------------------------------------------------ settings
+    def _results_dir(self, chosen: Callable[[Any], Path | None]) -> Path | None:
+        """The Settings' results folder, unless the environment names one (it wins)."""
+        from rsp_workbench.gui.runs.model import RESULTS_DIR_ENV
+
+        return None if os.environ.get(RESULTS_DIR_ENV) else chosen(self.settings)
+
+    def settings_dialog(self) -> Any:
+        """A Settings dialog on this window's settings and the user settings file."""
+        from rsp_workbench.gui.library.settings_dialog import SettingsDialog
+        from rsp_workbench.pipeline.spark import settings_path
+
+        return SettingsDialog(self.settings, settings_path(), self)
+
+    @Slot()
+    def open_settings(self) -> None:
+        """Settings…: on OK, new runs go to the chosen results folder (the queue's field shows it)."""
+        from rsp_workbench.gui.library.model import results_dir_setting
+        from rsp_workbench.gui.runs.model import default_results_dir
+
+        dialog = self.settings_dialog()
+        if dialog.exec() and dialog.saved is not None:
+            self.runs.form.results_edit.setText(str(self._results_dir(results_dir_setting) or default_results_dir()))
+            self._show_status("Settings saved")
 
     # ------------------------------------------------------------------ help
     def shortcut_rows(self) -> list[tuple[str, str]]:

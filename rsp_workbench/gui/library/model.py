@@ -1,4 +1,5 @@
-"""The library without Qt: where the samples are, the recent files, and an experiment's summary.
+"""The library without Qt: where the samples are, the recent files, an experiment's summary, and
+the user's settings (Spark master, results folder, recent-list size) that the Settings dialog edits.
 
 Selecting an entry validates it with the CLI's loader; a corrupt file shows what is wrong
 and where (``FILE:LINE: field: message``).
@@ -6,6 +7,9 @@ and where (``FILE:LINE: field: message``).
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +31,11 @@ class Settings(Protocol):
 
 RECENT_KEY = "library/recent_files"
 MAX_RECENT = 12
+RECENT_SIZE_KEY = "library/recent_size"  # how many recent files and bundles are kept
+RESULTS_DIR_KEY = "runs/results_dir"  # where new runs' bundles go (RSPWB_RESULTS_DIR wins)
+RECENT_SIZE_RANGE = (1, 50)
+#: Spark's master URL forms: local, local[N], local[*], local[N,F], spark://, k8s://, mesos://, yarn
+MASTER_PATTERN = re.compile(r"local(\[(\*|[1-9]\d*)(,\s*[1-9]\d*)?\])?|yarn|(spark|k8s|mesos)://\S+")
 
 
 def default_samples_dir() -> Path:
@@ -53,9 +62,110 @@ def add_recent_file(settings: Settings, path: str | Path) -> list[str]:
     """Put ``path`` first among the recent files (once, at most MAX_RECENT kept)."""
     text = str(Path(path).resolve())
     files = [text] + [f for f in recent_files(settings) if f != text]
-    settings.setValue(RECENT_KEY, files[:MAX_RECENT])
+    kept = files[:recent_size(settings)]
+    settings.setValue(RECENT_KEY, kept)
     settings.sync()
-    return files[:MAX_RECENT]
+    return kept
+
+
+def recent_size(settings: Settings | None) -> int:
+    """How many recent files (and bundles) are kept: the setting, else MAX_RECENT."""
+    value = settings.value(RECENT_SIZE_KEY, MAX_RECENT) if settings is not None else MAX_RECENT
+    try:
+        size = int(value)
+    except (TypeError, ValueError):
+        return MAX_RECENT
+    low, high = RECENT_SIZE_RANGE
+    return size if low <= size <= high else MAX_RECENT
+
+
+def results_dir_setting(settings: Settings) -> Path | None:
+    """The results folder the user chose in Settings (None: the default)."""
+    value = settings.value(RESULTS_DIR_KEY, "")
+    return Path(str(value)).expanduser() if value else None
+
+
+@dataclass(frozen=True)
+class UserSettings:
+    """What the Settings dialog edits; ``spark_master`` and ``results_dir`` empty mean the default."""
+
+    spark_master: str
+    results_dir: str
+    recent_size: int
+
+
+def read_settings(settings: Settings, settings_file: Path) -> UserSettings:
+    """The current settings: the recent-list size and results folder from the application's
+    settings, the Spark master from the user settings file the pipeline reads (``spark.master``)."""
+    folder = results_dir_setting(settings)
+    return UserSettings(_file_master(settings_file), str(folder) if folder else "", recent_size(settings))
+
+
+def check_settings(spark_master: str, results_dir: str, recent: str) -> tuple[UserSettings | None, str]:
+    """(the settings, "") or (None, one message naming the wrong field)."""
+    master = spark_master.strip()
+    if master and not MASTER_PATTERN.fullmatch(master):
+        return None, f"Spark master: {master!r} is not a master URL (local[*], local[4], spark://HOST:PORT, yarn, k8s://…)"
+    folder = results_dir.strip()
+    if folder:
+        path = Path(folder).expanduser()
+        if not path.is_absolute():
+            return None, f"Results folder: {folder!r} is not an absolute path"
+        if path.exists() and not path.is_dir():
+            return None, f"Results folder: {folder} exists and is not a folder"
+    low, high = RECENT_SIZE_RANGE
+    if not recent.strip().isdigit() or not low <= int(recent) <= high:
+        return None, f"Recent-list size: {recent.strip()!r} is not a whole number from {low} to {high}"
+    return UserSettings(master, folder, int(recent)), ""
+
+
+def write_settings(settings: Settings, settings_file: Path, values: UserSettings) -> None:
+    """Store ``values``: the folder and size in the application's settings, the master in the
+    user settings file (its other keys kept; an empty master removes the key)."""
+    import yaml
+
+    settings.setValue(RESULTS_DIR_KEY, values.results_dir)
+    settings.setValue(RECENT_SIZE_KEY, values.recent_size)
+    settings.sync()
+    if _file_master(settings_file) == values.spark_master:
+        return  # unchanged: the file is not rewritten
+    data = _file_data(settings_file)
+    data.pop("spark.master", None)
+    if isinstance(data.get("spark"), dict):
+        data["spark"].pop("master", None)
+        if not data["spark"]:
+            data.pop("spark")
+    if values.spark_master:
+        data["spark.master"] = values.spark_master
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def master_override(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> str:
+    """The Spark master the environment imposes over the settings file ("" if none)."""
+    from rsp_workbench.pipeline.spark import MASTER_ENV
+
+    return environ.get(MASTER_ENV, "").strip()
+
+
+def _file_data(path: Path) -> dict[str, Any]:
+    import yaml
+
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise UserError(f"cannot read settings: {error}", file=str(path)) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _file_master(path: Path) -> str:
+    data = _file_data(path)
+    value = data.get("spark.master")
+    if value is None and isinstance(data.get("spark"), dict):
+        value = data["spark"].get("master")
+    return value.strip() if isinstance(value, str) else ""
 
 
 def describe_experiment(path: Path) -> tuple[bool, str]:

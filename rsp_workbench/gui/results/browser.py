@@ -37,6 +37,7 @@ from rsp_workbench.gui.results.heaven import HeavenDashboardView
 from rsp_workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
 from rsp_workbench.gui.results.overlay import OverlayView
 from rsp_workbench.gui.results.quality import QualityView
+from rsp_workbench.gui.library.model import recent_size
 from rsp_workbench.gui.results.resources import ResourcesView
 from rsp_workbench.gui.results.summary import SummaryView
 from rsp_workbench.results.reader import not_a_bundle, open_bundle
@@ -358,7 +359,7 @@ class ResultsBrowser(QWidget):
 
     def _remember(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_bundles() if p != path]
-        recent = recent[:RECENT_LIMIT]
+        recent = recent[:recent_size(self.settings) if self.settings is not None else RECENT_LIMIT]
         if self.settings is None:
             self._recent_memory = recent
         else:
