@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QSettings, Signal, Slot
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -66,6 +67,14 @@ def _bytes_to_read(folder: Path) -> int:
     return total
 
 
+def load_bundle_python(folder: Path) -> str:
+    """Python that opens the bundle at ``folder`` with the public API (the path as a Python literal,
+    so quotes, backslashes and non-ASCII names survive)."""
+    return (f"import rsp_workbench as rsp\n\nbundle = rsp.open_bundle({str(folder.resolve())!r})\n"
+            "runs = bundle.runs()  # one row per run: engine, query, verdict, precision, recall, ...\n"
+            "print(runs)\n")
+
+
 class ResultsBrowser(QWidget):
     """Open a bundle folder and show it in the results views and the window timeline."""
 
@@ -104,6 +113,12 @@ class ResultsBrowser(QWidget):
                                       "to attach to a paper's artifact or mail to a colleague")
         self.report_button.clicked.connect(self.export_report)
         self.report_button.setEnabled(False)
+        self.copy_python_button = QPushButton("Copy Python")
+        self.copy_python_button.setObjectName("copyPython")
+        self.copy_python_button.setToolTip("Copy Python to load this bundle: the lines that open it with the "
+                                           "library (import rsp_workbench as rsp; rsp.open_bundle(PATH))")
+        self.copy_python_button.clicked.connect(self.copy_python)
+        self.copy_python_button.setEnabled(False)
         # a dialog attribute, so that tests (and scripts) can answer it
         self.ask_report_path: Callable[[Path], str | None] = lambda suggested: QFileDialog.getSaveFileName(
             self, "Export report", str(suggested), "HTML (*.html)")[0] or None
@@ -125,6 +140,7 @@ class ResultsBrowser(QWidget):
         top.addWidget(self.recent_combo, 1)
         top.addWidget(self.reload_button)
         top.addWidget(self.report_button)
+        top.addWidget(self.copy_python_button)
 
         self.summary_view = SummaryView()
         self.quality_view = QualityView()
@@ -203,6 +219,16 @@ class ResultsBrowser(QWidget):
         self.report_task = task
         return task
 
+    @Slot()
+    def copy_python(self) -> str | None:
+        """Put the lines that load the open bundle with the public API on the clipboard."""
+        if self.data is None:
+            return None
+        text = load_bundle_python(self.data.bundle.folder)
+        QApplication.clipboard().setText(text)
+        self.statusMessage.emit("copied: Python that loads this bundle (paste it into a notebook)")
+        return text
+
     @Slot(object)
     def _report_written(self, path: object) -> None:
         self.statusMessage.emit(f"report written: {path}")
@@ -260,6 +286,7 @@ class ResultsBrowser(QWidget):
             return  # a superseded read
         self.data = data
         self.report_button.setEnabled(True)
+        self.copy_python_button.setEnabled(True)
         self.open_error.setVisible(False)
         self.timeline_view.reset()  # the run of the bundle shown before must not stay on the timeline
         bundle = data.bundle
