@@ -203,6 +203,26 @@ def _run_request_in_child(request: RunRequest, stop: Any, events: Any) -> None:
 # --------------------------------------------------------------------------- progress
 
 
+NOTIFY_AFTER_S = 10.0  # runs shorter than this end while the user is still looking
+
+
+def finish_notice(entry: "ExperimentRun", *, window_active: bool, tray_available: bool) -> str:
+    """How to tell that ``entry`` ended: "" (the window is in front, or the run was short), "tray"
+    (a tray message) or "alert" (flash the taskbar entry where there is no system tray)."""
+    took = (entry.finished - entry.started) if entry.finished is not None and entry.started is not None else 0.0
+    if window_active or entry.status not in FINISHED or took < NOTIFY_AFTER_S:
+        return ""
+    return "tray" if tray_available else "alert"
+
+
+def finish_message(entry: "ExperimentRun") -> tuple[str, str]:
+    """(title, text) of the notification that ``entry`` ended."""
+    took = (entry.finished - entry.started) if entry.finished is not None and entry.started is not None else 0.0
+    title = {OK: "Run finished", FAILED: "Run failed", CANCELLED: "Run cancelled"}.get(entry.status, "Run ended")
+    detail = entry.error if entry.status == FAILED and entry.error else (f"bundle {entry.bundle}" if entry.bundle else "")
+    return f"{title}: {entry.name}", f"after {format_duration(took)}" + (f"; {detail}" if detail else "")
+
+
 def format_duration(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QMessageBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QSplitter, QStyle, QSystemTrayIcon, QVBoxLayout, QWidget
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment
@@ -37,6 +37,8 @@ from rsp_workbench.gui.runs.model import (
     default_results_dir,
     execute_request,
     external_commands_text,
+    finish_message,
+    finish_notice,
 )
 from rsp_workbench.gui.runs.queue_panel import QueuePanel
 from rsp_workbench.gui.runs.run_detail import RunDetail
@@ -65,6 +67,11 @@ class RunManagerView(QWidget):
         # dialogs are attributes so that tests and scripts can replace them
         self.ask_confirm: Callable[[str], bool] = self._ask_confirm
         self.show_error: Callable[[str, str], None] = self._show_error
+        # how a run that ends in the background is announced (replaceable by tests and scripts)
+        self.window_active: Callable[[], bool] = lambda: self.window().isActiveWindow()
+        self.tray_available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable
+        self.notify: Callable[[str, str, str], None] = self._notify
+        self._tray: QSystemTrayIcon | None = None
 
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
@@ -205,6 +212,9 @@ class RunManagerView(QWidget):
         self._redraw(force=True)
         if entry.bundle is not None and not self._closing:  # no new loading while the window closes
             self.bundleReady.emit(str(entry.bundle))
+        kind = finish_notice(entry, window_active=self.window_active(), tray_available=self.tray_available())
+        if kind and not self._closing:
+            self.notify(kind, *finish_message(entry))
         self.start_next()
 
     @Slot()
@@ -278,6 +288,19 @@ class RunManagerView(QWidget):
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         return box.exec() == QMessageBox.StandardButton.Yes
+
+    def _notify(self, kind: str, title: str, text: str) -> None:
+        """A tray message ("tray"), else the taskbar entry flashes until the window is activated."""
+        if kind == "tray":
+            if self._tray is None:
+                icon = self.window().windowIcon()
+                if icon.isNull():
+                    icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DialogApplyButton)
+                self._tray = QSystemTrayIcon(icon, self)
+            self._tray.show()
+            self._tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Information, 10_000)
+        else:
+            QApplication.alert(self.window())
 
     def _show_error(self, title: str, text: str) -> None:
         QMessageBox.warning(self, title, text)
