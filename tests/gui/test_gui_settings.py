@@ -126,3 +126,10 @@ def test_file_settings_opens_with_ctrl_comma_and_redirects_new_runs(window, sett
     window.settings_dialog = lambda: Accepting()
     window.settings_action.trigger()
     assert window.runs.form.results_dir() == tmp_path / "elsewhere"
+
+
+def test_the_recent_bundles_keep_as_many_as_the_setting_says(browser, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    settings.setValue("library/recent_size", 2)
+    for name in ("a", "b", "c"):
+        browser._remember(str(tmp_path / name))
+    assert browser.recent_bundles() == [str(tmp_path / "c"), str(tmp_path / "b")]
