@@ -264,6 +264,7 @@ def _sleepers(marker: str) -> list[psutil.Process]:
 LEAVING = ("child", "daemon", "child-holds-stdout", "daemon-env-cleared")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", LEAVING)
 def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: str) -> None:
     """Also a daemon that left the engine's session and cleared its environment (no run mark to find it by)."""
@@ -286,6 +287,7 @@ def test_what_an_engine_leaves_behind_is_killed_and_named(tmp_path: Path, mode: 
     no_process_left(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["hang", "child+hang", "daemon+hang", "daemon-env-cleared+hang"])
 def test_engines_and_all_they_started_die_with_a_killed_rspwb(tmp_path: Path, mode: str) -> None:
     """SIGKILL to ``rspwb`` while an engine hangs: the engine, its child and a double-forked daemon (in its
@@ -352,6 +354,7 @@ def _set_run(bundle: Path, file: str, **fields: object) -> None:
     (bundle / file).write_text(json.dumps(document))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run_id", ["../../outside/run", "ABSOLUTE", "..", "", 7, "a\\b"])
 def test_a_run_id_that_leaves_the_bundle_is_refused(hostile: Path, run_id: object) -> None:
     from tests.e2e.bad_inputs_support import assert_one_line, rspwb
@@ -419,6 +422,7 @@ def _tree(folder: Path) -> dict[str, str]:
     return {str(path.relative_to(folder)): path.read_text() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
+@pytest.mark.slow
 def test_a_project_folder_with_a_manifest_is_not_a_bundle(tmp_path: Path) -> None:
     """A folder that happens to hold a ``manifest.json`` (and sources) is refused; ``--force`` writes the
     bundle into it and keeps every file of the user's, ``manifest.json`` aside (it is the bundle's name)."""
@@ -440,6 +444,7 @@ def test_a_project_folder_with_a_manifest_is_not_a_bundle(tmp_path: Path) -> Non
     assert json.loads((project / "manifest.json").read_text())["format"] == "rspwb-result-bundle/1"
 
 
+@pytest.mark.slow
 def test_a_rerun_keeps_the_users_files_in_the_bundle(tmp_path: Path) -> None:
     from tests.e2e.bad_inputs_support import rspwb
 
@@ -457,6 +462,7 @@ def test_a_rerun_keeps_the_users_files_in_the_bundle(tmp_path: Path) -> None:
     assert not (out / ".rspwb-lock").exists() and leftovers(out) == []
 
 
+@pytest.mark.slow
 def test_a_bundle_reached_through_a_symbolic_link_is_rerun_into(tmp_path: Path) -> None:
     from tests.e2e.bad_inputs_support import rspwb
 
@@ -485,6 +491,7 @@ def test_generate_never_replaces_a_file_unasked(tmp_path: Path) -> None:
     assert thesis.read_text().startswith("<")
 
 
+@pytest.mark.slow
 def test_a_second_concurrent_run_into_the_same_bundle_is_refused(tmp_path: Path) -> None:
     """While one ``rspwb run`` writes a bundle (its engine hangs), a second one into it stops with one line
     and touches nothing; the first one, stopped, still leaves a consistent cancelled bundle."""

@@ -51,6 +51,7 @@ def rooms_run(tmp_path: Path, end: int = 30000, **parameters: object) -> list[tu
     return answers(tmp_path)
 
 
+@pytest.mark.slow
 def test_time_batch_starts_at_the_first_event_and_posts_on_esper_s_clock(tmp_path: Path) -> None:
     needs_esper()
     # #time_batch(10 s) without a reference point: the first batch starts with the first event
@@ -61,6 +62,7 @@ def test_time_batch_starts_at_the_first_event_and_posts_on_esper_s_clock(tmp_pat
     assert rooms_run(tmp_path) == [(11000, "=", R1), (21000, "=", R2)]
 
 
+@pytest.mark.slow
 def test_time_batch_with_a_reference_point_and_the_empty_relation(tmp_path: Path) -> None:
     needs_esper()
     # #time_batch(10 s, 0L): batches [0, 10000), [10000, 20000), [20000, 30000). The last holds
@@ -68,6 +70,7 @@ def test_time_batch_with_a_reference_point_and_the_empty_relation(tmp_path: Path
     assert rooms_run(tmp_path, reference_point=0) == [(10000, "=", R1), (20000, "=", R2), (30000, "=", Counter())]
 
 
+@pytest.mark.slow
 def test_an_empty_batch_is_not_posted(tmp_path: Path) -> None:
     needs_esper()
     stream = detections(("m1", "r1", 1000), ("m2", "r1", 3000), ("m1", "r2", 35000), ("m2", "r2", 36000))
@@ -127,6 +130,7 @@ def test_a_sliding_time_batch_is_refused_in_one_line(tmp_path: Path) -> None:
     assert "window time_batch is tumbling: RANGE must equal STEP (got 10000 ms and 5000 ms)" in (result.error or "")
 
 
+@pytest.mark.slow
 def test_terms_static_data_and_aggregates_come_back_as_n_triples(tmp_path: Path) -> None:
     needs_esper()
     # static data joins the window content in the default graph, as C-SPARQL merges them
@@ -146,6 +150,7 @@ WHERE { ?s <http://ex.org/says> ?o . ?s <http://ex.org/kind> ?kind } GROUP BY ?o
                                                       mapping(o='"chat"@fr', kind='"k"', n=f'"1"^^{integer}')]))]
 
 
+@pytest.mark.slow
 def test_an_out_of_memory_error_is_one_fatal_line_with_the_jvm_s_message() -> None:
     needs_esper()
     lines = [{"type": "register", "protocol": 1, "engine": {"type": "esper", "parameters": {"heap": "64m"}},

@@ -103,6 +103,7 @@ def test_yabench_files(bundles: Any, name: str) -> None:
         assert all(r["recall"] < 1.0 for r in csparql)
 
 
+@pytest.mark.slow
 def test_yabench_gracious_mode_recovers_csparql(bundles: Any) -> None:
     strict = {r["run_id"]: r for r in bundles("yabench/experiment4-nongracious.yaml")["rows"]}
     gracious = {r["run_id"]: r for r in bundles("yabench/experiment4-gracious.yaml")["rows"]}

@@ -35,11 +35,23 @@ def test_an_engine_that_cannot_start_is_an_oserror_naming_it() -> None:
         start(["no-such-engine-program"])
 
 
+def _sleeping(pid: int) -> int:
+    """How many ``sleep`` processes run below ``pid`` (one that ends while it is read does not count:
+    the setsid shell exits at once, and psutil may then fail to read its command line)."""
+    count = 0
+    for process in psutil.Process(pid).children(recursive=True):
+        try:
+            count += process.cmdline()[:1] == ["sleep"]
+        except (psutil.Error, OSError):
+            pass
+    return count
+
+
 def test_stopping_kills_the_engine_and_everything_it_started_and_names_them() -> None:
     """A stopped run: the engine, its child and an orphan that left its session are all killed and named."""
     engine = start(["sh", "-c", "sleep 3601 & setsid sh -c 'sleep 3602 & exit' ; sleep 3603"])
     deadline = time.monotonic() + 30
-    while sum(p.cmdline()[:1] == ["sleep"] for p in psutil.Process(engine.popen.pid).children(recursive=True)) < 3:
+    while _sleeping(engine.popen.pid) < 3:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     killed = reap(engine, "none")
