@@ -46,22 +46,10 @@ from rsp_workbench.generators.sg1 import observation_elements, reference_observa
 from rsp_workbench.query.parser import parse_query  # noqa: E402
 from rsp_workbench.query.writer import write_query  # noqa: E402
 from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from rsp_workbench.stand.protocol import session_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 Q1 = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
-
-
-def protocol_lines(text: str, stimuli: list, parameters: dict) -> list[str]:
-    """The lines the stand writes to the engine for these stimuli (one stimulus per line)."""
-    lines = [json.dumps({"type": "register", "protocol": 1, "engine": {"type": "esper", "parameters": parameters},
-                         "query": {"id": "q1", "text": text, "syntax": "csparql", "dialect": "csparql"},
-                         "static": {"default": [], "named": {}}})]
-    for index, stimulus in enumerate(stimuli):
-        elements = [[e.subject, e.predicate, e.object] for e in stimulus.elements]
-        lines.append(json.dumps({"type": "stimulus", "id": index, "t": stimulus.application_time, "elements": elements},
-                                separators=(",", ":")))
-    lines.append(json.dumps({"type": "close"}))
-    return lines
 
 
 def adapter_us(stderr: str) -> float:
@@ -96,10 +84,9 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         messages = Path(tmp) / "messages.jsonl"
-        messages.write_text("\n".join(protocol_lines(text, stimuli, parameters)) + "\n")
+        messages.write_bytes(session_bytes(config, text, stimuli, syntax="csparql", query_id="q1"))
         empty = Path(tmp) / "register-close.jsonl"  # the JVM's start, Esper's compile, Jena's warm-up only
-        lines = protocol_lines(text, [], parameters)
-        empty.write_text("\n".join(lines) + "\n")
+        empty.write_bytes(session_bytes(config, text, [], syntax="csparql", query_id="q1"))
         runs: list[dict] = []
         piped_runs: list[tuple[float, subprocess.CompletedProcess[bytes]]] = []
         startups: list[float] = []

@@ -43,22 +43,10 @@ from rsp_workbench.generators.sg1 import observation_elements, reference_observa
 from rsp_workbench.query.parser import parse_query  # noqa: E402
 from rsp_workbench.query.writer import write_query  # noqa: E402
 from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from rsp_workbench.stand.protocol import session_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 Q1 = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
-
-
-def protocol_lines(text: str, stimuli: list) -> list[str]:
-    """The lines the stand writes to the engine for these stimuli (one stimulus per line)."""
-    lines = [json.dumps({"type": "register", "protocol": 1, "engine": {"type": "rsprs", "parameters": {}},
-                         "query": {"id": "q1", "text": text, "syntax": "rspql", "dialect": "rspjs"},
-                         "static": {"default": [], "named": {}}})]
-    for index, stimulus in enumerate(stimuli):
-        elements = [[e.subject, e.predicate, e.object] for e in stimulus.elements]
-        lines.append(json.dumps({"type": "stimulus", "id": index, "t": stimulus.application_time, "elements": elements},
-                                separators=(",", ":")))
-    lines.append(json.dumps({"type": "close"}))
-    return lines
 
 
 def main() -> int:
@@ -85,9 +73,10 @@ def main() -> int:
     text = write_query(parse_query(q1), "rspjs")
     print(f"stream: {len(elements)} triples in {len(stimuli)} stimuli (SG1, {args.stations} stations, {args.duration})")
 
+    config = EngineConfig("rsprs", PRESETS["rsprs"], name="rsprs", dialect="rspjs")
     with tempfile.TemporaryDirectory() as tmp:
         messages = Path(tmp) / "messages.jsonl"
-        messages.write_text("\n".join(protocol_lines(text, stimuli)) + "\n")
+        messages.write_bytes(session_bytes(config, text, stimuli, syntax="rspql", query_id="q1"))
 
         runs: list[dict] = []
         piped_runs: list[tuple[float, subprocess.CompletedProcess[bytes]]] = []
@@ -114,7 +103,6 @@ def main() -> int:
               f"(+{piped_us - direct_us:.1f}), {responses} responses; max RSS {rss_kb / 1024:.1f} MiB")
 
         run_folder = Path(tmp) / "run"
-        config = EngineConfig("rsprs", PRESETS["rsprs"], name="rsprs", dialect="rspjs")
         result = run_engine(config, q1, stimuli, run_folder, syntax="csparql",
                             options=StandOptions(mode="absolute-time", sampling_ms=100))
         assert result.ok, result.error

@@ -61,6 +61,16 @@ def stimulus_message(stimulus: Stimulus) -> dict[str, Any]:
     return message
 
 
+def session_bytes(engine: EngineConfig, query_text: str, stimuli: Iterable[Stimulus], *, syntax: str | None = None,
+                  query_id: str | None = None) -> bytes:
+    """A whole session as the stand writes it, one stimulus per line — register, stimuli, close —
+    for replaying an engine without the stand (the benchmarks time an adapter alone this way)."""
+    lines = [dumps(register_message(engine, query_text, syntax=syntax, query_id=query_id))]
+    lines += [dumps(stimulus_message(stimulus)) for stimulus in stimuli]
+    lines.append(dumps({"type": "close"}))
+    return b"".join(lines)
+
+
 def batch_message(stimuli: Iterable[Stimulus]) -> dict[str, Any]:
     """Several stimuli in one line, for an engine that announced ``"batch": true`` in ``ready``.
 
