@@ -25,6 +25,7 @@ class SourceTree:
     files: dict[str, Path]
     imports: dict[str, set[str]]
     external: dict[str, set[str]]
+    syntax: dict[str, ast.Module]  # each module parsed once: every rule walks these
 
     def room(self, module: str) -> str:
         """The room a module lives in: ``pkg.x`` for ``pkg.x.y.z``; ``pkg`` itself for ``pkg``."""
@@ -61,9 +62,10 @@ def read_tree(root: Path, package: str) -> SourceTree:
     string_import = re.compile(rf"^({re.escape(package)}(?:\.\w+)+)(?::\w+)?$")
     imports: dict[str, set[str]] = {name: set() for name in files}
     external: dict[str, set[str]] = {name: set() for name in files}
+    syntax = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in files.items()}
     for name, path in files.items():
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in ast.walk(syntax[name]):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -88,7 +90,7 @@ def read_tree(root: Path, package: str) -> SourceTree:
                         imports[name].add(resolved)
                 elif target and not isinstance(node, ast.Constant):
                     external[name].add(target.split(".")[0])
-    return SourceTree(package, files, imports, external)
+    return SourceTree(package, files, imports, external, syntax)
 
 
 def layer_of(room: str, layers: tuple[tuple[str, ...], ...]) -> int | None:
@@ -221,7 +223,7 @@ def private_imports(tree: SourceTree) -> list[str]:
     for name, path in tree.files.items():
         is_package = path.name == "__init__.py"
         modules: dict[str, str] = {}  # local alias -> project module
-        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))))
+        nodes = list(ast.walk(tree.syntax[name]))
         for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
