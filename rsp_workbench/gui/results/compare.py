@@ -132,6 +132,7 @@ class CompareView(ResultsView):
         self.a: Bundle | None = None
         self.b: Bundle | None = None
         self.comparison: BundleComparison | None = None
+        self.summary = ""  # the status line between reads (a read's progress shows there meanwhile)
         self.windows: WindowComparison | None = None
         self.task: Any = None
         self._pending: tuple[Callable[..., None], dict[str, Any]] = (lambda result: None, {})
@@ -257,7 +258,8 @@ class CompareView(ResultsView):
         self.names.setToolTip(f"A: {self.a.folder}\nB: {self.b.folder}")
         self._fill_runs()
         self.show_content()
-        self.status.setText(self.comparison.summary_text() + "; select a run in both to compare its windows")
+        self.summary = self.comparison.summary_text() + "; select a run in both to compare its windows"
+        self.status.setText(self.summary)
         first = next((i for i, run in enumerate(self.comparison.runs) if run.side == BOTH), None)
         if first is not None:
             self.runs_table.selectRow(first)
@@ -378,6 +380,7 @@ class CompareView(ResultsView):
 
     def _finish_task(self) -> None:
         self.task = None
+        self.status.setText(self.summary)
         self.progress.setVisible(False)
         self.cancel_button.setVisible(False)
 
