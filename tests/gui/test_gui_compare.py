@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from tests.gui.support import shown_main_window, write_bundle  # noqa: E402
+from tests.gui.support import rooms_experiment, shown_main_window, write_bundle  # noqa: E402
 from tests.results.yabench_folder import build_test_folder  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -46,6 +46,7 @@ def wait_for(qtbot, task) -> None:  # type: ignore[no-untyped-def]
         qtbot.wait(50)
 
 
+@pytest.mark.slow
 def test_compare_with_shows_the_differing_run_and_window(window, qtbot, real_bundle: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     browser = window.results
     assert not browser.compare_button.isEnabled() and not browser.rerun_button.isEnabled()
@@ -78,6 +79,35 @@ def test_compare_with_shows_the_differing_run_and_window(window, qtbot, real_bun
     assert "recall A,recall B" in (tmp_path / "compare.csv").read_text()
 
 
+def test_bundle_b_is_read_on_a_task_with_progress_and_cancel(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Hand-written bundles: B is read on the window's tasks (Cancel shown meanwhile); the chosen
+    pair's windows side by side, the differing cell highlighted, "only differing windows" filters."""
+    runs = [{"case": 0, "repetition": 0, "engine": e, "query": "q1", "variables": {}} for e in ("cqels", "csparql")]
+    a, b = write_bundle(tmp_path / "a", "a", [dict(r) for r in runs]), write_bundle(tmp_path / "b", "b", [dict(r) for r in runs])
+    for folder, recall in ((a, 1.0), (b, 0.5)):
+        for engine in ("cqels", "csparql"):
+            windows = [{"start": s, "end": s + 2000, "precision": 1.0, "recall": recall if (s, engine) == (2000, "cqels") else 1.0,
+                        "actual_size": 1, "expected_size": 1, "window_triples": 3, "delay": 0} for s in (0, 2000, 4000)]
+            (folder / "runs" / f"case0-rep0-{engine}-q1" / "oracle.json").write_text(json.dumps({"windows": windows}))
+    browser = window.results
+    wait_for(qtbot, browser.open_bundle(a))
+    view = browser.compare_view
+    task = view.compare_with(b)
+    assert task is not None and view.cancel_button.isVisibleTo(view) and view.progress.isVisibleTo(view)
+    wait_for(qtbot, task)
+    qtbot.waitUntil(lambda: view.windows is not None, timeout=30_000)
+    assert not view.cancel_button.isVisibleTo(view) and view.comparison.summary_text().startswith("2 run(s) in both (0 differ)")
+    assert view.window_caption.text().startswith("case0-rep0-cqels-q1 (A) and case0-rep0-cqels-q1 (B): 3 windows")
+    model = view.window_model
+    assert model.rowCount() == 3 and model.cell(1, 4) == "1.000" and model.cell(1, 5) == "0.500"
+    assert model.data(model.index(1, 5), 8).color().name() == "#ffe08a" and model.data(model.index(0, 5), 8) is None
+    view.only_differing.setChecked(True)
+    assert model.rowCount() == 1 and model.cell(0, 0) == "2"
+    view.runs_table.selectRow(1)  # csparql: no window differs
+    qtbot.waitUntil(lambda: view.window_caption.text().startswith("case0-rep0-csparql-q1"), timeout=30_000)
+    assert model.rowCount() == 0 and "(0 differ)" in view.window_caption.text()
+
+
 def test_an_own_bundle_beside_a_published_folder(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Without tasks (read at once): a published folder as B, its runs paired with the own ones by
     engine, test and repetition; a folder that is no bundle is refused and the comparison stays."""
@@ -97,9 +127,14 @@ def test_an_own_bundle_beside_a_published_folder(browser, tmp_path: Path) -> Non
     assert view.comparison.a.published and view.comparison.differing == 0
 
 
-def test_rerun_queues_the_bundles_experiment_into_a_new_bundle(window, qtbot, real_bundle: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_queues_the_bundles_experiment_into_a_new_bundle(window, qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     started: list[object] = []
     monkeypatch.setattr(window.runs, "start_next", lambda: started.append(True))  # queued, not run here
+    real_bundle = write_bundle(tmp_path / "bundle", "tiny-rooms", [
+        {"case": 0, "repetition": 0, "engine": "csparql", "query": "rooms", "variables": {}}])
+    manifest = json.loads((real_bundle / "manifest.json").read_text())
+    (real_bundle / "manifest.json").write_text(json.dumps({**manifest, "seed": 7}))
+    (real_bundle / "experiment.yaml").write_text("seed: 7\n" + rooms_experiment(tmp_path).read_text())
     browser = window.results
     wait_for(qtbot, browser.open_bundle(real_bundle))
     browser.rerun_button.click()
@@ -107,7 +142,7 @@ def test_rerun_queues_the_bundles_experiment_into_a_new_bundle(window, qtbot, re
     assert entry is not None and started and window.tabs.currentWidget() is window.runs
     request = entry.request
     original = json.loads((real_bundle / "manifest.json").read_text())
-    assert request.size is None and request.experiment.seed == original["seed"]
+    assert request.size is None and request.experiment.seed == original["seed"] == 7
     assert request.experiment.raw == browser.data.bundle.experiment().raw
     assert request.out_dir.parent == Path(window.runs.form.results_dir()) and request.out_dir != real_bundle
     assert request.source == f"re-run of {real_bundle}"
@@ -156,3 +191,24 @@ def test_the_library_offers_the_import(window, tmp_path: Path) -> None:  # type:
     window.yabench_import.ask_folder = lambda: calls.append(True)  # the user closes the dialog
     window.library.import_button.click()
     assert calls == [True] and window.designer.model.file is None
+
+
+@pytest.mark.slow
+def test_a_rerun_reproduces_the_bundle(window, qtbot, real_bundle: Path) -> None:  # type: ignore[no-untyped-def]
+    """The re-run's new bundle holds the same experiment and judges every run alike (same seed, same stream)."""
+    from rsp_workbench.gui.results.model import compare_bundles
+    from rsp_workbench.results.reader import open_bundle
+
+    browser = window.results
+    wait_for(qtbot, browser.open_bundle(real_bundle))
+    entry = window.results.rerun_button.click() or window.runs.model.get(1)
+    assert entry is not None
+    qtbot.waitUntil(lambda: entry.status in ("ok", "failed", "cancelled"), timeout=240_000)
+    assert entry.status == "ok" and entry.bundle is not None and entry.bundle != real_bundle
+    again = Path(entry.bundle)
+    assert (again / "experiment.yaml").read_text() == (real_bundle / "experiment.yaml").read_text()
+    comparison = compare_bundles(open_bundle(real_bundle), open_bundle(again))
+    assert [run.side for run in comparison.runs] == ["both"] * 4
+    for run in comparison.runs:
+        judged = dict(zip(("verdict", "precision", "recall", "windows", "responses"), run.cells))
+        assert not any(cell.differs for cell in judged.values()), (run.run_a, judged)

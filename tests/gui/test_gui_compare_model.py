@@ -129,6 +129,7 @@ def test_an_engine_type_not_installed_here_cannot_be_rerun(tmp_path: Path, monke
     assert raised.value.file == str(bundle / "experiment.yaml") and raised.value.field == "engines.jena"
 
 
+@pytest.mark.slow
 def test_a_bundle_reruns_the_experiment_it_holds(real_bundle: Path) -> None:
     experiment = experiment_to_rerun(open_bundle(real_bundle))
     assert experiment.seed == 1430236906 and [e.id for e in experiment.engines] == ["cqels", "csparql"]
