@@ -64,7 +64,7 @@ def test_compare_with_shows_the_differing_run_and_window(window, qtbot, real_bun
     row = next(i for i, run in enumerate(comparison.runs) if run.run_a == RUN)
     recall = view.run_cell(row, "recall")
     assert recall.endswith("→ 0.123") and view.runs_table.item(row, 5).background().color().name() == "#ffe08a"
-    assert "1 differ" in view.status.text()
+    assert "(1 judged differently)" in view.status.text()
 
     view.runs_table.selectRow(row)
     qtbot.waitUntil(lambda: view.windows is not None and view.window_caption.text().startswith(RUN), timeout=30_000)
@@ -96,7 +96,7 @@ def test_bundle_b_is_read_on_a_task_with_progress_and_cancel(window, qtbot, tmp_
     assert task is not None and view.cancel_button.isVisibleTo(view) and view.progress.isVisibleTo(view)
     wait_for(qtbot, task)
     qtbot.waitUntil(lambda: view.windows is not None, timeout=30_000)
-    assert not view.cancel_button.isVisibleTo(view) and view.comparison.summary_text().startswith("2 run(s) in both (0 differ)")
+    assert not view.cancel_button.isVisibleTo(view) and view.comparison.summary_text().startswith("2 run(s) in both (0 judged differently)")
     assert view.window_caption.text().startswith("case0-rep0-cqels-q1 (A) and case0-rep0-cqels-q1 (B): 3 windows")
     model = view.window_model
     assert model.rowCount() == 3 and model.cell(1, 4) == "1.000" and model.cell(1, 5) == "0.500"

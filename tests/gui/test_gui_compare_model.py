@@ -53,14 +53,17 @@ def test_two_own_bundles_pair_by_run_id_and_show_each_difference(tmp_path: Path)
     assert cells["verdict"].text == "correct → incorrect" and cells["precision"].text == "0.500 → 0.750"
     assert cells["recall"].text == "–" and not cells["recall"].differs and not cells["windows"].differs
     assert comparison.runs[1].run_b is None and comparison.runs[2].run_a is None
-    assert comparison.summary_text() == "1 run(s) in both (1 differ); 1 only in A; 1 only in B — paired by run id"
+    assert comparison.summary_text() == "1 run(s) in both (1 judged differently); 1 only in A; 1 only in B — paired by run id"
 
 
-def test_values_that_look_the_same_do_not_differ(tmp_path: Path) -> None:
-    """Precision 0.5 and 0.5004 both show as 0.500: nothing to highlight."""
-    a = open_bundle(write_bundle(tmp_path / "a", "a", [run("cqels", precision=0.5)]))
-    b = open_bundle(write_bundle(tmp_path / "b", "b", [run("cqels", precision=0.5004)]))
-    assert compare_bundles(a, b).differing == 0
+def test_values_that_look_the_same_do_not_differ_nor_do_costs(tmp_path: Path) -> None:
+    """Precision 0.5 and 0.5004 both show as 0.500; a wall time that differs is shown, yet the run is
+    judged alike (costs differ between any two runs)."""
+    a = open_bundle(write_bundle(tmp_path / "a", "a", [run("cqels", precision=0.5, wall_s=1.0)]))
+    b = open_bundle(write_bundle(tmp_path / "b", "b", [run("cqels", precision=0.5004, wall_s=2.5)]))
+    comparison = compare_bundles(a, b)
+    assert comparison.differing == 0 and not comparison.runs[0].differs
+    assert comparison.runs[0].cells[1].text == "0.500" and comparison.runs[0].cells[-1].text == "1 → 2.5"
 
 
 def test_windows_are_aligned_by_borders_and_evaluation(tmp_path: Path) -> None:

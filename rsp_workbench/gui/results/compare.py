@@ -42,6 +42,7 @@ from rsp_workbench.gui.results.common import ResultsView, new_chart, style_plot
 from rsp_workbench.gui.results.model import (
     BOTH,
     COMPARED_COLUMNS,
+    JUDGED_KEYS,
     ONLY_A,
     WINDOW_METRICS,
     BundleComparison,
@@ -55,10 +56,11 @@ from rsp_workbench.results.bundle import Bundle
 from rsp_workbench.results.reader import not_a_bundle
 
 DIFFERS = "#ffe08a"  # a cell whose values differ
+COST_DIFFERS = "#eceff4"  # a cost (RSS, latency, wall time) that differs: it does between any two runs
 ONE_SIDE = {ONLY_A: "#dbe9f6", "only B": "#f6e3d4"}  # a run or window in one bundle only
 RUN_HEADERS = ("in", "engine", "run", *(header for header, _ in COMPARED_COLUMNS))
-WINDOW_HEADERS = ("start s", "end s", *(f"{metric.replace('_size', '')} {side}"
-                                         for metric in WINDOW_METRICS for side in ("A", "B")))
+WINDOW_HEADERS = ("start\ns", "end\ns", *(f"{metric.replace('_size', '')}\n{side}"
+                                           for metric in WINDOW_METRICS for side in ("A", "B")))
 COLOURS = {"A": "#0072b2", "B": "#d55e00"}
 
 
@@ -137,7 +139,7 @@ class CompareView(ResultsView):
         self.task: Any = None
         self._pending: tuple[Callable[..., None], dict[str, Any]] = (lambda result: None, {})
         self.ask_folder: Callable[[], str | None] = self._ask_folder
-        self.choose_button = QPushButton("Compare with…")
+        self.choose_button = QPushButton("Bundle B…")
         self.choose_button.setObjectName("compareChoose")
         self.choose_button.setToolTip("Choose bundle B: another result bundle or a published YABench test folder")
         self.choose_button.clicked.connect(self.choose)
@@ -179,13 +181,14 @@ class CompareView(ResultsView):
         self.chart = new_chart()
         self.plot = self.chart.addPlot()
         style_plot(self.plot, bottom="window end (s)", left="precision")
-        self.plot.addLegend(offset=(-10, 10))
+        self.plot.addLegend(offset=(-10, -10))  # bottom right: precision and recall are mostly near 1
         self.window_model = WindowTable()
         self.window_table = QTableView()
         self.window_table.setObjectName("compareWindows")
         self.window_table.setModel(self.window_model)
         self.window_table.verticalHeader().setVisible(False)
-        self.window_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.window_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.window_table.horizontalHeader().setStretchLastSection(True)
 
         options = QWidget()
         row = QHBoxLayout(options)
@@ -277,7 +280,8 @@ class CompareView(ResultsView):
             for c, text in enumerate(texts):
                 item = QTableWidgetItem(text)
                 if c >= 3 and run.cells[c - 3].differs and run.side == BOTH:
-                    item.setBackground(QBrush(QColor(DIFFERS)))
+                    judged = COMPARED_COLUMNS[c - 3][1] in JUDGED_KEYS
+                    item.setBackground(QBrush(QColor(DIFFERS if judged else COST_DIFFERS)))
                     item.setToolTip(f"A: {run.cells[c - 3].a}\nB: {run.cells[c - 3].b}")
                 elif run.side != BOTH:
                     item.setBackground(QBrush(QColor(ONE_SIDE[run.side])))

@@ -27,12 +27,14 @@ if TYPE_CHECKING:
     from rsp_workbench.experiment.model import Experiment
 
 RATIO_KEYS = {"precision", "recall"}
-#: The summary columns compared side by side: (header, summary-row key).
+#: The summary columns compared side by side: (header, summary-row key); the first five are the judgement
+#: (a run "differs" by these), the others what the run cost, which varies between any two runs.
 COMPARED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("verdict", "verdict"), ("precision", "precision"), ("recall", "recall"), ("windows", "windows"),
     ("responses", "responses"), ("peak RSS MB", "peak_rss_mb"), ("latency ms", "latency_ms_mean"),
     ("wall s", "wall_s"),
 )
+JUDGED_KEYS = ("verdict", "precision", "recall", "windows", "responses")
 BOTH, ONLY_A, ONLY_B = "both", "only A", "only B"
 #: The per-window columns compared side by side (`Bundle.windows` column names).
 WINDOW_METRICS = ("precision", "recall", "actual_size", "expected_size")
@@ -84,7 +86,9 @@ class ComparedRun:
 
     @property
     def differs(self) -> bool:
-        return self.side != BOTH or any(cell.differs for cell in self.cells)
+        """In one bundle only, or judged differently (verdict, precision, recall, windows, responses)."""
+        return self.side != BOTH or any(cell.differs for cell, (_, key) in zip(self.cells, COMPARED_COLUMNS)
+                                        if key in JUDGED_KEYS)
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class BundleComparison:
 
     def summary_text(self) -> str:
         both, only_a, only_b = self.count(BOTH), self.count(ONLY_A), self.count(ONLY_B)
-        parts = [f"{both} run(s) in both ({self.differing} differ)"]
+        parts = [f"{both} run(s) in both ({self.differing} judged differently)"]
         if only_a:
             parts.append(f"{only_a} only in A")
         if only_b:
