@@ -107,6 +107,11 @@ def test_bundle_b_is_read_on_a_task_with_progress_and_cancel(window, qtbot, tmp_
     qtbot.waitUntil(lambda: view.window_caption.text().startswith("case0-rep0-csparql-q1"), timeout=30_000)
     assert model.rowCount() == 0 and "(0 differ)" in view.window_caption.text()
 
+    wait_for(qtbot, browser.open_bundle(b))  # a new bundle A: nothing of the previous pair's windows stays
+    assert view.windows is None and model.rowCount() == 0 and not view.plot.listDataItems()
+    qtbot.waitUntil(lambda: view.windows is not None, timeout=30_000)  # its first pair, read afresh
+    assert view.window_caption.text().startswith("case0-rep0-cqels-q1 (A) and case0-rep0-cqels-q1 (B): 3 windows: 3 in both (0 differ)")
+
 
 def test_an_own_bundle_beside_a_published_folder(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Without tasks (read at once): a published folder as B, its runs paired with the own ones by

@@ -95,6 +95,8 @@ def test_an_own_bundle_and_a_published_folder_pair_by_engine_test_and_repetition
     assert comparison.paired_by == "engine, YABench test and repetition"
     assert [(r.run_a, r.run_b) for r in comparison.runs] == [("case0-rep0-cqels-q1", "cqels-small-rep1"),
                                                            ("case0-rep1-cqels-q1", "cqels-small-rep2")]
+    verdict = comparison.runs[0].cells[0]  # a published folder has no verdict: shown, not a difference
+    assert verdict.text == "correct → –" and not verdict.differs
     windows = read_window_comparison(a, "case0-rep0-cqels-q1", b, "cqels-small-rep1")
     assert windows is not None and windows.summary_text() == "3 windows: 3 in both (1 differ)"
     assert windows.differs["recall"].tolist() == [False, False, True]

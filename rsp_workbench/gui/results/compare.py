@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QProgressBar,
+    QSizePolicy,
     QPushButton,
     QSplitter,
     QTableView,
@@ -135,6 +136,7 @@ class CompareView(ResultsView):
         self.b: Bundle | None = None
         self.comparison: BundleComparison | None = None
         self.summary = ""  # the status line between reads (a read's progress shows there meanwhile)
+        self.reading = ""  # what the running task reads: "B" or "windows"
         self.windows: WindowComparison | None = None
         self.task: Any = None
         self._pending: tuple[Callable[..., None], dict[str, Any]] = (lambda result: None, {})
@@ -145,6 +147,7 @@ class CompareView(ResultsView):
         self.choose_button.clicked.connect(self.choose)
         self.names = QLabel()
         self.names.setObjectName("compareNames")
+        self.names.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # long paths never widen the window
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setMaximumWidth(160)
@@ -220,6 +223,8 @@ class CompareView(ResultsView):
     def set_data(self, data: Any) -> None:
         """The browser opened bundle A: compare it with B again (B stays chosen)."""
         self.a = data.bundle
+        if self.task is not None and self.reading == "B":
+            return  # bundle B is being read: it is compared with this A when it arrives
         self._compare()
 
     @Slot()
@@ -233,6 +238,7 @@ class CompareView(ResultsView):
         if refused is not None:
             self.status.setText(f"<span style='color:#c62828'>Not compared: {escape_html(str(refused))}</span>")
             return None
+        self.reading = "B"
         return self._start(f"read {Path(folder).name} for comparison",
                            lambda state: open_for_comparison(Path(folder).expanduser(), lambda: state.cancelled,
                                                              state.report_progress),
@@ -248,8 +254,15 @@ class CompareView(ResultsView):
         self._compare()
 
     def _compare(self) -> None:
+        """Pair the runs of A and B afresh: nothing of the previous pair stays (its windows, chart, caption)."""
+        if self.task is not None:  # the windows of a pair of the previous comparison: not wanted any more
+            self.cancel()
+            self._finish_task()
         self.windows = None
         self.window_model.show(None, False)
+        self._draw_windows()
+        self.window_caption.setText("")
+        self.runs_table.clearSelection()
         if self.a is None or self.b is None:
             if self.a is not None:
                 self.show_message(f"Bundle A is <b>{escape_html(self.a.name)}</b>. Choose bundle B with "
@@ -308,6 +321,7 @@ class CompareView(ResultsView):
         a, b = self.a, self.b
         assert a is not None and b is not None and run.run_a and run.run_b
         self.window_caption.setText(f"reading the windows of {escape_html(run.run_a)} …")
+        self.reading = "windows"
         self._start(f"compare windows of {run.run_a}",
                     lambda state: read_window_comparison(a, str(run.run_a), b, str(run.run_b),
                                                          lambda: state.cancelled, state.report_progress),

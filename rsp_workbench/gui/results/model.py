@@ -40,10 +40,13 @@ BOTH, ONLY_A, ONLY_B = "both", "only A", "only B"
 WINDOW_METRICS = ("precision", "recall", "actual_size", "expected_size")
 
 
+NO_VALUE = "–"
+
+
 def cell_text(key: str, value: Any) -> str:
     """A summary value as the Results tables show it (ratios to 3 decimals, other numbers to 4 digits)."""
     if value is None:
-        return "–"
+        return NO_VALUE
     if isinstance(value, float):
         return f"{value:.3f}" if key in RATIO_KEYS else f"{value:.4g}"
     if key == "error":
@@ -63,11 +66,13 @@ class ComparedCell:
 
     @property
     def differs(self) -> bool:
-        return self.a != self.b
+        """Both have a value and they differ: a value one bundle lacks (a published folder has no verdict)
+        is shown, not counted as a difference."""
+        return self.a != self.b and NO_VALUE not in (self.a, self.b)
 
     @property
     def text(self) -> str:
-        return f"{self.a} → {self.b}" if self.differs else self.a
+        return self.a if self.a == self.b else f"{self.a} → {self.b}"
 
 
 @dataclass(frozen=True)
@@ -176,8 +181,8 @@ def compare_bundles(a: Bundle, b: Bundle) -> BundleComparison:
 
 
 def _compared(row_a: Mapping[str, Any] | None, row_b: Mapping[str, Any] | None, a: Bundle, b: Bundle) -> ComparedRun:
-    cells = tuple(ComparedCell(cell_text(key, row_a.get(key)) if row_a is not None else "–",
-                               cell_text(key, row_b.get(key)) if row_b is not None else "–")
+    cells = tuple(ComparedCell(cell_text(key, row_a.get(key)) if row_a is not None else NO_VALUE,
+                               cell_text(key, row_b.get(key)) if row_b is not None else NO_VALUE)
                   for _, key in COMPARED_COLUMNS)
     shown, published = (row_a, a.published) if row_a is not None else (row_b, b.published)
     assert shown is not None
