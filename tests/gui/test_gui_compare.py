@@ -125,7 +125,8 @@ def test_an_own_bundle_beside_a_published_folder(browser, tmp_path: Path) -> Non
     assert view.has_data and view.comparison.paired_by == "engine, YABench test and repetition"
     assert [view.run_cell(i, "run") for i in range(2)] == ["case0-rep0-cqels-q1 ↔ cqels-small-rep1",
                                                            "case0-rep1-cqels-q1 ↔ cqels-small-rep2"]
-    assert "<b>B</b> cqels" in view.names.text()
+    assert "<b>A</b> <code>" in view.names.text() and "/cqels</code>" in view.names.text()  # elided in the middle
+    assert view.names.toolTip() == f"A: {own}\nB: {published}"
     (tmp_path / "empty").mkdir()
     assert view.compare_with(tmp_path / "empty") is None and "Not compared" in view.status.text() and view.has_data
     browser.open_bundle(published)  # a new bundle A: compared with B again (itself now)

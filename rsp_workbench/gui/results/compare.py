@@ -269,8 +269,8 @@ class CompareView(ResultsView):
                                   "<b>Compare with…</b> (an own bundle or a published YABench folder).")
             return
         self.comparison = compare_bundles(self.a, self.b)
-        self.names.setText(f"<b>A</b> {escape_html(self.a.name)} <code>{shown_path(self.names, self.a.folder)}</code>"
-                           f" &nbsp; <b>B</b> {escape_html(self.b.name)} <code>{shown_path(self.names, self.b.folder)}</code>")
+        self.names.setText(" &nbsp; ".join(f"<b>{side}</b> <code>{shown_path(self.names, _short(bundle.folder), 260)}</code>"
+                                           for side, bundle in (("A", self.a), ("B", self.b))))
         self.names.setToolTip(f"A: {self.a.folder}\nB: {self.b.folder}")
         self._fill_runs()
         self.show_content()
@@ -428,6 +428,11 @@ class CompareView(ResultsView):
     def _ask_folder(self) -> str | None:
         start = str(self.a.folder.parent) if self.a is not None else str(Path.cwd())
         return QFileDialog.getExistingDirectory(self, "Bundle B: a result bundle or a YABench test folder", start) or None
+
+
+def _short(folder: Path) -> str:
+    """A bundle as the names line shows it: its folder and the one above (Experiment_1/csparql)."""
+    return "/".join(folder.parts[-2:])
 
 
 class _NoState:
