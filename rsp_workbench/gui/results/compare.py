@@ -156,9 +156,10 @@ class CompareView(ResultsView):
         self.cancel_button.setObjectName("compareCancel")
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel)
-        for widget in (self.choose_button, self.names, self.progress, self.cancel_button):
-            self.controls.addWidget(widget)
-        self.controls.setStretchFactor(self.names, 1)
+        self.controls.addWidget(self.choose_button)
+        self.controls.addWidget(self.names, 10)  # most of the row (the export buttons' spacer gets 1)
+        self.controls.addWidget(self.progress)
+        self.controls.addWidget(self.cancel_button)
         self.add_export_buttons()
 
         self.runs_table = QTableWidget(0, len(RUN_HEADERS))
