@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.errors import UserError
-from rsp_workbench.gui.fit import shown_path
+from rsp_workbench.gui.fit import shown_path, thin_to_pixels
 from rsp_workbench.gui.qt import pg
 from rsp_workbench.gui.results.common import ResultsView, new_chart, style_plot
 from rsp_workbench.gui.results.model import (
@@ -348,17 +348,21 @@ class CompareView(ResultsView):
         windows = self.windows
         if windows is None or not len(windows):
             return
-        x = windows.end / 1000.0
-        for side, values in (("A", windows.a[metric]), ("B", windows.b[metric])):
+        order = np.argsort(windows.end, kind="stable")
+        x = windows.end[order] / 1000.0
+        pixels = max(200, self.chart.width())  # a run of millions of windows is drawn as the pixels show it
+        for side, values in (("A", windows.a[metric][order]), ("B", windows.b[metric][order])):
             shown = ~np.isnan(values)
+            xs, ys = thin_to_pixels(x[shown], values[shown], pixels)
             style = Qt.PenStyle.SolidLine if side == "A" else Qt.PenStyle.DashLine
-            self.plot.plot(x[shown], values[shown], name=side, pen=pg.mkPen(COLOURS[side], width=2, style=style),
-                           symbol="o" if shown.sum() <= 200 else None, symbolSize=5, symbolBrush=COLOURS[side])
-        differing = windows.differing
+            self.plot.plot(xs, ys, name=side, pen=pg.mkPen(COLOURS[side], width=2, style=style),
+                           symbol="o" if len(xs) <= 200 else None, symbolSize=5, symbolBrush=COLOURS[side])
+        differing = windows.differing[order]
         if differing.any():
-            y = np.where(np.isnan(windows.a[metric]), windows.b[metric], windows.a[metric])
-            self.plot.plot(x[differing], np.nan_to_num(y[differing]), pen=None, symbol="x", symbolSize=11,
-                           symbolPen=pg.mkPen("#c62828", width=2), name="differ")
+            y = np.where(np.isnan(windows.a[metric]), windows.b[metric], windows.a[metric])[order]
+            xs, ys = thin_to_pixels(x[differing], np.nan_to_num(y[differing]), pixels)
+            self.plot.plot(xs, ys, pen=None, symbol="x", symbolSize=11, symbolPen=pg.mkPen("#c62828", width=2),
+                           name="differ")
         self.plot.setYRange(-0.05, 1.05)
 
     # ------------------------------------------------------------------ background reads
