@@ -3,7 +3,8 @@
 Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
 when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
 Latency × memory, Eviction, Overlay (runs of several bundles, own and published, in one
-chart) and the window timeline. A bundle with more than
+chart), the window timeline and Compare (this bundle beside another; "Compare with…" in the
+header). "Re-run" asks the window to queue the bundle's experiment again. A bundle with more than
 ``inline_runs`` runs is read on a background task (rsp_workbench/gui/tasks.py), and so are the
 per-run files its views ask for; small bundles are read at once.
 """
