@@ -1,11 +1,12 @@
 """Regenerate a screenshot of each view into docs/ (offscreen): ``python docs/screenshots.py [GROUP…]``
-(groups: library, designer — with the library —, teaching, probe, runs, timeline, results; default all).
+(groups: library, designer — with the library —, teaching, probe, runs, timeline, results, compare; default all).
 
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-query-file.png, gui-designer-variables.png,
 gui-designer-1024.png,
-gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png
-(the coupon, finished-run, timeline and results-summary shots also at 1024×700: ``*-1024.png``) and
+gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png,
+gui-results-compare.png, gui-results-compare-published.png, gui-designer-imported.png
+(the coupon, finished-run, timeline, results-summary and compare shots also at 1024×700: ``*-1024.png``) and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples, a YABench-layout folder made from one of them, and the
 Overlay of both). No Spark is started.
@@ -270,8 +271,78 @@ def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     window.designer.model._saved_raw = window.designer.model.raw
 
 
-SMALL_SHOTS = ("gui-teaching-coupon.png", "gui-runs-done.png", "gui-timeline.png", "gui-results-summary.png")
-GROUPS = ("library", "designer", "teaching", "probe", "runs", "timeline", "results")
+SMALL_SHOTS = ("gui-teaching-coupon.png", "gui-runs-done.png", "gui-timeline.png", "gui-results-summary.png",
+               "gui-results-compare.png")
+GROUPS = ("library", "designer", "teaching", "probe", "runs", "timeline", "results", "compare")
+
+
+def ran_bundle(bundle: Path, experiment: Any, size: str | None = "smoke") -> Path:
+    """``bundle``, run from ``experiment`` (a file, or an Experiment) unless a finished one is there already."""
+    from rsp_workbench.experiment import load_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.results.reader import open_bundle
+
+    if not (bundle / "manifest.json").is_file() or open_bundle(bundle).status != "ok":
+        shutil.rmtree(bundle, ignore_errors=True)
+        loaded = load_experiment(experiment) if isinstance(experiment, Path) else experiment
+        run_experiment(loaded, bundle, size=size, assume_yes=True)
+    return bundle
+
+
+def compare_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
+    """Results › Compare: YABench Exp. 1 at smoke size (C-SPARQL with border drift) beside the same
+    experiment without the fault, the drifting run's windows side by side (also at 1024×700); File ›
+    Import YABench folder… on a YABench-layout folder, the experiment in the designer; then that
+    experiment's own run compared with the folder it was imported from (~2 min in all)."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    from rsp_workbench.experiment import loads_experiment
+
+    def wait(condition: Callable[[], bool], timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.02)
+
+    folder = Path(os.environ.get("RSPWB_SCREENSHOT_BUNDLES") or tmp / "bundles")
+    sample = ROOT / "sample_experiments" / "yabench" / "experiment1.yaml"
+    own = ran_bundle(folder / "yabench-experiment1", sample)
+    text = sample.read_text().replace("faults: {border_drift: true}", "faults: {border_drift: false}")
+    other = ran_bundle(folder / "yabench-experiment1-no-drift",
+                       loads_experiment(text.replace("name: yabench-experiment-1\n", "name: yabench-experiment-1-no-drift\n"),
+                                        file=sample, base_dir=sample.parent))
+    size = window.size()
+    window.resize(1280, 820)
+    browser, view = window.results, window.results.compare_view
+    window.tabs.setCurrentWidget(browser)
+    browser.open_bundle(own)
+    wait(lambda: browser.data is not None and browser.data.bundle.folder == own)
+    browser.tabs.setCurrentWidget(view)
+    view.compare_with(other)
+    wait(lambda: view.comparison is not None and view.comparison.b.folder == other and view.windows is not None)
+    view.runs_table.selectRow(3)  # case0-rep1-csparql-q1: precision and recall differ
+    wait(lambda: view.task is None and view.windows is not None and view.window_caption.text().startswith("case0-rep1-csparql"))
+    shot("gui-results-compare.png")
+    window.resize(1280, 820)  # shot() left the window at its own size after the 1024×700 one
+
+    published = yabench_layout(own, folder / "yabench-published" / "Experiment_1")
+    imported = tmp / "imported" / "exp1-csparql.yaml"
+    window.yabench_import.ask_folder = lambda: str(published / "csparql")
+    window.yabench_import.ask_out = lambda suggested: str(imported)
+    window.import_yabench()
+    window.designer.show_section("general")
+    shot("gui-designer-imported.png")
+    rerun = ran_bundle(folder / "yabench-csparql-imported", imported, size=None)
+    window.tabs.setCurrentWidget(browser)
+    browser.open_bundle(rerun)
+    view.compare_with(published / "csparql")
+    wait(lambda: view.comparison is not None and view.comparison.b.published and view.windows is not None)
+    view.runs_table.selectRow(1)
+    wait(lambda: view.task is None and view.windows is not None and view.window_caption.text().startswith("case0-rep1"))
+    shot("gui-results-compare-published.png")
+    window.resize(size)
 
 
 def probe_shot(window: Any) -> None:
@@ -357,6 +428,8 @@ def main() -> int:
             timeline_shots(window, shot, Path(tmp))
         if "results" in groups:
             results_shots(window, shot, Path(tmp))
+        if "compare" in groups:
+            compare_shots(window, shot, Path(tmp))
         window.close()
     return 0
 

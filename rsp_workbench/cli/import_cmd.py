@@ -32,21 +32,10 @@ def register(subparsers: Any) -> None:
 
 
 def import_yabench_command(args: argparse.Namespace) -> int:
-    from rsp_workbench.errors import UserError
-    from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.experiment.yabench_config import import_yabench_config
+    from rsp_workbench.experiment.yabench_config import import_targets, write_imported_experiment
 
-    folder, out = Path(args.dir), Path(args.out)
-    query_file = f"queries/{folder.resolve().name}.rq"
-    imported = import_yabench_config(folder, query_file)
-    query_path = out.parent / query_file
-    for target in (out, query_path):
-        if target.exists() and not args.force:
-            raise UserError("exists (give --force to replace it)", file=str(target))
-    query_path.parent.mkdir(parents=True, exist_ok=True)
-    query_path.write_text(imported.query_text, encoding="utf-8")
-    out.write_text(imported.yaml_text, encoding="utf-8")
-    load_experiment(out)  # the contract: what we wrote validates (a UserError here names the line)
+    imported = write_imported_experiment(Path(args.dir), Path(args.out), force=args.force)
+    out, query_path = import_targets(Path(args.dir), Path(args.out))
     for warning in imported.warnings:
         sys.stderr.write(f"rspwb: warning: {warning}\n")
     for note in imported.unmapped:

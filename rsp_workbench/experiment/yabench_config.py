@@ -280,3 +280,27 @@ def import_yabench_config(folder: str | Path, query_file: str) -> ImportedExperi
         header += [f"#   - {note}" for note in notes]
     text = "\n".join(header) + "\n" + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
     return ImportedExperiment(text, query_file, query_text, tuple(notes), tuple(warnings))
+
+
+def import_targets(folder: str | Path, out: str | Path) -> tuple[Path, Path]:
+    """(experiment file, query file) that importing the test folder into ``out`` writes: the engine
+    query goes to ``queries/<folder>.rq`` next to the experiment file."""
+    return Path(out), Path(out).parent / "queries" / f"{Path(folder).resolve().name}.rq"
+
+
+def write_imported_experiment(folder: str | Path, out: str | Path, *, force: bool = False) -> ImportedExperiment:
+    """Write the experiment file ``out`` for a YABench test folder and its query file next to it, then
+    check that the file validates (the contract of ``rspwb import yabench-config``; the app's
+    File › Import runs this same function). A target that exists is refused unless ``force``."""
+    from rsp_workbench.experiment.loader import load_experiment
+
+    out, query_path = import_targets(folder, out)
+    imported = import_yabench_config(folder, query_path.relative_to(out.parent).as_posix())
+    for target in (out, query_path):
+        if target.exists() and not force:
+            raise UserError("exists (give --force to replace it)", file=str(target))
+    query_path.parent.mkdir(parents=True, exist_ok=True)
+    query_path.write_text(imported.query_text, encoding="utf-8")
+    out.write_text(imported.yaml_text, encoding="utf-8")
+    load_experiment(out)  # what was written validates (a UserError here names the line)
+    return imported

@@ -122,6 +122,11 @@ class MainWindow(QMainWindow):
         self.designer.titleChanged.connect(self._show_title)
         self.runs.bundleReady.connect(self.results.open_bundle)  # each finished run's bundle opens in Results
         self.runs.resultsRequested.connect(self.show_bundle)  # "Open results": load it and show it
+        self.results.rerunRequested.connect(self.rerun_bundle)
+        from rsp_workbench.gui.library.yabench_import import YabenchImport
+
+        self.yabench_import = YabenchImport(self)  # File › Import YABench folder… (its dialogs replaceable)
+        self.library.importRequested.connect(self.import_yabench)
 
         self.spark_status = SparkStatus()
         self.statusBar().addPermanentWidget(self.spark_status)
@@ -138,7 +143,8 @@ class MainWindow(QMainWindow):
         self.save_action = self._action("&Save", "Ctrl+S", self.designer.save)
         self.save_as_action = self._action("Save &as…", "Ctrl+Shift+S", self.designer.save_as)
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
-        for action in (self.open_action, self.save_action, self.save_as_action):
+        self.import_action = self._action("&Import YABench folder…", "", self.import_yabench)
+        for action in (self.open_action, self.save_action, self.save_as_action, self.import_action):
             file_menu.addAction(action)
         file_menu.addSeparator()
         self.settings_action = self._action("Se&ttings…", "Ctrl+,", self.open_settings)
@@ -256,6 +262,44 @@ class MainWindow(QMainWindow):
         """Queue what the designer shows (unsaved edits included) and show the Runs tab."""
         if self.runs.enqueue_designer() is not None:
             self.tabs.setCurrentWidget(self.runs)
+
+    @Slot(str)
+    def rerun_bundle(self, folder: str) -> Any:
+        """Results › Re-run: queue the bundle's exact experiment (its copy: seed, size applied, engines) into a
+        new bundle and show the Runs tab; one message when it cannot be re-run."""
+        from rsp_workbench.gui.results.model import experiment_to_rerun, rerun_source
+        from rsp_workbench.gui.runs.model import SCHEDULERS
+        from rsp_workbench.results.reader import open_bundle
+
+        try:
+            bundle = open_bundle(folder, partial=True)
+            experiment = experiment_to_rerun(bundle)
+        except UserError as error:
+            self.show_error("Cannot re-run", str(error))
+            return None
+        scheduler = str(bundle.manifest.get("scheduler") or "local")
+        entry = self.runs.enqueue(experiment, size=None, scheduler=scheduler if scheduler in SCHEDULERS else "local",
+                                  source=rerun_source(bundle))
+        if entry is not None:
+            self.tabs.setCurrentWidget(self.runs)
+        return entry
+
+    @Slot()
+    def import_yabench(self) -> Path | None:
+        """File › Import YABench folder…: write its experiment file (as ``rspwb import yabench-config``) and open it."""
+        from rsp_workbench.gui.library.yabench_import import imported_message
+
+        try:
+            done = self.yabench_import.run()
+        except (UserError, OSError) as error:
+            self.show_error("Cannot import", str(error))
+            return None
+        if done is None:
+            return None
+        out, imported = done
+        self.open_experiment(str(out))
+        self._show_status(imported_message(out, imported), 15000)
+        return out
 
     @Slot()
     def open_probe_dialog(self) -> Any:

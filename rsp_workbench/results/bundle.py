@@ -21,6 +21,8 @@ from rsp_workbench.results.oracle_file import read_oracle
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from rsp_workbench.experiment.model import Experiment
+
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 EXPERIMENT_COPY = "experiment.yaml"
@@ -51,6 +53,25 @@ def run_folder(root: Path, run_id: Any, *, file: Path, field: str) -> Path:
         raise UserError(f"{RUNS_DIR}/{run_id} leads outside the bundle (a symbolic link); refused",
                         file=str(file), field=field)
     return folder
+
+
+def read_experiment_copy(root: Path, manifest: Mapping[str, Any]) -> "Experiment":
+    """The experiment a bundle ran: its ``experiment.yaml`` copy, relative paths resolved from the folder
+    of the file that was run (``manifest["experiment_file"]``; the copy keeps them as written), else
+    from the bundle. A `UserError` naming the copy when there is none or it does not validate."""
+    from rsp_workbench.experiment.loader import loads_experiment
+
+    copy = root / EXPERIMENT_COPY
+    original = manifest.get("experiment_file")
+    base = Path(original).parent if isinstance(original, str) and Path(original).parent.is_dir() else root
+    try:
+        text = copy.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"the bundle holds no {EXPERIMENT_COPY} (the experiment it ran)", file=str(root)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise UserError(f"cannot read the experiment copy: {reason}", file=str(copy)) from None
+    return loads_experiment(text, file=copy, base_dir=base)
 
 
 def inside_bundle(root: Path, path: Path) -> bool:
@@ -111,6 +132,12 @@ class Bundle:
     def run_folder(self, run_id: str) -> Path:
         """``runs/<run_id>``, never outside the bundle (`run_folder`)."""
         return run_folder(self.folder, run_id, file=self.folder / MANIFEST, field="runs.run_id")
+
+    def experiment(self) -> "Experiment":
+        """The experiment this bundle ran (`read_experiment_copy`); a published folder holds none."""
+        if self.published:
+            raise UserError("a published YABench folder holds no experiment file", file=str(self.folder))
+        return read_experiment_copy(self.folder, self.manifest)
 
     def runs(self) -> "pa.Table":
         """One row per run: the ``rspwb report --json`` fields (nested values as JSON text)."""

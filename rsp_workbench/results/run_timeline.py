@@ -30,7 +30,7 @@ import numpy as np
 from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RESPONSES_FILE as RESPONSES, RUN_FILE, RUN_SPEC_FILE as RUN_SPEC, RUNS_DIR, Bundle
 from rsp_workbench.results.json_files import read_json
 from rsp_workbench.results.tables import stream_path
-from rsp_workbench.results.bundle import run_folder as checked_run_folder
+from rsp_workbench.results.bundle import read_experiment_copy, run_folder as checked_run_folder
 from rsp_workbench.files import PARTIAL
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
 from rsp_workbench.results.yabench_files import first_of_each_pair
@@ -228,21 +228,13 @@ def _semantics(oracle: Mapping[str, Any] | None, run_spec: Mapping[str, Any], fo
 
 def _experiment_run(bundle: Path, manifest: Mapping[str, Any], run_id: str) -> tuple[Any, Any]:
     """(experiment, RunSpec) from the bundle's experiment copy, paths resolved from the original folder."""
-    from rsp_workbench.experiment.loader import loads_experiment
     from rsp_workbench.experiment.runs import expand_runs
 
-    copy = bundle / EXPERIMENT_COPY
-    original = manifest.get("experiment_file")
-    base = Path(original).parent if isinstance(original, str) and Path(original).parent.is_dir() else bundle
-    try:
-        text = copy.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot read the experiment copy: {error.strerror or error}", file=str(copy)) from None
-    experiment = loads_experiment(text, file=copy, base_dir=base)
+    experiment = read_experiment_copy(bundle, manifest)
     for spec in expand_runs(experiment):
         if spec.run_id == run_id:
             return experiment, spec
-    raise UserError(f"the experiment copy has no run {run_id!r}", file=str(copy))
+    raise UserError(f"the experiment copy has no run {run_id!r}", file=str(bundle / EXPERIMENT_COPY))
 
 
 def emission_times(log: ResponseLog, trace_file: Path) -> np.ndarray:

@@ -29,6 +29,7 @@ class LibraryView(QWidget):
     """Samples + recent files on the left, the selected file's summary on the right."""
 
     openRequested = Signal(str)
+    importRequested = Signal()  # "Import YABench folder…" (the window writes the experiment and opens it)
 
     def __init__(self, settings: QSettings, samples_dir: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,12 +53,18 @@ class LibraryView(QWidget):
         self.open_button.clicked.connect(self._open_current)
         self.refresh_button = QPushButton("Rescan")
         self.refresh_button.clicked.connect(self.refresh)
+        self.import_button = QPushButton("Import YABench folder…")
+        self.import_button.setObjectName("importYabench")
+        self.import_button.setToolTip("A published YABench test folder (config.json, engine.query) as an experiment "
+                                      "file (rspwb import yabench-config), opened in the designer")
+        self.import_button.clicked.connect(self.importRequested)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.addWidget(self.details, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.refresh_button)
+        buttons.addWidget(self.import_button)
         buttons.addStretch(1)
         right_layout.addLayout(buttons)
         splitter = QSplitter(Qt.Orientation.Horizontal)

@@ -3,7 +3,8 @@
 Header: the bundle's name, status and run counts, and what is wrong with it (file:line)
 when it is corrupt or partial; then sub-tabs: Summary, Quality, Resources, Correctness,
 Latency × memory, Eviction, Overlay (runs of several bundles, own and published, in one
-chart) and the window timeline. A bundle with more than
+chart), the window timeline and Compare (this bundle beside another; "Compare with…" in the
+header). "Re-run" asks the window to queue the bundle's experiment again. A bundle with more than
 ``inline_runs`` runs is read on a background task (rsp_workbench/gui/tasks.py), and so are the
 per-run files its views ask for; small bundles are read at once.
 """
@@ -80,6 +81,7 @@ class ResultsBrowser(QWidget):
 
     bundleLoaded = Signal(str)
     statusMessage = Signal(str)
+    rerunRequested = Signal(str)  # "Re-run": the bundle whose experiment to queue again
 
     def __init__(self, tasks: Any = None, settings: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -119,6 +121,18 @@ class ResultsBrowser(QWidget):
                                            "library (import rsp_workbench as rsp; rsp.open_bundle(PATH))")
         self.copy_python_button.clicked.connect(self.copy_python)
         self.copy_python_button.setEnabled(False)
+        self.compare_button = QPushButton("Compare with…")
+        self.compare_button.setObjectName("compareWith")
+        self.compare_button.setToolTip("This bundle beside another one (own or a published YABench folder): "
+                                       "runs and per-window quality, differences highlighted")
+        self.compare_button.clicked.connect(self.compare_with)
+        self.compare_button.setEnabled(False)
+        self.rerun_button = QPushButton("Re-run")
+        self.rerun_button.setObjectName("rerunBundle")
+        self.rerun_button.setToolTip("Queue this bundle's exact experiment (its experiment.yaml: same seed, size "
+                                     "and engines) in the Runs tab, into a new bundle")
+        self.rerun_button.clicked.connect(self._request_rerun)
+        self.rerun_button.setEnabled(False)
         # a dialog attribute, so that tests (and scripts) can answer it
         self.ask_report_path: Callable[[Path], str | None] = lambda suggested: QFileDialog.getSaveFileName(
             self, "Export report", str(suggested), "HTML (*.html)")[0] or None
@@ -141,6 +155,8 @@ class ResultsBrowser(QWidget):
         top.addWidget(self.reload_button)
         top.addWidget(self.report_button)
         top.addWidget(self.copy_python_button)
+        top.addWidget(self.compare_button)
+        top.addWidget(self.rerun_button)
 
         self.summary_view = SummaryView()
         self.quality_view = QualityView()
@@ -166,6 +182,11 @@ class ResultsBrowser(QWidget):
         policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
         self.timeline_view.setSizePolicy(policy)
         self.tabs.addTab(self.timeline_view, "Timeline")
+        from rsp_workbench.gui.results.compare import CompareView
+
+        self.compare_view = CompareView(tasks)  # bundle A is the open one: it gets set_data as every view
+        self.views = (*self.views, self.compare_view)
+        self.tabs.addTab(self.compare_view, "Compare")
         self.matrix_view.divergenceRequested.connect(self.show_divergence)
         self.summary_view.runRequested.connect(self.show_run)
 
@@ -229,6 +250,17 @@ class ResultsBrowser(QWidget):
         self.statusMessage.emit("copied: Python that loads this bundle (paste it into a notebook)")
         return text
 
+    @Slot()
+    def compare_with(self) -> Any:
+        """"Compare with…": the Compare tab, asking for bundle B."""
+        self.tabs.setCurrentWidget(self.compare_view)
+        return self.compare_view.choose()
+
+    @Slot()
+    def _request_rerun(self) -> None:
+        if self.data is not None:
+            self.rerunRequested.emit(str(self.data.bundle.folder))
+
     @Slot(object)
     def _report_written(self, path: object) -> None:
         self.statusMessage.emit(f"report written: {path}")
@@ -287,6 +319,8 @@ class ResultsBrowser(QWidget):
         self.data = data
         self.report_button.setEnabled(True)
         self.copy_python_button.setEnabled(True)
+        self.compare_button.setEnabled(True)
+        self.rerun_button.setEnabled(True)
         self.open_error.setVisible(False)
         self.timeline_view.reset()  # the run of the bundle shown before must not stay on the timeline
         bundle = data.bundle

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from rsp_workbench.results.bundle import TABLE_COLUMNS
 from rsp_workbench.gui.results.common import ResultsView
 from rsp_workbench.gui.results.matrix import STATE_COLOURS
+from rsp_workbench.gui.results.model import cell_text
 from rsp_workbench.results.view_data import BundleData
 
 # The report's columns (rsp_workbench.results.bundle.TABLE_COLUMNS) plus where the run sits and what it cost.
@@ -19,17 +20,6 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "status"), *(c[:2] for c in TABLE_COLUMNS[3:]), ("windows", "windows"),
     ("latency ms", "latency_ms_mean"), ("wall s", "wall_s"), ("error", "error"),
 )
-RATIO_KEYS = {"precision", "recall"}
-
-
-def cell_text(key: str, value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}" if key in RATIO_KEYS else f"{value:.4g}"
-    if key == "error":
-        return str(value).splitlines()[0] if str(value) else ""
-    return str(value)
 
 
 class SummaryView(ResultsView):
