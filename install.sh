@@ -150,8 +150,11 @@ if [ -n "$missing" ]; then
 fi
 
 # --- optional engine plug-ins (--engines) ------------------------------------------------------
-# rsp-rs: a Rust program over the crate rsp-rs, pinned in Cargo.toml and Cargo.lock, built into
-# rsp_workbench/engines/rsprs/target (git-ignored). Cargo from rustup (~/.cargo/bin) or Debian's.
+# rsp-rs: a Rust program over the crate rsp-rs, pinned in Cargo.toml and Cargo.lock, copied into
+# rsp_workbench/engines/rsprs/target/release (git-ignored). Cargo from rustup (~/.cargo/bin) or Debian's.
+# Cargo's build folder is the user's cache (RSPWB_CARGO_TARGET overrides it), shared by every clone:
+# Oxigraph's bundled RocksDB alone is about half an hour of C++ compilation on one core, paid once per
+# machine as Maven's ~/.m2 is; cargo rebuilds whatever Cargo.lock or the sources change.
 install_engine_rsprs() {
   if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then PATH="$HOME/.cargo/bin:$PATH"; fi
   if ! command -v cargo >/dev/null 2>&1; then
@@ -163,10 +166,14 @@ install_engine_rsprs() {
     }
   fi
   say "cargo build --release --locked in rsp_workbench/engines/rsprs (rsp-rs and its dependencies; minutes the first time)"
-  nice -n 10 cargo build --release --locked --quiet --manifest-path rsp_workbench/engines/rsprs/Cargo.toml || {
+  local build="${RSPWB_CARGO_TARGET:-${XDG_CACHE_HOME:-$HOME/.cache}/rsp-workbench/rsprs-target}"
+  nice -n 10 cargo build --release --locked --quiet --manifest-path rsp_workbench/engines/rsprs/Cargo.toml \
+      --target-dir "$build" || {
     echo "install: building the rsprs engine failed (above); the core is installed" >&2
     exit 1
   }
+  mkdir -p rsp_workbench/engines/rsprs/target/release
+  install -m 755 "$build/release/rspwb-rsprs" rsp_workbench/engines/rsprs/target/release/rspwb-rsprs
 }
 # Esper + Jena: a Java 17 program (Java is installed above, for Spark) built with Maven from
 # rsp_workbench/engines/esper/pom.xml (every version pinned; Maven Central) into its target/
