@@ -7,6 +7,7 @@ after it), so the ratios come from one run on one machine:
 - ``report``: ``rspwb report BUNDLE`` as written (``summary.json`` present);
 - ``report-rebuild``: ``rspwb report`` on a copy without ``summary.json`` (the rows are
   rebuilt from the run folders: every ``run.json`` and ``oracle.json`` is read);
+- ``report-html``: ``rspwb report BUNDLE --html FILE`` (the self-contained HTML report; its size is printed);
 - ``results``: what the Results browser reads when it opens the bundle
   (``open_bundle`` + ``bundle_data``) and then the run group's per-window quality (``read_window_series``);
 - ``timeline``: the window timeline's reader of the largest run (``timeline_run``: it
@@ -43,6 +44,11 @@ from pathlib import Path
 READERS = {
     "report": "from rsp_workbench.cli.main import main; main(['report', {bundle!r}])",
     "report-rebuild": "from rsp_workbench.cli.main import main; main(['report', {bundle!r}])",
+    "report-html": (
+        "import os\nfrom rsp_workbench.cli.main import main\n"
+        "main(['report', {bundle!r}, '--html', {html!r}])\n"
+        "print('html', os.path.getsize({html!r}))\n"
+    ),
     "results": (
         "from rsp_workbench.results.reader import open_bundle\n"
         "from rsp_workbench.results.view_data import bundle_data, read_runs, read_window_series, run_groups, "
@@ -122,11 +128,14 @@ def measure(code: str, source: str) -> dict[str, float]:
         out.seek(0)
         err.seek(0)
         error = err.read().decode(errors="replace").strip().splitlines()
-        table = [line.split() for line in out.read().decode(errors="replace").splitlines() if line.startswith("table ")]
+        printed = out.read().decode(errors="replace").splitlines()
+        table = [line.split() for line in printed if line.startswith("table ")]
+        html = [int(line.split()[1]) for line in printed if line.startswith("html ")]
     exit_code = os.waitstatus_to_exitcode(status)
     return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "exit": exit_code,
             **({"rows": int(table[-1][1]), "table_mb": round(int(table[-1][2]) / 2**20, 1)} if table else {}),
+            **({"html_mb": round(html[-1] / 1e6, 2)} if html else {}),
             **({"error": error[-1]} if exit_code not in (0, 1) and error else {})}
 
 
@@ -162,14 +171,16 @@ def main() -> int:
         once = reader in ONCE
         if once and not windows_file.is_file():
             continue
-        source = (ONCE if once else READERS)[reader].format(bundle=str(target), run_id=run_id,
-                                                            windows_file=str(windows_file), columns=WINDOW_COLUMNS)
-        for code in codes[-1:] if once else codes:
+        for index, code in enumerate(codes[-1:] if once else codes):
+            html = rebuild.parent / f"report-{index}.html"
+            source = (ONCE if once else READERS)[reader].format(bundle=str(target), run_id=run_id, html=str(html),
+                                                                windows_file=str(windows_file), columns=WINDOW_COLUMNS)
             result = {"reader": reader, "code": code, **measure(code, source), "load": round(os.getloadavg()[0], 1)}
             results.append(result)
-            print(f"{reader:15} {code:40} {result['wall_s']:7.2f} s  {result['peak_rss_mb']:8.1f} MB  "
+            print(f"{reader:15} {code:40} {result['wall_s']:7.2f} s ({result['cpu_s']:.2f} s CPU)  {result['peak_rss_mb']:8.1f} MB  "
                   f"exit {result['exit']}  load {result['load']}" + (f"  {result.get('error')}" if result.get("error") else "")
-                  + (f"  table {result['table_mb']} MB" if "table_mb" in result else ""), flush=True)
+                  + (f"  table {result['table_mb']} MB" if "table_mb" in result else "")
+                  + (f"  html {result['html_mb']} MB" if "html_mb" in result else ""), flush=True)
     shutil.rmtree(rebuild.parent)
     if args.json:
         print(json.dumps(results, indent=2))
