@@ -72,7 +72,8 @@ def read_windows(path: Path, columns: Sequence[str]) -> pa.Table:
     try:
         table = pq.read_table(path, columns=list(columns))
     except (OSError, pa.ArrowException) as error:
-        raise UserError(f"not a readable Parquet file of windows ({_first_line(error)}); delete it to read the windows "
+        reason = _first_line(error).replace(f" '{path}'", "")  # the file is named once, in front
+        raise UserError(f"not a readable Parquet file of windows ({reason}); delete it to read the windows "
                         f"from oracle.json", file=str(path)) from None
     for name in columns:
         if table.schema.field(name).type != SCHEMA.field(name).type:
@@ -81,19 +82,9 @@ def read_windows(path: Path, columns: Sequence[str]) -> pa.Table:
     return table
 
 
-def window_count(path: Path) -> int:
-    """The number of windows in a ``windows.parquet`` (its footer only)."""
-    import pyarrow.parquet as pq
-
-    try:
-        return int(pq.ParquetFile(path).metadata.num_rows)
-    except (OSError, pa.ArrowException) as error:
-        raise UserError(f"not a readable Parquet file of windows ({_first_line(error)})", file=str(path)) from None
-
-
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
 
-__all__ = ["ROW_GROUP_WINDOWS", "SCHEMA", "read_windows", "window_count", "write_windows"]
+__all__ = ["ROW_GROUP_WINDOWS", "SCHEMA", "read_windows", "write_windows"]
