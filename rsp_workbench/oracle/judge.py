@@ -101,6 +101,15 @@ class Judgement:
                    "delay": w.delay, "reconstructed_start": w.reconstructed_start,
                    "reconstructed_end": w.reconstructed_end}
 
+    def window_batches(self, size: int) -> Iterator[dict[str, Any]]:
+        """The same windows as columns, ``size`` at a time (`QualityRows.column_batches`): what
+        ``windows.parquet`` is written from, one row group per batch."""
+        from rsp_workbench.oracle.quality import QualityRows
+
+        quality = self.quality or ()
+        rows = quality if isinstance(quality, QualityRows) else QualityRows(quality)
+        yield from rows.column_batches(size)
+
     def oracle_lines(self) -> str:
         """The YABench ``ORACLE_<engine>`` file of this run (one line per window)."""
         return "".join(w.oracle_line() + "\n" for w in self.quality or ())

@@ -22,9 +22,12 @@ import statistics
 from array import array
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 from rsp_workbench.oracle.compare import Tolerance, compare_bags
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class QualityRows(Sequence[WindowQuality]):
     _INTS = ("start", "end", "actual_size", "expected_size", "window_triples", "delay", "reconstructed_start",
              "reconstructed_end")
     _NONE = -(2**63)  # None in an integer column (no time or size reaches it)
+    _OPTIONAL = ("delay", "reconstructed_start", "reconstructed_end")
 
     def __init__(self, rows: Iterable[WindowQuality]) -> None:
         self._ints: dict[str, array[int]] = {name: array("q") for name in self._INTS}
@@ -94,6 +98,23 @@ class QualityRows(Sequence[WindowQuality]):
     def __iter__(self) -> Iterator[WindowQuality]:
         for index in range(len(self)):
             yield self[index]
+
+    def column_batches(self, size: int) -> Iterator[dict[str, "np.ndarray"]]:
+        """The columns ``size`` windows at a time, as numpy arrays (for a columnar file written in row
+        groups: nothing the size of the run is copied); a column that may lack a value (``delay``,
+        ``reconstructed_*``) is a masked array, masked where the value is None."""
+        import numpy as np
+
+        for start in range(0, len(self), size):
+            stop = min(start + size, len(self))
+            batch: dict[str, np.ndarray] = {}
+            for name, column in self._ints.items():
+                values = np.frombuffer(column, dtype=np.int64)[start:stop].copy()  # no export kept on the array
+                missing = values == self._NONE
+                batch[name] = np.ma.MaskedArray(values, mask=missing) if name in self._OPTIONAL else values
+            for name, reals in self._floats.items():
+                batch[name] = np.frombuffer(reals, dtype=np.float64)[start:stop].copy()
+            yield batch
 
 
 def precision_recall(

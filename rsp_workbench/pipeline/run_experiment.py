@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, YABENCH_DIR, Bundle, run_row
+from rsp_workbench.results.bundle import BUNDLE_FORMAT, EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RUN_FILE, RUNS_DIR, STREAMS_DIR, SUMMARY, WINDOWS_FILE, YABENCH_DIR, Bundle, run_row
 from rsp_workbench.results.json_files import read_json
 from rsp_workbench.files import JsonRows, PARTIAL, write_json_atomic, write_lines_atomic, write_text_atomic
 from rsp_workbench.errors import UserError
@@ -653,7 +653,8 @@ def _streams_identity(task: RunTask) -> tuple[Any, ...]:
 
 def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], stimuli: Sequence[Any], end: int,
               folder: Path, *, allow_spark: bool = True) -> dict[str, Any]:
-    """The oracle on one finished run (`rsp_workbench.oracle.judge`); writes ``ORACLE_<engine>``, returns ``oracle.json``.
+    """The oracle on one finished run (`rsp_workbench.oracle.judge`); writes ``ORACLE_<engine>`` and
+    ``windows.parquet``, returns ``oracle.json``.
 
     The expected answers come from the path the ``auto`` rule picks (`rsp_workbench.oracle.paths`:
     the Spark job for big streams, as ``rspwb oracle``/``check`` do); ``oracle.json`` records it.
@@ -662,6 +663,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
     from rsp_workbench.oracle.paths import expected_function
     from rsp_workbench.pipeline.oracle_job import spark_expected
     from rsp_workbench.responses.readers import read_response_log
+    from rsp_workbench.results.windows_file import ROW_GROUP_WINDOWS, write_windows
 
     spec = task.spec
     settings = task.oracle
@@ -695,6 +697,7 @@ def judge_run(task: RunTask, query: Any, streams: Mapping[str, Sequence[Any]], s
     judgement = judge(run, options, expected)
     if judgement.quality is not None:
         write_lines_atomic(folder / f"ORACLE_{spec.engine.id}", (w.oracle_line() + "\n" for w in judgement.quality))
+        write_windows(folder / WINDOWS_FILE, judgement.window_batches(ROW_GROUP_WINDOWS))  # a row group at a time
         judgement.payload["windows"] = JsonRows(judgement.window_rows, len(judgement.quality))
     return judgement.payload
 

@@ -30,6 +30,8 @@ STREAMS_DIR = "streams"
 RUNS_DIR = "runs"
 YABENCH_DIR = "yabench"
 ORACLE_FILE = "oracle.json"
+#: The per-window quality of ``oracle.json`` as Parquet (`rsp_workbench.results.windows_file`).
+WINDOWS_FILE = "windows.parquet"
 RUN_FILE = "run.json"
 BUNDLE_STATUSES = ("running", "ok", "failed", "cancelled")
 BUNDLE_FORMAT = "rspwb-result-bundle/1"
@@ -146,13 +148,18 @@ class Bundle:
         return rows_table(self.rows)
 
     def windows(self, run: str) -> "pa.Table":
-        """The run's judged windows (``start``, ``end`` in ms, ``precision``, ``recall``, sizes, ``delay``)."""
+        """The run's judged windows (``start``, ``end`` in ms, ``precision``, ``recall``, sizes, ``delay``), from
+        its ``windows.parquet`` (or, in an older bundle, its ``oracle.json``)."""
         from rsp_workbench.results.tables import published_windows_table, windows_table
 
         row = self.row(run)
         if row.get("oracle_file"):
             return published_windows_table(self.folder / str(row["oracle_file"]))
-        return windows_table(self.run_folder(run) / ORACLE_FILE)
+        folder = self.run_folder(run)
+        for name in (WINDOWS_FILE, ORACLE_FILE):
+            if (folder / name).exists() and not inside_bundle(self.folder, folder / name):
+                raise UserError("leads outside the bundle (a symbolic link); refused", file=str(folder / name))
+        return windows_table(folder / WINDOWS_FILE, folder / ORACLE_FILE)
 
     def responses(self, run: str) -> "pa.Table":
         """The engine's answers: one row per binding (a column per variable), an empty response as one row

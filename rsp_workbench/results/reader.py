@@ -31,7 +31,6 @@ from rsp_workbench.results.bundle import (
 )
 from rsp_workbench.results.bundle_folder import LOCK_FILE
 from rsp_workbench.results.json_files import read_json
-from rsp_workbench.results.published import PUBLISHED, is_published, read_published
 
 
 def not_a_bundle(folder: str | os.PathLike[str]) -> UserError | None:
@@ -40,10 +39,21 @@ def not_a_bundle(folder: str | os.PathLike[str]) -> UserError | None:
     root = Path(folder)
     if not root.is_dir():
         return UserError("not a result bundle folder (no such directory)", file=str(root))
-    if (root / MANIFEST).is_file() or (root / RUNS_DIR).is_dir() or is_published(root):
+    if (root / MANIFEST).is_file() or (root / RUNS_DIR).is_dir() or _published(root):
         return None
     return UserError(f"not a result bundle (no {MANIFEST}, no {RUNS_DIR}/) nor a YABench test folder "
                      "(no config.json with a results/ folder)", file=str(root))
+
+
+def _published(root: Path) -> bool:
+    """A published YABench folder (`rsp_workbench.results.published.is_published`), whose reader — and the
+    experiment package it reads ``config.json`` with — is imported only for a folder without a manifest:
+    opening an own bundle stays a few imports (its tables are read in milliseconds)."""
+    if (root / MANIFEST).is_file():
+        return False
+    from rsp_workbench.results.published import is_published
+
+    return is_published(root)
 
 
 def open_bundle(folder: str | os.PathLike[str], *, partial: bool = False) -> Bundle:
@@ -53,7 +63,9 @@ def open_bundle(folder: str | os.PathLike[str], *, partial: bool = False) -> Bun
     refused = not_a_bundle(root)
     if refused is not None:
         raise refused
-    if is_published(root):
+    if _published(root):
+        from rsp_workbench.results.published import PUBLISHED, read_published
+
         published = read_published(root)
         return Bundle(root, published.name, PUBLISHED, published.rows, published.manifest,
                       published.notes, published.problems)

@@ -27,7 +27,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RESPONSES_FILE as RESPONSES, RUN_FILE, RUN_SPEC_FILE as RUN_SPEC, RUNS_DIR, Bundle
+from rsp_workbench.results.bundle import EXPERIMENT_COPY, MANIFEST, ORACLE_FILE, RESPONSES_FILE as RESPONSES, RUN_FILE, RUN_SPEC_FILE as RUN_SPEC, RUNS_DIR, WINDOWS_FILE, Bundle
 from rsp_workbench.results.json_files import read_json
 from rsp_workbench.results.tables import stream_path
 from rsp_workbench.results.bundle import read_experiment_copy, run_folder as checked_run_folder
@@ -313,8 +313,10 @@ def timeline_run(
                 raise LoadCancelled()
             report(ORACLE_SHARE * fraction, f"reading {ORACLE_FILE}")
 
-        found = read_oracle(folder / ORACLE_FILE, ORACLE_COLUMNS, progress=reading)
-        oracle, oracle_windows = found.fields, found.columns
+        parquet = folder / WINDOWS_FILE
+        found = read_oracle(folder / ORACLE_FILE, {} if parquet.is_file() else ORACLE_COLUMNS, progress=reading)
+        oracle = found.fields
+        oracle_windows = window_columns(parquet) if parquet.is_file() else found.columns
     elif status == "ok":
         raise UserError("missing: the run finished (run.json status ok) but has no oracle verdict",
                         file=str(folder / ORACLE_FILE))
@@ -418,6 +420,16 @@ def timeline_run(
     )
     report(1.0, "done")
     return run
+
+
+def window_columns(path: Path) -> dict[str, np.ndarray]:
+    """:data:`ORACLE_COLUMNS` from a run's ``windows.parquet``, as `read_oracle` gives them from
+    ``oracle.json`` (int64 borders; float64, NaN where null)."""
+    from rsp_workbench.results.windows_file import read_windows
+
+    table = read_windows(path, list(ORACLE_COLUMNS))
+    return {name: np.asarray(table.column(name).to_numpy(), dtype=np.int64 if kind == "int" else np.float64)
+            for name, kind in ORACLE_COLUMNS.items()}
 
 
 def _measured_windows(columns: Mapping[str, np.ndarray]) -> tuple[dict[tuple[int, int], tuple[int, int]],

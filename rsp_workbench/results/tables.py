@@ -1,8 +1,9 @@
 """A bundle's files as Arrow tables: what `rsp_workbench.results.bundle.Bundle`'s table methods return.
 
 Arrow because notebooks want columns (``.to_pandas()`` when pandas is installed) and big runs
-must not become millions of Python objects: ``oracle.json``'s windows are read as columns
-(`rsp_workbench.results.oracle_file.read_oracle`), a Parquet stream straight by pyarrow.
+must not become millions of Python objects: a run's windows and a stream are Parquet files read
+straight by pyarrow (``oracle.json``'s windows, in bundles written before ``windows.parquet``, as
+columns: `rsp_workbench.results.oracle_file.read_oracle`).
 Imported only when a table is asked for, so that opening a bundle stays cheap.
 """
 
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.results.oracle_file import ColumnKind, read_oracle
+from rsp_workbench.results.windows_file import read_windows
 from rsp_workbench.results.yabench_files import parse_oracle, parse_performance
 
 #: ``oracle.json``'s per-window numbers, as the windows table has them (``start``/``end`` as int64 ms;
@@ -48,8 +50,11 @@ def _column(values: list[Any]) -> pa.Array:
         return pa.array([None if value is None else str(value) for value in values], type=pa.string())
 
 
-def windows_table(oracle_file: Path) -> pa.Table:
-    """The judged windows of ``oracle.json`` (no file: a run the oracle did not judge; an empty table)."""
+def windows_table(windows_file: Path, oracle_file: Path) -> pa.Table:
+    """A run's judged windows: its ``windows.parquet``, else (a bundle written before there was one)
+    the windows of its ``oracle.json``; neither file: a run the oracle did not judge, an empty table."""
+    if windows_file.is_file():
+        return read_windows(windows_file, list(WINDOW_COLUMNS))
     if not oracle_file.is_file():
         return _empty_windows()
     found = read_oracle(oracle_file, WINDOW_COLUMNS)  # the columns only: a content-change run has millions

@@ -132,6 +132,28 @@ def test_timeline_run(bundle: Path) -> None:
     assert not other.reconstructed and not other.diverging and other.first_divergence_ms is None
 
 
+@pytest.mark.slow
+def test_the_timeline_reads_windows_parquet_and_an_older_bundle_oracle_json_alike(bundle: Path, tmp_path: Path) -> None:
+    from rsp_workbench.results.oracle_file import read_oracle
+    from rsp_workbench.results.reader import open_bundle
+    from rsp_workbench.results.run_timeline import ORACLE_COLUMNS, timeline_run, window_columns
+
+    run_id = RUN.format("drift")
+    folder = bundle / "runs" / run_id
+    from_parquet = window_columns(folder / "windows.parquet")
+    from_json = read_oracle(folder / "oracle.json", ORACLE_COLUMNS).columns
+    for name in ORACLE_COLUMNS:
+        assert from_parquet[name].dtype == from_json[name].dtype, name
+        np.testing.assert_array_equal(from_parquet[name], from_json[name], err_msg=name)
+    assert not np.isnan(from_parquet["reconstructed_start"]).all()  # gracious mode's borders are in the file
+    old = tmp_path / "old"
+    shutil.copytree(bundle, old)
+    (old / "runs" / run_id / "windows.parquet").unlink()  # as written before windows.parquet
+    new_run, old_run = (timeline_run(open_bundle(b, partial=True), run_id) for b in (bundle, old))
+    assert new_run.reconstructed == old_run.reconstructed and new_run.reconstructed
+    assert new_run.diverging == old_run.diverging and new_run.verdict == old_run.verdict
+
+
 @pytest.mark.parametrize("engine", ["ok", "cc", "drift", "misaligned"])
 def test_window_bindings_recompute_the_oracle_per_window(bundle: Path, engine: str) -> None:
     """The per-window oracle (a slice of the stream) gives what the whole-stream oracle gives."""

@@ -16,6 +16,7 @@ from rsp_workbench.cli.main import main
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment import expand_runs, load_experiment
 from rsp_workbench.pipeline.run_experiment import run_experiment
+from rsp_workbench.results.reader import open_bundle
 
 
 def oracle_of(bundle: Path, run_id: str) -> dict:
@@ -28,6 +29,12 @@ def test_small_runs_are_judged_on_the_python_fast_path(tmp_path: Path) -> None:
     oracle = oracle_of(tmp_path / "bundle", summary.rows[0]["run_id"])
     assert oracle["verdict"] == "correct"
     assert (oracle["method"], oracle["method_engine"], oracle["method_reason"]) == ("fast", "python", None)
+    # the windows also as windows.parquet, which the bundle reads: the same table as oracle.json's
+    windows_file = tmp_path / "bundle" / "runs" / summary.rows[0]["run_id"] / "windows.parquet"
+    windows = open_bundle(tmp_path / "bundle").windows(summary.rows[0]["run_id"])
+    assert windows_file.is_file() and windows["start"].to_pylist() == [w["start"] for w in oracle["windows"]]
+    windows_file.unlink()
+    assert open_bundle(tmp_path / "bundle").windows(summary.rows[0]["run_id"]).equals(windows)
 
 
 @pytest.mark.slow
