@@ -10,6 +10,7 @@ so that the interface below does not name what implements it.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from rsp_workbench.engine import PROGRAM_ENGINES, Engine, EngineConfig, EXTERNAL_TYPE
 from rsp_workbench.errors import UserError
@@ -29,7 +30,26 @@ PROGRAM_COMMANDS: dict[str, str] = {
     "rspjs": "rsp_workbench.engines.rspjs:command",
     "rsprs": "rsp_workbench.engines.rsprs:command",
     "esper": "rsp_workbench.engines.esper:command",
+    "spark-streaming": "rsp_workbench.engines.sparkstream:command",
 }
+
+
+#: Program engine type → ``"module:function"`` that says, before anything runs, whether the engine can
+#: run a query: the function takes the protocol's register message and returns None, or the reason
+#: in one line (``rspwb validate`` asks it).
+PROGRAM_CHECKS: dict[str, str] = {
+    "spark-streaming": "rsp_workbench.engines.sparkstream:check",
+}
+
+
+def program_check(register: dict[str, Any]) -> str | None:
+    """Whether the program engine of a register message refuses it (the reason), or None."""
+    target = PROGRAM_CHECKS.get(str(register["engine"]["type"]))
+    if target is None:
+        return None
+    module_name, _, function = target.partition(":")
+    verdict = getattr(importlib.import_module(module_name), function)(register)
+    return None if verdict is None else str(verdict)
 
 
 def program_command(config: EngineConfig) -> list[str]:
