@@ -63,36 +63,40 @@ def commands_to_confirm(experiment: Any, chosen: Any, size: str | None) -> list[
 
 def check_program_engines(experiment: Any, runs: list[Any]) -> None:
     """Ask each program engine that can tell in advance (``PROGRAM_CHECKS``: spark-streaming, whose
-    compiler and then Spark's planner judge the query) once per distinct query and parameters; its
-    refusal is a UserError at the engine's line."""
+    compiler and then Spark's planner judge the query) about every distinct query and parameters of
+    the runs, all at once; the first refusal is a UserError at the engine's line."""
     import json
 
     from rsp_workbench.engine import StaticGraphs, engine_config_from_spec
-    from rsp_workbench.engines import PROGRAM_CHECKS, program_check
+    from rsp_workbench.engines import PROGRAM_CHECKS, program_checks
     from rsp_workbench.stand.host import query_for_engine
     from rsp_workbench.stand.protocol import register_message
 
-    asked: set[tuple[str, str, str]] = set()
+    asked: dict[tuple[str, str, str], tuple[Any, dict[str, Any]]] = {}
     for run in runs:
         if run.engine.type not in PROGRAM_CHECKS:
             continue
         config = engine_config_from_spec(run.engine, run.engine_parameters)
-        path = f"engines[{next(i for i, e in enumerate(experiment.engines) if e.id == run.engine.id)}]"
-        source = experiment.source
         try:
             text, syntax = query_for_engine(config, run.query_text, run.query.syntax)
-            key = (config.type, text, json.dumps(dict(config.parameters), sort_keys=True, default=str))
-            if key in asked:
-                continue
-            asked.add(key)
-            # static data travels as a flag: its size does not change the verdict
-            static = StaticGraphs(default=(("<urn:rspwb:static>",) * 3,)) if experiment.static else StaticGraphs()
-            reason = program_check(register_message(config, text, syntax=syntax, static=static, query_id=run.query.id))
         except UserError as error:
-            reason = error.message
-        if reason:
-            raise UserError(f"query {run.query.id}: {reason}", file=str(experiment.file) if experiment.file else None,
-                            line=source.line(path) if source else None, field=source.origin(path) if source else path)
+            _refused(experiment, run, error.message)
+        key = (config.type, text, json.dumps(dict(config.parameters), sort_keys=True, default=str))
+        # static data travels as a flag: its size does not change the verdict
+        static = StaticGraphs(default=(("<urn:rspwb:static>",) * 3,)) if experiment.static else StaticGraphs()
+        asked.setdefault(key, (run, register_message(config, text, syntax=syntax, static=static, query_id=run.query.id)))
+    for engine_type in PROGRAM_CHECKS:
+        pairs = [pair for key, pair in asked.items() if key[0] == engine_type]
+        for (run, _), reason in zip(pairs, program_checks(engine_type, [register for _, register in pairs])):
+            if reason:
+                _refused(experiment, run, reason)
+
+
+def _refused(experiment: Any, run: Any, reason: str) -> None:
+    path = f"engines[{next(i for i, e in enumerate(experiment.engines) if e.id == run.engine.id)}]"
+    source = experiment.source
+    raise UserError(f"query {run.query.id}: {reason}", file=str(experiment.file) if experiment.file else None,
+                    line=source.line(path) if source else None, field=source.origin(path) if source else path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -35,21 +35,21 @@ PROGRAM_COMMANDS: dict[str, str] = {
 
 
 #: Program engine type → ``"module:function"`` that says, before anything runs, whether the engine can
-#: run a query: the function takes the protocol's register message and returns None, or the reason
-#: in one line (``rspwb validate`` asks it).
+#: run a query: the function takes the protocol's register messages and returns for each None, or the
+#: reason in one line (``rspwb validate`` asks it, once for all of an experiment's).
 PROGRAM_CHECKS: dict[str, str] = {
     "spark-streaming": "rsp_workbench.engines.sparkstream:check",
 }
 
 
-def program_check(register: dict[str, Any]) -> str | None:
-    """Whether the program engine of a register message refuses it (the reason), or None."""
-    target = PROGRAM_CHECKS.get(str(register["engine"]["type"]))
-    if target is None:
-        return None
+def program_checks(engine_type: str, registers: list[dict[str, Any]]) -> list[str | None]:
+    """Whether the program engine ``engine_type`` refuses each register message (the reason), or None."""
+    target = PROGRAM_CHECKS.get(engine_type)
+    if target is None or not registers:
+        return [None] * len(registers)
     module_name, _, function = target.partition(":")
-    verdict = getattr(importlib.import_module(module_name), function)(register)
-    return None if verdict is None else str(verdict)
+    return [None if verdict is None else str(verdict)
+            for verdict in getattr(importlib.import_module(module_name), function)(registers)]
 
 
 def program_command(config: EngineConfig) -> list[str]:

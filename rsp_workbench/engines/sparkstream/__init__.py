@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from rsp_workbench.engine import isolated_python_command
 from rsp_workbench.errors import UserError
@@ -50,27 +50,35 @@ def command(config: Any = None) -> list[str]:
     return isolated_python_command(PROGRAM)
 
 
-def check(register: Mapping[str, Any], timeout_s: float = 600) -> str | None:
-    """Whether the engine can run a query: the plan's refusal (no Spark needed), else Spark's own
-    (its planner, in the adapter's process, on the register message), None if both accept it."""
+def check(registers: Sequence[Mapping[str, Any]], timeout_s: float = 600) -> list[str | None]:
+    """Whether the engine can run each register message: the plan's refusal (no Spark needed), else
+    Spark's own (its planner, asked in one adapter process for all of them: one JVM start), None if
+    both accept it."""
     from rsp_workbench.engines.sparkstream.plan import check_static, compile_plan
     from rsp_workbench.query.parser import parse_query
 
-    query = register.get("query") or {}
-    engine = register.get("engine") or {}
+    verdicts: list[str | None] = []
+    for register in registers:
+        query, engine = register.get("query") or {}, register.get("engine") or {}
+        try:
+            compile_plan(parse_query(str(query.get("text") or ""), syntax=query.get("syntax")), engine.get("parameters") or {})
+            check_static(register.get("static") or {})
+            verdicts.append(None)
+        except UserError as error:
+            verdicts.append(error.message)
+    ask = [register for register, verdict in zip(registers, verdicts) if verdict is None]
+    if not ask:
+        return verdicts
     try:
-        compile_plan(parse_query(str(query.get("text") or ""), syntax=query.get("syntax")), engine.get("parameters") or {})
-        check_static(register.get("static") or {})
-    except UserError as error:
-        return error.message
-    try:
-        done = subprocess.run([*command(), "--check"], input=json.dumps(register) + "\n", capture_output=True, text=True,
-                              timeout=timeout_s)
+        done = subprocess.run([*command(), "--check"], input="".join(json.dumps(r) + "\n" for r in ask),
+                              capture_output=True, text=True, timeout=timeout_s)
+        answers = [json.loads(line).get("refused") for line in done.stdout.splitlines() if line.strip()]
     except subprocess.TimeoutExpired:
-        return f"Spark did not answer within {timeout_s:.0f} s"
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    if done.returncode != 0 or not lines:
+        answers = [f"Spark did not answer within {timeout_s:.0f} s"] * len(ask)
+    except UserError as error:
+        answers = [error.message] * len(ask)
+    if len(answers) != len(ask):
         tail = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["no output"]
-        return f"the Spark check failed (exit {done.returncode}): {tail[0][:300]}"
-    refused = json.loads(lines[-1]).get("refused")
-    return None if refused is None else str(refused)
+        answers = [f"the Spark check failed (exit {done.returncode}): {tail[0][:300]}"] * len(ask)
+    spark = iter(answers)
+    return [verdict if verdict is not None else next(spark) for verdict in verdicts]

@@ -159,7 +159,8 @@ class SparkStreamingEngine(WrappedEngine):
 
 def check(message: Mapping[str, Any]) -> str | None:
     """Spark's verdict on a register message without running anything: None if Spark accepts the
-    query in its output mode, else its reason in one line (``rspwb validate``)."""
+    query in its output mode, else its reason in one line (``rspwb validate``). Its streaming query
+    is started (Spark's planner checks it then) and stopped at once; the session stays for the next."""
     engine = SparkStreamingEngine()
     try:
         engine.register(message.get("query") or {}, message.get("engine") or {}, message.get("static") or {})
@@ -178,10 +179,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    if arguments == ["--check"]:
-        verdict = check(json.loads(sys.stdin.readline()))
-        protocol.write((json.dumps({"refused": verdict}) + "\n").encode("utf-8"))
-        protocol.flush()
+    if arguments == ["--check"]:  # one verdict line per register line, all in one session
+        for line in sys.stdin:
+            if line.strip():
+                protocol.write((json.dumps({"refused": check(json.loads(line))}) + "\n").encode("utf-8"))
+                protocol.flush()
         return 0
     started = time.monotonic()
     code = serve(SparkStreamingEngine(), stdout=protocol)
