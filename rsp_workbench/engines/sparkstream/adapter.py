@@ -27,6 +27,9 @@ from rsp_workbench.errors import UserError
 #: The test hook that makes a real Spark job fail while it handles this stimulus id (``raise_error``
 #: in the plan): what a failing job does to a run is then observable without imitating it.
 FAIL_AT_STIMULUS = "RSPWB_SPARK_FAIL_AT_STIMULUS"
+#: ``1``: the adapter measures itself and prints one ``{"profile": …}`` line on stderr at ``close``: the
+#: wall time of its stimuli and how much of it Spark spent (``addData`` + ``processAllAvailable``).
+PROFILE = "RSPWB_SPARK_PROFILE"
 #: The one stream element row of an ``advance`` (no triple): it moves the event time only.
 NO_ELEMENTS: list[list[str]] = []
 
@@ -65,6 +68,7 @@ class SparkStreamingEngine(WrappedEngine):
         self.checkpoint = ""
         self.query: Any = None
         self.fail_at = os.environ.get(FAIL_AT_STIMULUS)
+        self.profile = {"stimuli": 0, "handling_ns": 0, "spark_ns": 0} if os.environ.get(PROFILE) == "1" else None
 
     def register(self, query: Mapping[str, Any], engine: Mapping[str, Any], static: Mapping[str, Any]) -> Mapping[str, Any]:
         from rsp_workbench.experiment.spark_master import resolve_master
@@ -112,10 +116,14 @@ class SparkStreamingEngine(WrappedEngine):
 
     def push(self, t: int, elements: Sequence[Sequence[str]], streams: Sequence[str] | None) -> None:
         assert self.plan is not None
+        started = time.perf_counter_ns()
         mine = [list(element[:3]) for index, element in enumerate(elements)
                 if streams is None or streams[index] == self.plan.stream]
         if mine:
             self.feed(t, mine)
+        if self.profile is not None:
+            self.profile["stimuli"] += 1
+            self.profile["handling_ns"] += time.perf_counter_ns() - started
 
     def advance(self, t: int) -> None:
         self.feed(t, NO_ELEMENTS)
@@ -127,7 +135,9 @@ class SparkStreamingEngine(WrappedEngine):
         record: dict[str, Any] = {"t": t, "e": elements}
         if self.fail_at is not None and str(self._stimulus) == self.fail_at:
             record["fail"] = True
-        self.source.addData(self.to_seq([json.dumps(record, ensure_ascii=False)]).toSeq())
+        text = json.dumps(record, ensure_ascii=False)
+        started = time.perf_counter_ns()
+        self.source.addData(self.to_seq([text]).toSeq())
         try:
             if self.plan.trigger == "stimulus":
                 self.query.processAllAvailable()
@@ -135,6 +145,8 @@ class SparkStreamingEngine(WrappedEngine):
                 self.writer.trigger(availableNow=True).start().awaitTermination()
         except Exception as error:  # noqa: BLE001 - a failed Spark job fails this run, in Spark's words
             raise EngineError(f"Spark job failed: {one_line(error)}") from None
+        if self.profile is not None:
+            self.profile["spark_ns"] += time.perf_counter_ns() - started
         self.answer()
 
     def answer(self) -> None:
@@ -151,6 +163,8 @@ class SparkStreamingEngine(WrappedEngine):
         self.batches = []
 
     def close(self) -> None:
+        if self.profile is not None:
+            print(json.dumps({"profile": self.profile}), file=sys.stderr, flush=True)
         if self.query is not None:
             self.query.stop()
         if self.checkpoint.startswith(tempfile.gettempdir()):
