@@ -88,7 +88,7 @@ class SparkStreamingEngine(WrappedEngine):
             builder = builder.config(key, value)
         self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
-        jvm = self.spark._jvm
+        jvm: Any = self.spark._jvm  # Py4J's view of the driver's JVM
         memory = jvm.org.apache.spark.sql.execution.streaming.runtime.MemoryStream
         self.source = memory.apply(jvm.org.apache.spark.sql.Encoders.STRING(), self.spark._jsparkSession)
         self.to_seq = jvm.scala.jdk.javaapi.CollectionConverters.asScala
