@@ -89,6 +89,7 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "partitions": ("positive-int", False),  # spark.sql.shuffle.partitions (the state stores): 1
         "checkpoint": ("string", False),  # the checkpoint folder (a shared one on a cluster); else a temporary one
         "startup_timeout": ("duration", False),
+        "stimulus_timeout": ("duration", False),  # a micro-batch per stimulus: more than the stand's 30 s on a loaded machine
     },
     "external": {
         "command": ("command", True),

@@ -162,7 +162,7 @@ def spark_engine(**parameters: object) -> EngineConfig:
 def test_the_rooms_in_append_mode_each_room_when_its_join_completes(tmp_path: Path) -> None:
     needs_spark()
     result = run_engine(spark_engine(), ROOMS, group_contemporaneous(ROOMS_STREAM), tmp_path, syntax="csparql",
-                        options=StandOptions(end=30000, start_timeout_s=300), query_id="rooms")
+                        options=StandOptions(end=30000, start_timeout_s=600, stimulus_timeout_s=300), query_id="rooms")
     assert result.ok, result.error
     # m2's detection completes the join within Spark's window [0, 10 s) at 3000, within [10 s, 20 s)
     # at 13000: each new join result once (Istream), at the time of the micro-batch that found it
@@ -174,7 +174,7 @@ def test_counts_in_append_mode_leave_when_the_watermark_passes_the_window(tmp_pa
     needs_spark()
     stream = ROOMS_STREAM[:4]
     result = run_engine(spark_engine(), COUNTS, group_contemporaneous(stream), tmp_path, syntax="csparql",
-                        options=StandOptions(end=30000, start_timeout_s=300), query_id="q")
+                        options=StandOptions(end=30000, start_timeout_s=600, stimulus_timeout_s=300), query_id="q")
     assert result.ok, result.error
     integer = "<http://www.w3.org/2001/XMLSchema#integer>"
     # [0, 10 s) leaves in the no-data batch after the stimulus at 11000 (watermark 11000 ≥ its end);
