@@ -218,3 +218,26 @@ def test_a_spark_job_failure_fails_that_run_only_in_one_line(tmp_path: Path, mon
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-append-rooms")).read_text())
     error = run.get("error") or ""
     assert "Spark job failed: " in error and "forced failure of the stimulus marked to fail" in error
+
+
+@pytest.mark.slow
+def test_yabench_exp1_on_two_stations_is_correct_under_spark_append(tmp_path: Path) -> None:
+    from rsp_workbench.generators.sg1 import observation_elements, reference_observations
+    from rsp_workbench.oracle.commands import check_answer
+    from rsp_workbench.streams.writers import write_stream
+
+    needs_spark()
+    params = {"stations": 2, "interval": 1000, "duration": 6000, "seed": 1430236906}
+    elements = [e for station, t, value in reference_observations(params) for e in observation_elements(station, t, value)]
+    query = (ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq").read_text(encoding="utf-8")
+    query = query.replace("${WSIZE}", "5s").replace("${WSLIDE}", "5s").replace("${TEMP}", "50.0")
+    result = run_engine(spark_engine(), query, group_contemporaneous(elements), tmp_path / "run", syntax="csparql",
+                        options=StandOptions(end=10000, start_timeout_s=600, stimulus_timeout_s=300), query_id="q1")
+    assert result.ok, result.error
+    stream = tmp_path / "s.stream"
+    write_stream(stream, elements, "yabench")
+    (tmp_path / "q1.rq").write_text(query, encoding="utf-8")
+    # the oracle under the declared preset: each observation above 50 once, at its own stimulus, as +
+    verdict = check_answer(stream, tmp_path / "q1.rq", tmp_path / "run" / "responses.jsonl", stream_format="yabench",
+                           engine_output_format="jsonl", syntax="csparql", system="spark-append", t0=0, end=10000)
+    assert verdict.correct, verdict.payload.get("first_divergence")
