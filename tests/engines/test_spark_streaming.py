@@ -195,8 +195,10 @@ def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validat
          "query": {"id": "rooms", "text": ROOMS, "syntax": "csparql"}, "static": {"default": [], "named": {}}},
     ])
     assert verdicts[0] is not None and verdicts[0].startswith("Spark refuses the query: ")
-    assert "Complete output mode not supported when there are no streaming aggregations" in verdicts[0]
-    assert verdicts[1] is not None and "without watermark" in verdicts[1]
+    assert ("Invalid streaming output mode: complete. This output mode is not supported for no streaming "
+            "aggregations on streaming DataFrames/DataSets") in verdicts[0]
+    assert verdicts[1] is not None and ("Invalid streaming output mode: append. This output mode is not supported "
+                                        "for streaming aggregations without watermark") in verdicts[1]
     assert verdicts[2] is None
     assert all(v is None or "\n" not in v for v in verdicts)
 
