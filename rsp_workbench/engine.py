@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from rsp_workbench.core.semantics import EngineSemantics
@@ -150,6 +152,25 @@ class Engine(ABC):
         return responses
 
 
+#: The folder that holds the ``rsp_workbench`` package this process runs (a checkout or site-packages).
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+# ``python -I -c BOOTSTRAP ROOT MODULE ARGS…``: ROOT first on the import path (unless it is there
+# already), then MODULE run as ``__main__`` — ``python -m MODULE`` without the current directory.
+_BOOTSTRAP = ("import runpy, sys; root = sys.argv.pop(1); module = sys.argv.pop(1); "
+              "root in sys.path or sys.path.insert(0, root); "
+              "runpy.run_module(module, run_name='__main__', alter_sys=True)")
+
+
+def isolated_python_command(module: str, *args: str) -> list[str]:
+    """``python -m MODULE ARGS`` for this interpreter, isolated from the working directory and environment.
+
+    ``-I`` would also hide a workbench found only through ``PYTHONPATH``; the package's own
+    folder is therefore put on the path explicitly (the same code as this process runs).
+    ``-u``: unbuffered, as ``PYTHONUNBUFFERED`` (ignored under ``-I``) made it before.
+    """
+    return [sys.executable, "-I", "-u", "-c", _BOOTSTRAP, str(PACKAGE_ROOT), module, *args]
+
+
 #: ``external`` engines are programs, not classes: the stand runs their command directly.
 EXTERNAL_TYPE = "external"
 
@@ -193,6 +214,12 @@ PROGRAM_ENGINES: dict[str, ProgramEngine] = {
         ((("window", "time"),), "esper-time-snapshot"),
         ((("stream", "rstream"),), "esper-time-batch-rstream"),
         ((("reference_point", GIVEN),), "esper-time-batch-ref"),
+    )),
+    # the query compiled onto Spark Structured Streaming, one preset per output mode
+    # (rsp_workbench/engines/sparkstream/README.md; an aggregate query in append mode: spark-append-aggregate)
+    "spark-streaming": ProgramEngine(preset="spark-append", dialect="rspql", variants=(
+        ((("output", "update"),), "spark-update"),
+        ((("output", "complete"),), "spark-complete"),
     )),
 }
 

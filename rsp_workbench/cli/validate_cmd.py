@@ -61,6 +61,44 @@ def commands_to_confirm(experiment: Any, chosen: Any, size: str | None) -> list[
             for (engine, command), sizes in found.items()]
 
 
+def check_program_engines(experiment: Any, runs: list[Any]) -> None:
+    """Ask each program engine that can tell in advance (``PROGRAM_CHECKS``: spark-streaming, whose
+    compiler and then Spark's planner judge the query) about every distinct query and parameters of
+    the runs, all at once; the first refusal is a UserError at the engine's line."""
+    import json
+
+    from rsp_workbench.engine import StaticGraphs, engine_config_from_spec
+    from rsp_workbench.engines import PROGRAM_CHECKS, program_checks
+    from rsp_workbench.stand.host import query_for_engine
+    from rsp_workbench.stand.protocol import register_message
+
+    asked: dict[tuple[str, str, str], tuple[Any, dict[str, Any]]] = {}
+    for run in runs:
+        if run.engine.type not in PROGRAM_CHECKS:
+            continue
+        config = engine_config_from_spec(run.engine, run.engine_parameters)
+        try:
+            text, syntax = query_for_engine(config, run.query_text, run.query.syntax)
+        except UserError as error:
+            _refused(experiment, run, error.message)
+        key = (config.type, text, json.dumps(dict(config.parameters), sort_keys=True, default=str))
+        # static data travels as a flag: its size does not change the verdict
+        static = StaticGraphs(default=(("<urn:rspwb:static>",) * 3,)) if experiment.static else StaticGraphs()
+        asked.setdefault(key, (run, register_message(config, text, syntax=syntax, static=static, query_id=run.query.id)))
+    for engine_type in PROGRAM_CHECKS:
+        pairs = [pair for key, pair in asked.items() if key[0] == engine_type]
+        for (run, _), reason in zip(pairs, program_checks(engine_type, [register for _, register in pairs])):
+            if reason:
+                _refused(experiment, run, reason)
+
+
+def _refused(experiment: Any, run: Any, reason: str) -> None:
+    path = f"engines[{next(i for i, e in enumerate(experiment.engines) if e.id == run.engine.id)}]"
+    source = experiment.source
+    raise UserError(f"query {run.query.id}: {reason}", file=str(experiment.file) if experiment.file else None,
+                    line=source.line(path) if source else None, field=source.origin(path) if source else path)
+
+
 def run(args: argparse.Namespace) -> int:
     from rsp_workbench.cli.terminal import print_json
     from rsp_workbench.experiment import apply_size, load_experiment
@@ -69,8 +107,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         experiment = load_experiment(args.file)
         chosen = apply_size(experiment, args.size) if args.size else experiment
-        runs = len(expand_runs(chosen))
+        expanded = expand_runs(chosen)
+        runs = len(expanded)
         _read_static_data(chosen)
+        check_program_engines(chosen, expanded)
     except UserError as error:
         if args.json:
             print_json({"valid": False, "error": {

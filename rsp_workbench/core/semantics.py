@@ -333,6 +333,36 @@ PRESETS: dict[str, EngineSemantics] = {
         border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
         r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
     ),
+    # Spark Structured Streaming (engine spark-streaming), one preset per output mode, as read from
+    # Spark's documentation and source (rsp_workbench/engines/sparkstream/README.md cites each, and lists
+    # what no parameter says). Windows are Spark's window(ts, ω, β, startTime): [o, c) on the grid of
+    # startTime (0: t0 = 0), those that start before 0 the leading partial ones; one micro-batch per
+    # stimulus. append on a BGP: each new join result leaves once, in the micro-batch of the stimulus
+    # that completes it (a content change; the new rows only: Istream); nothing when nothing is new.
+    "spark-append": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.CONTENT_CHANGE), tick=Tick.TIME,
+        r2s=R2S.ISTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+    ),
+    # append with GROUP BY + COUNT: a window's groups leave once, when the watermark (the latest event
+    # time less the delay) has passed its close — in the no-data batch after the stimulus that moved
+    # it there; a window without a group leaves nothing
+    "spark-append-aggregate": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN,
+        report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY), tick=Tick.TIME,
+        r2s=R2S.RSTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+    ),
+    # update: every micro-batch sends the result rows that changed in it (new join results; groups
+    # whose count changed): a content change, Istream
+    "spark-update": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.CONTENT_CHANGE), tick=Tick.TIME,
+        r2s=R2S.ISTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+    ),
+    # complete (aggregates only): every micro-batch sends the whole result table — every window's groups
+    # so far, old windows included (README.md): Rstream at every content change
+    "spark-complete": EngineSemantics(
+        border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.CONTENT_CHANGE), tick=Tick.TIME,
+        r2s=R2S.RSTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=0, leading_partial=True,
+    ),
 }
 
 

@@ -10,6 +10,7 @@ so that the interface below does not name what implements it.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from rsp_workbench.engine import PROGRAM_ENGINES, Engine, EngineConfig, EXTERNAL_TYPE
 from rsp_workbench.errors import UserError
@@ -29,7 +30,26 @@ PROGRAM_COMMANDS: dict[str, str] = {
     "rspjs": "rsp_workbench.engines.rspjs:command",
     "rsprs": "rsp_workbench.engines.rsprs:command",
     "esper": "rsp_workbench.engines.esper:command",
+    "spark-streaming": "rsp_workbench.engines.sparkstream:command",
 }
+
+
+#: Program engine type → ``"module:function"`` that says, before anything runs, whether the engine can
+#: run a query: the function takes the protocol's register messages and returns for each None, or the
+#: reason in one line (``rspwb validate`` asks it, once for all of an experiment's).
+PROGRAM_CHECKS: dict[str, str] = {
+    "spark-streaming": "rsp_workbench.engines.sparkstream:check",
+}
+
+
+def program_checks(engine_type: str, registers: list[dict[str, Any]]) -> list[str | None]:
+    """Whether the program engine ``engine_type`` refuses each register message (the reason), or None."""
+    target = PROGRAM_CHECKS.get(engine_type)
+    if target is None or not registers:
+        return [None] * len(registers)
+    module_name, _, function = target.partition(":")
+    return [None if verdict is None else str(verdict)
+            for verdict in getattr(importlib.import_module(module_name), function)(registers)]
 
 
 def program_command(config: EngineConfig) -> list[str]:

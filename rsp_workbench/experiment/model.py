@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 # A variable value: what may be written into a query template or a parameter.
 Scalar = str | int | float | bool
 
-ENGINE_TYPES = ("secret", "naive", "incremental", "eviction", "null", "external", "rspjs", "rsprs", "esper")
+ENGINE_TYPES = ("secret", "naive", "incremental", "eviction", "null", "external", "rspjs", "rsprs", "esper",
+                "spark-streaming")
 FAULTS = ("late_purge", "border_drift", "null_aggregate", "misaligned_first_window")
 KPI_NAMES = ("latency", "throughput", "memory", "cpu", "threads", "correctness")
 FLOW_SHAPES = (

@@ -80,6 +80,17 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "heap": ("string", False),  # the JVM's -Xmx, e.g. 512m
         "startup_timeout": ("duration", False),
     },
+    "spark-streaming": {  # Structured Streaming's own settings (engines/sparkstream/README.md; output picks the preset)
+        "output": ("choice:append|update|complete", False),  # the output mode
+        "watermark": ("duration-or-none", False),  # withWatermark's delay; `none`: no watermark
+        "trigger": ("choice:stimulus|available-now", False),  # processAllAvailable per stimulus, or AvailableNow
+        "window_start": ("duration", False),  # window()'s startTime: the windows' offset from 0
+        "master": ("string", False),  # the Spark master (else RSPWB_SPARK_MASTER, the settings file, local[*])
+        "partitions": ("positive-int", False),  # spark.sql.shuffle.partitions (the state stores): 1
+        "checkpoint": ("string", False),  # the checkpoint folder (a shared one on a cluster); else a temporary one
+        "startup_timeout": ("duration", False),
+        "stimulus_timeout": ("duration", False),  # a micro-batch per stimulus: more than the stand's 30 s on a loaded machine
+    },
     "external": {
         "command": ("command", True),
         "cwd": ("directory", False),
@@ -395,6 +406,10 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
         ):
             raise _BadValue(f"expected a mapping of names to strings, got {quoted(value)}")
         return {k: str(v) for k, v in value.items()}
+    if kind == "duration-or-none":  # e.g. a watermark delay, or `none` for no watermark at all
+        if value == "none":
+            return value
+        kind = "duration"
     if kind == "duration":
         try:
             return parse_duration(value)

@@ -534,10 +534,12 @@ def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Ev
     stand = dict(task.stand)
     _check_real_time_wall(task, streams, end)
     startup = spec.engine_parameters.get("startup_timeout")
+    per_stimulus = spec.engine_parameters.get("stimulus_timeout")  # an engine whose stimuli may take long
     options = StandOptions(
         mode=stand["mode"], time_scale=stand["time_scale"], sampling_ms=stand["sampling_ms"],
         run_timeout_s=stand.get("run_timeout_s"), start_timeout_s=startup / 1000.0 if startup else 60.0, end=end,
         **({"batch": stand["batch"]} if stand.get("batch") is not None else {}),  # else the stand's default
+        **({"stimulus_timeout_s": per_stimulus / 1000.0} if per_stimulus else {}),
         **({"max_output_bytes": stand["max_output_mb"] << 20} if stand.get("max_output_mb") else {}),
         **({"max_message_bytes": stand["max_message_mb"] << 20} if stand.get("max_message_mb") else {}),
     )

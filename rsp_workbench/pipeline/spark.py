@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from rsp_workbench.errors import UserError
+# the master's order of precedence is shared with the Spark streaming engine (a program of its own)
+from rsp_workbench.experiment.spark_master import DEFAULT_MASTER, MASTER_ENV, resolve_master, settings_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-MASTER_ENV = "RSPWB_SPARK_MASTER"
-DEFAULT_MASTER = "local[*]"
 DEFAULT_APP_NAME = "rsp-workbench"
 MIN_JAVA = 17
 LOCAL_SHUFFLE_PARTITIONS = 4
@@ -130,44 +130,6 @@ def check_java() -> JavaInfo:
     if major < MIN_JAVA:
         raise SparkUnavailable(f"Spark needs Java {MIN_JAVA} or newer, but {java} is Java {version}; {JAVA_HELP}")
     return JavaInfo(java, version, major)
-
-
-def settings_path() -> Path:
-    """The user settings file (may not exist)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "rsp-workbench" / "settings.yaml"
-
-
-def _settings_master(path: Path) -> str | None:
-    if not path.is_file():
-        return None
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise UserError(f"cannot read settings: {error}", file=str(path)) from None
-    if not isinstance(data, dict):
-        return None
-    value = data.get("spark.master")
-    spark = data.get("spark")
-    if value is None and isinstance(spark, dict):
-        value = spark.get("master")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise UserError("expected a Spark master URL such as local[*]", file=str(path), field="spark.master")
-    return value.strip()
-
-
-def resolve_master(master: str | None = None) -> str:
-    """The master URL: argument, ``RSPWB_SPARK_MASTER``, settings ``spark.master``, ``local[*]``."""
-    if master:
-        return master
-    env = os.environ.get(MASTER_ENV, "").strip()
-    if env:
-        return env
-    return _settings_master(settings_path()) or DEFAULT_MASTER
 
 
 def _is_local(master: str) -> bool:

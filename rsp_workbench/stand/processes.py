@@ -35,30 +35,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import psutil
 
-#: The folder that holds the ``rsp_workbench`` package this process runs (a checkout or site-packages).
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+# how every Python engine program starts (in the engine interface: program engines start Python too)
+from rsp_workbench.engine import isolated_python_command  # noqa: F401 - re-exported
+
 #: Environment variable every engine process (and all it starts) carries: the run's mark.
 RUN_MARK = "RSPWB_ENGINE_RUN"
 #: The keeper (Linux): a child subreaper between ``rspwb`` and each engine, run as a script.
 KEEPER = Path(__file__).with_name("keeper.py")
 REAP_WAIT_S = 3.0  # how long reap waits for the killed processes to be gone
-
-# ``python -I -c BOOTSTRAP ROOT MODULE ARGS…``: ROOT first on the import path (unless it is there
-# already), then MODULE run as ``__main__`` — ``python -m MODULE`` without the current directory.
-_BOOTSTRAP = ("import runpy, sys; root = sys.argv.pop(1); module = sys.argv.pop(1); "
-              "root in sys.path or sys.path.insert(0, root); "
-              "runpy.run_module(module, run_name='__main__', alter_sys=True)")
-
-
-def isolated_python_command(module: str, *args: str) -> list[str]:
-    """``python -m MODULE ARGS`` for this interpreter, isolated from the working directory and environment.
-
-    ``-I`` would also hide a workbench found only through ``PYTHONPATH``; the package's own
-    folder is therefore put on the path explicitly (the same code as this process runs).
-    ``-u``: unbuffered, as ``PYTHONUNBUFFERED`` (ignored under ``-I``) made it before.
-    """
-    return [sys.executable, "-I", "-u", "-c", _BOOTSTRAP, str(PACKAGE_ROOT), module, *args]
-
 
 def new_run_mark() -> str:
     """A fresh value of :data:`RUN_MARK` for one run."""

@@ -44,7 +44,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 #: The only rooms that may reach Qt, and the only ones that may reach Spark.
 QT_ROOMS = ("rsp_workbench.gui",)
-SPARK_ROOMS = ("rsp_workbench.pipeline", "rsp_workbench.cli", "rsp_workbench.gui", "rsp_workbench.api")
+#: Besides, the Spark streaming engine's program: its adapter and job run in the engine's own process,
+#: never in the workbench's, so Spark stays confined to that process (the rest of its room — the command
+#: line, the plan that `rspwb validate` compiles — is held to the rule like every engine).
+SPARK_ROOMS = ("rsp_workbench.pipeline", "rsp_workbench.cli", "rsp_workbench.gui", "rsp_workbench.api",
+               "rsp_workbench.engines.sparkstream.adapter", "rsp_workbench.engines.sparkstream.job")
 #: The one import that points up: the package top re-exports the Python API lazily (PEP 562
 #: ``__getattr__``), so ``import rsp_workbench`` loads none of it (checked at run time below).
 LAZY_REEXPORT = ("rsp_workbench", "rsp_workbench.api")

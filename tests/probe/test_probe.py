@@ -104,6 +104,9 @@ PROBE_ALIASES = {
     # differs from csparql only in tick (time, not tuple), time unit (ms, not s): no probe of the
     # battery separates those under window-close reporting with one element per instant
     "esper-time-batch": "csparql",
+    # the same declared parameters as append: what update sends differently (a group's changed count)
+    # needs an aggregate query, and the battery's are BGPs (rsp_workbench/engines/sparkstream/README.md)
+    "spark-update": "spark-append",
 }
 
 
