@@ -226,7 +226,7 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"]) -
     import pyarrow.parquet as pq
 
     target = os.path.join(scratch, f"part-{index:06d}.parquet")
-    partial_target = target + ".partial"
+    partial_target = os.path.join(scratch, f".part-{index:06d}.{os.getpid()}.partial")  # hidden: Spark skips it
     rows = 0
     schema = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64()),
                         ("pos", pa.int64())])

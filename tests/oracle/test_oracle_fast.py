@@ -395,6 +395,11 @@ def test_unsorted_parquet_stream_is_named(spark, tmp_path) -> None:
     path = tmp_path / "unsorted.parquet"
     rows = [(E.format("a"), E.format("p"), INT.format(1), 5), (E.format("b"), E.format("p"), INT.format(2), 3)]
     pq.write_table(pa.table({name: [row[i] for row in rows] for i, name in enumerate(("subject", "predicate", "object", "t"))}), path)
-    with pytest.raises(UserError, match="row 1") as error:
+    with pytest.raises(UserError, match="row 2") as error:  # rows named from 1, as the Python reader does
         expected_answers(spark, csparql(BODIES["filter"], 4, 4), str(path), PRESETS["csparql"], [0])
     assert error.value.file == str(path)
+    from rsp_workbench.streams.readers import read_parquet
+
+    with pytest.raises(UserError) as python:
+        list(read_parquet(path))
+    assert str(error.value) == str(python.value)
