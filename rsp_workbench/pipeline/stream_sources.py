@@ -196,18 +196,14 @@ def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any) -> "pa.RecordBatch":
 
 
 def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 16) -> Iterator["pa.RecordBatch"]:
-    buffer: list[Any] = []
+    """``(s, p, o, t)`` tuples (stream elements) as batches, positions from ``first_pos``."""
+    from itertools import islice
+
+    iterator = iter(elements)
     position = first_pos
-    for element in elements:
-        buffer.append(element)
-        if len(buffer) >= size:
-            yield _batch([e[0] for e in buffer], [e[1] for e in buffer], [e[2] for e in buffer],
-                         [e[3] for e in buffer], range(position, position + len(buffer)))
-            position += len(buffer)
-            buffer.clear()
-    if buffer:
-        yield _batch([e[0] for e in buffer], [e[1] for e in buffer], [e[2] for e in buffer],
-                     [e[3] for e in buffer], range(position, position + len(buffer)))
+    while chunk := list(islice(iterator, size)):
+        yield _batch(*([e[i] for e in chunk] for i in range(4)), range(position, position + len(chunk)))
+        position += len(chunk)
 
 
 def counted(function: Any, *args: Any) -> Any:
