@@ -24,8 +24,9 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -197,7 +198,8 @@ def _text_blocks(handle: Any) -> Iterator[str]:
 
 
 def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_disorder: Literal["error", "warn"] = "error",
-                         report: Any = None) -> StreamColumns:
+                         report: Any = None, text: IO[str] | None = None, first_line: int = 1,
+                         last_time: int | None = None) -> StreamColumns:
     """YABench stream text as `StreamColumns` (the same elements `read_yabench` yields).
 
     Lines in YABench's exact layout are checked and split by Arrow kernels; the others
@@ -205,6 +207,10 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     general pattern, which also names a malformed line's file, line and column. Time
     going backwards is an error at its line, or with ``on_disorder="warn"`` counted in
     ``report`` and the elements sorted by time (stable), as the oracle's CLI does.
+
+    ``text``: a part of the file already read (whole lines, from line ``first_line``,
+    after an element at ``last_time``), as a Spark task reads its range of the file;
+    positions then count from the part's first element.
     """
     from rsp_workbench.streams.readers import (
         SKIP_LINE,
@@ -227,11 +233,11 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     if predicates is not None:
         choices = "|".join(re.escape(p) for p in sorted(predicates))
         relevant = rf"^<[^ ]*> (?:{choices}) " if predicates else "^$."
-    line_base = 0  # lines before the block
+    line_base = first_line - 1  # lines before the block
     skipped: list[int] = []  # line numbers without an element (comments, blank lines)
-    last = None  # time of the last element so far
+    last = last_time  # time of the last element so far
     try:
-        with open_text(name) as handle:
+        with nullcontext(text) if text is not None else open_text(name) as handle:
             for text in _text_blocks(handle):
                 lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
                 lines = lines.slice(0, len(lines) - 1).cast(pa.string())  # the text ends with "\n"
@@ -300,7 +306,7 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
                 builder.add(times, s, p, o, first_pos + row_pos)
                 if on_disorder == "error" and len(times):
                     _raise_disorder_before(name, None, on_disorder, last, None, None, None, line_base,
-                                           skipped, times=times, first_pos=first_pos)
+                                           skipped, times=times, first_pos=first_pos, lines_before=first_line - 1)
                 if len(times):
                     last = int(times[-1])
                 line_base += len(lines)
@@ -309,15 +315,16 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     columns = builder.finish()
     report.elements += len(columns.times)
     if on_disorder == "warn":
-        columns = _sorted_by_time(columns, report, skipped)
+        columns = _sorted_by_time(columns, report, skipped, first_line - 1)
     if columns.table.num_rows and np.any(np.diff(columns.table["pos"].to_numpy()) < 0):  # odd lines came last
         columns.table = columns.table.sort_by("pos")
     return columns
 
 
-def _line_of(position: int, skipped: Sequence[int]) -> int:
-    """The line number of the element at ``position`` (0-based) given the lines without one."""
-    line = position + 1
+def _line_of(position: int, skipped: Sequence[int], lines_before: int = 0) -> int:
+    """The line number of the element at ``position`` (0-based, counted from line
+    ``lines_before + 1``) given the lines without one."""
+    line = lines_before + position + 1
     for number in skipped:  # sorted
         if number <= line:
             line += 1
@@ -328,7 +335,8 @@ def _line_of(position: int, skipped: Sequence[int]) -> int:
 
 def _raise_disorder_before(name: str, number: int | None, on_disorder: Literal["error", "warn"], last: int | None,
                            strict_lines: Any, strict_times: Any, extra: Any, line_base: int,
-                           skipped: Sequence[int], *, times: np.ndarray | None = None, first_pos: int = 0) -> None:
+                           skipped: Sequence[int], *, times: np.ndarray | None = None, first_pos: int = 0,
+                           lines_before: int = 0) -> None:
     """Raise the first "time goes backwards" of the block (before line ``number``, if given),
     as the streaming reader would have raised it first."""
     if on_disorder != "error":
@@ -350,10 +358,10 @@ def _raise_disorder_before(name: str, number: int | None, on_disorder: Literal["
         k = int(back[0]) + 1  # index in `full`
         position = first_pos + k - (1 if last is not None else 0)
         raise UserError(f"time goes backwards: {int(full[k])} after {int(full[k - 1])}", file=name,
-                        line=_line_of(position, skipped))
+                        line=_line_of(position, skipped, lines_before))
 
 
-def _sorted_by_time(columns: StreamColumns, report: Any, skipped: Sequence[int]) -> StreamColumns:
+def _sorted_by_time(columns: StreamColumns, report: Any, skipped: Sequence[int], lines_before: int = 0) -> StreamColumns:
     """``--on-disorder warn``: count the disorders in ``report`` and sort stably by time."""
     times = columns.times
     back = np.flatnonzero(times[1:] < times[:-1])
@@ -362,7 +370,7 @@ def _sorted_by_time(columns: StreamColumns, report: Any, skipped: Sequence[int])
     report.disorders += len(back)
     first = int(back[0]) + 1
     report.first_disorder = (int(times[first]), int(times[first - 1]))
-    report.first_disorder_line = _line_of(first, skipped)
+    report.first_disorder_line = _line_of(first, skipped, lines_before)
     order = np.argsort(times, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))

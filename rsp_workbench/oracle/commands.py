@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from rsp_workbench.oracle.columnar import StreamColumns
     from rsp_workbench.oracle.quality import QualityRows
     from rsp_workbench.responses.model import ResponseLog
-    from rsp_workbench.streams.model import StreamElement
+    from rsp_workbench.streams.model import StreamElement, StreamSource
     from rsp_workbench.streams.readers import ReadReport
 
 #: t0 candidates up to which every t0's compact results are kept (``rspwb oracle --json`` lists them)
@@ -335,8 +335,8 @@ def _expected(setup: OracleSetup, spark: SparkExpected | None, vectors: Sequence
     files = setup.streams
     return expected_by_method(
         setup.query, setup.semantics, list(vectors), method=setup.method, size=files.size, elements=files.elements,
-        parquet_sources=files.parquet_sources, end=end, keep_results=len(vectors) <= MAX_LISTED_T0,
-        columns=files.columns, spark=spark,
+        stream_sources=files.stream_sources, end=end, keep_results=len(vectors) <= MAX_LISTED_T0,
+        columns=files.columns, spark=spark, warn=files.report_summary,
     )
 
 
@@ -358,8 +358,8 @@ def estimated_elements(path: str) -> int:
 class StreamFiles:
     """The query's streams: their files and formats, elements read only when needed.
 
-    The Spark path reads Parquet stream files itself, so a big Parquet stream is never
-    loaded into Python objects unless a step needs them (engine-output quality).
+    The Spark path reads the stream files on its executors (`stream_sources`), so a big
+    stream is never loaded into this process unless a step needs it (engine-output quality).
     """
 
     def __init__(self, query: ContinuousQuery, bindings: Mapping[str | None, str], *, stream_format: str | None,
@@ -383,8 +383,6 @@ class StreamFiles:
 
                 check_parquet_stream(path)
         self._elements: dict[str, list[StreamElement]] | None = None
-        self._parquet: dict[str, str] = {}  # path -> temporary Parquet copy (`_converted`)
-        self._folder: Any = None
         self._warned: set[str] = set()  # stream files whose read summary was printed (read twice at most)
         self._columns: dict[str, StreamColumns] | None = None  # `columns`: the streams as Arrow columns
         self._predicates: frozenset[str] | None = None
@@ -419,18 +417,18 @@ class StreamFiles:
 
     def size(self) -> int:
         """Elements over all distinct stream files, to choose the oracle's path: counted when
-        already read or converted, from the footer for Parquet, else estimated from the
-        file's size and its first lines (nothing is read in full)."""
+        already read, from the footer for Parquet, else estimated from the file's size and
+        its first lines (nothing is read in full)."""
         if self._elements is not None:
             return sum(len(elements) for elements in {id(e): e for e in self._elements.values()}.values())
         if self._columns is not None:
             return sum(len(c.times) for c in {id(c): c for c in self._columns.values()}.values())
         total = 0
         for path in set(self.paths.values()):
-            if path in self._parquet or self._format_of(path) == "parquet":
+            if self._format_of(path) == "parquet":
                 import pyarrow.parquet as pq  # only here: the Parquet reader is a tenth of a second to import
 
-                total += int(pq.ParquetFile(self._parquet.get(path, path)).metadata.num_rows)
+                total += int(pq.ParquetFile(path).metadata.num_rows)
             else:
                 total += estimated_elements(path)
         return total
@@ -458,37 +456,25 @@ class StreamFiles:
         summary = report.summary()
         if summary and path not in self._warned:
             self._warned.add(path)
-            note = "; the oracle sorts them by time" if report.disorders else ""
-            self.warn(f"{summary}{note}")
+            self.report_summary(summary, disorders=bool(report.disorders))
+
+    def report_summary(self, summary: str, disorders: bool = True) -> None:
+        """A reader's summary line for the user (the Spark job's readers report through here too)."""
+        self.warn(f"{summary}; the oracle sorts them by time" if disorders else summary)
 
     def _format_of(self, path: str) -> str:
         return next(self.formats[iri] for iri, p in self.paths.items() if p == path)
-
-    def _converted(self, path: str) -> str:
-        """``path`` as a temporary workbench Parquet stream (written once, streaming)."""
-        import tempfile
-
-        from rsp_workbench.streams.parquet import ParquetStreamWriter
-
-        if path not in self._parquet:
-            if self._folder is None:
-                self._folder = tempfile.TemporaryDirectory(prefix="rspwb-oracle-")
-            target = os.path.join(self._folder.name, f"stream{len(self._parquet)}.parquet")
-            with ParquetStreamWriter(target) as writer:
-                writer.write_all(self._read(path))
-            self._parquet[path] = target
-        return self._parquet[path]
 
     def default_end(self) -> int:
         """`rsp_workbench.oracle.run.default_end` (Parquet: the last ``t`` read with pyarrow)."""
         from rsp_workbench.oracle.run import default_end, end_after
 
         if self._elements is None and self.method in ("auto", "spark", "fast"):  # no element list in memory
-            if self._parquet_only() and self.on_disorder == "error" or self.method == "spark":
-                from rsp_workbench.streams.parquet import parquet_stream_extent
-
-                last = [parquet_stream_extent(path)[1] for path in set(self.parquet_sources().values())]
-                return end_after(self.query, max((t for t in last if t is not None), default=0))
+            if self._parquet_only() and self.on_disorder == "error" or self.method == "spark" or (
+                    self.method == "auto" and self.size() > path_choice.SPARK_THRESHOLD):
+                last = self._last_times()
+                if last is not None:
+                    return end_after(self.query, max((t for t in last if t is not None), default=0))
             if self.size() > path_choice.COLUMNAR_THRESHOLD:  # read once, as columns (the columnar path's input)
                 from rsp_workbench.oracle.columnar import query_predicates
 
@@ -497,14 +483,35 @@ class StreamFiles:
                 return end_after(self.query, max((t for t in times if t is not None), default=0))
         return default_end(self.query, self.elements())
 
-    def parquet_sources(self, folder: str | None = None) -> dict[str, str]:
-        """Per stream IRI, a Parquet stream file Spark can read (others converted, streaming,
-        into a temporary folder of this object's own: ``folder`` is not needed)."""
-        return {
-            stream_iri: path if self.formats[stream_iri] == "parquet" and self.on_disorder == "error"
-            else self._converted(path)
-            for stream_iri, path in self.paths.items()
-        }
+    def _last_times(self) -> list[int | None] | None:
+        """Each stream file's last time without reading it (Parquet: its last row group; text:
+        its last element line), streams in time order; None when some file cannot tell
+        (``on_disorder="warn"``, a CSRBench folder or N-Quads layout, compressed or empty text)."""
+        from rsp_workbench.streams.parquet import parquet_stream_extent
+        from rsp_workbench.streams.readers import last_element_time, nquads_layout
+
+        if self.on_disorder != "error":
+            return None
+        found: list[int | None] = []
+        for path in set(self.paths.values()):
+            fmt = self._format_of(path)
+            if fmt == "parquet":
+                found.append(parquet_stream_extent(path)[1])
+                continue
+            readable = fmt == "yabench" or fmt == "nquads" and nquads_layout(path) == "time-graph"
+            last = last_element_time(path, fmt) if readable else None
+            if last is None:
+                return None
+            found.append(last)
+        return found
+
+    def stream_sources(self, folder: str | None = None) -> dict[str, "StreamSource"]:
+        """Per stream IRI, the stream file and how to read it, for the Spark job's executors
+        (``folder`` is not needed: nothing is converted)."""
+        from rsp_workbench.streams.model import StreamSource
+
+        return {stream_iri: StreamSource(path, self.formats[stream_iri], self.interval, self.on_disorder)
+                for stream_iri, path in self.paths.items()}
 
 
 class _LazyStreams(Mapping[str, Sequence["StreamElement"]]):

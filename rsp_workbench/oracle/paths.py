@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from rsp_workbench.oracle.reference import StaticData
     from rsp_workbench.oracle.run import OracleMethod
     from rsp_workbench.query.model import ContinuousQuery
-    from rsp_workbench.streams.model import StreamElement
+    from rsp_workbench.streams.model import StreamElement, StreamSource
 
 METHODS = ("auto", "fast", "spark", "reference")
 COLUMNAR_THRESHOLD = 10_000  # elements: above this, the Python path reads the streams as Arrow columns (faster from ~10 k on)
@@ -45,15 +45,19 @@ class SparkJobUnavailable(UserError):
     """Spark cannot start here (no Java, too old a Java): ``auto`` runs the Python path instead."""
 
 
+StreamSources = Callable[[str], Mapping[str, "str | StreamSource"]]
+
+
 class SparkExpected(Protocol):
     """The Spark oracle job as the pipeline layer passes it in: expected answers per t0 vector
-    over the Parquet files ``parquet_sources(folder)`` gives; raises `SparkJobUnavailable` when
-    Spark cannot start."""
+    over the stream files ``stream_sources(folder)`` gives (a path: a workbench Parquet file;
+    a `StreamSource`: any format; the executors read them); ``warn`` gets a reader's summary
+    line; raises `SparkJobUnavailable` when Spark cannot start."""
 
     def __call__(self, query: "ContinuousQuery", semantics: "EngineSemantics", vectors: Sequence[tuple[int, ...]],
-                 parquet_sources: Callable[[str], Mapping[str, str]], *, end: int, static: "StaticData",
-                 report_window: int, spark_master: str | None,
-                 keep_results: bool) -> "tuple[Mapping[tuple[int, ...], Any], OracleMethod]": ...
+                 stream_sources: StreamSources, *, end: int, static: "StaticData",
+                 report_window: int, spark_master: str | None, keep_results: bool,
+                 warn: Callable[[str], None] | None = None) -> "tuple[Mapping[tuple[int, ...], Any], OracleMethod]": ...
 
 
 def choose_path(method: str, *, inside_fragment: bool, elements: int, allow_spark: bool = True) -> str:
@@ -87,7 +91,7 @@ def expected_by_method(
     method: str,
     size: Callable[[], int],
     elements: Callable[[], Mapping[str, Sequence["StreamElement"]]],
-    parquet_sources: Callable[[str], Mapping[str, str]],
+    stream_sources: StreamSources,
     end: int,
     static: "StaticData | None" = None,
     report_window: int = 0,
@@ -96,14 +100,16 @@ def expected_by_method(
     allow_spark: bool = True,
     keep_results: bool = True,
     columns: "Callable[[frozenset[str] | None], Mapping[str, StreamColumns]] | None" = None,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[Mapping[tuple[int, ...], Any], "OracleMethod"]:
     """The expected answers per t0 vector and the `OracleMethod` that computed them.
 
     ``size()`` counts (or estimates) the streams' elements; ``elements()`` reads them for
     the Python path; ``columns(predicates)`` reads them as `StreamColumns` for the columnar
-    path (default: from ``elements()``); ``parquet_sources(folder)`` gives a Parquet file
-    per stream IRI for ``spark``, the Spark job (writing the others into ``folder``); without
-    it, ``auto`` stays in Python and ``method="spark"`` is refused. ``allow_spark=False``
+    path (default: from ``elements()``); ``stream_sources(folder)`` gives a stream file per
+    stream IRI for ``spark``, the Spark job, which its executors read (streams only in memory
+    written to Parquet into ``folder``); without ``spark``, ``auto`` stays in Python and
+    ``method="spark"`` is refused. ``warn`` gets the Spark readers' summary lines. ``allow_spark=False``
     (e.g. inside a Spark task) keeps ``auto`` off Spark and says why.
     """
     from rsp_workbench.oracle.reference import StaticData
@@ -125,8 +131,9 @@ def expected_by_method(
     if path == "spark":
         assert spark is not None
         try:
-            return spark(query, semantics, vectors, parquet_sources, end=end, static=static,
-                         report_window=report_window, spark_master=spark_master, keep_results=keep_results)
+            return spark(query, semantics, vectors, stream_sources, end=end, static=static,
+                         report_window=report_window, spark_master=spark_master, keep_results=keep_results,
+                         warn=warn)
         except SparkJobUnavailable as error:
             if method == "spark":
                 raise
@@ -203,7 +210,7 @@ def expected_function(method: str = "auto", *, parquet_files: ParquetFiles | Non
 
         return expected_by_method(
             query, semantics, vectors, method=method, size=size, elements=lambda: streams,
-            parquet_sources=lambda folder: write_parquet_sources(folder, streams, known), end=end, static=static,
+            stream_sources=lambda folder: write_parquet_sources(folder, streams, known), end=end, static=static,
             report_window=report_window, spark=spark, spark_master=spark_master, allow_spark=allow_spark,
         )
 

@@ -3,14 +3,15 @@
 Pipeline (docs/design/ARCHITECTURE.md "The oracle must scale"; docs/oracle.md):
 
 1. Each stream is a DataFrame ``(s, p, o, t, pos)``; ``pos`` is the element's position in
-   the time-ordered stream (the Parquet row index of a workbench stream file, else
-   ``row_number`` over ``(t, monotonically_increasing_id)``).
+   the time-ordered stream. Stream files in every format are read by the executors,
+   partitioned by file ranges (`rsp_workbench.pipeline.stream_sources`); the driver gets
+   the distinct timestamps and their counts, never the stream.
 2. The query's monotone part is compiled (`rsp_workbench.oracle.annotated.compile_plan`);
    every BGP runs as Spark DataFrame joins on 64-bit hashes of the shared terms, with the
    pattern constants and a FILTER's numeric bounds applied in the scan and the band
    condition (elements of one mapping lie at most ω apart per window) in the joins
    (`SparkBGP`). Each row is annotated with the positions ``[pmin, pmax]`` of the
-   elements that built it; the driver reads the terms by position, checks the shared
+   elements that built it and the terms of its variables; the driver checks the shared
    terms exactly, and runs FILTER/BIND/UNION/... above the BGPs over the annotated rows.
 3. The answers per t0 follow from the annotated rows as on the columnar path
    (`rsp_workbench.oracle.answers.answers_from_tables`: prefix sums over the distinct
@@ -28,8 +29,6 @@ import hashlib
 import os
 import uuid
 from collections import OrderedDict, defaultdict
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -52,10 +51,13 @@ from rsp_workbench.oracle.columnar import pattern_matches
 from rsp_workbench.oracle.deltas import Timeline
 from rsp_workbench.oracle.reference import ExpectedAnswer, StaticData, expected_answer
 from rsp_workbench.query.model import ContinuousQuery
+from rsp_workbench.streams.model import StreamSource
 from rsp_workbench.streams.terms import from_rdflib
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
+
+    from rsp_workbench.pipeline.stream_sources import SparkStream
 
     from rsp_workbench.oracle.run import OracleMethod
 
@@ -63,31 +65,19 @@ if TYPE_CHECKING:  # pragma: no cover
 # --- streams as DataFrames ----------------------------------------------------------------------
 
 
-def stream_frame(spark: "SparkSession", source: "str | DataFrame") -> "DataFrame":
-    """``(s, p, o, t, pos)`` for a workbench Parquet stream file or a DataFrame.
+def stream_frame(spark: "SparkSession", source: "str | StreamSource | DataFrame") -> "DataFrame":
+    """``(s, p, o, t, pos)`` for a stream file (a path: workbench Parquet; a `StreamSource`: any
+    format), read by the executors (`rsp_workbench.pipeline.stream_sources`), or a DataFrame.
 
     A DataFrame may carry ``pos``; otherwise positions follow ``(t, monotonically_increasing_id)``,
     which is the original order only when the partitions are in stream order.
     """
+    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
     from pyspark.sql.window import Window
 
-    if isinstance(source, str):
-        reader = spark.read
-        if os.path.isfile(source):  # the footer's schema: Spark need not infer it (~1 s on a cold JVM)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-            from pyspark.sql.pandas.types import from_arrow_schema
-
-            try:
-                reader = reader.schema(from_arrow_schema(pq.read_schema(source)))
-            except (pa.ArrowException, OSError, TypeError):
-                reader = spark.read
-        frame = reader.parquet(source)
-        return frame.select(
-            F.col("subject").alias("s"), F.col("predicate").alias("p"), F.col("object").alias("o"),
-            F.col("t"), F.col("_metadata.row_index").alias("pos"),
-        )
+    if not isinstance(source, DataFrame):
+        return read_stream(spark, source).frame
     columns = set(source.columns)
     renamed = source
     for long, short in (("subject", "s"), ("predicate", "p"), ("object", "o")):
@@ -103,24 +93,16 @@ def stream_frame(spark: "SparkSession", source: "str | DataFrame") -> "DataFrame
     )
 
 
-def timeline_of(frame: "DataFrame", source: "str | DataFrame | None" = None) -> Timeline:
-    """Distinct timestamps and their counts (the only per-element data the driver needs).
+def read_stream(spark: "SparkSession", source: "str | StreamSource") -> "SparkStream":
+    """A stream file read by the executors (a path: a workbench Parquet stream)."""
+    from rsp_workbench.pipeline.stream_sources import spark_stream
 
-    For a Parquet file the driver can read, only its ``t`` column is read with pyarrow
-    (a sorted column: one pass, well under a second for millions of elements); otherwise
-    a Spark aggregation computes it.
-    """
-    if isinstance(source, str) and os.path.exists(source):
-        import pyarrow.parquet as pq
+    return spark_stream(spark, source if isinstance(source, StreamSource) else StreamSource(source, "parquet"))
 
-        times = pq.read_table(source, columns=["t"]).column("t").to_numpy()
-        backwards = np.flatnonzero(times[1:] < times[:-1])
-        if len(backwards):  # positions must follow time: window contents are position ranges
-            row = int(backwards[0]) + 1
-            raise UserError(f"time goes backwards at row {row} ({int(times[row])} after {int(times[row - 1])}); "
-                            "sort the stream by t", file=source, field="t")
-        distinct, counts = np.unique(times, return_counts=True)
-        return Timeline.from_counts(distinct.tolist(), counts.tolist())
+
+def timeline_of(frame: "DataFrame") -> Timeline:
+    """Distinct timestamps and their counts (the only per-element data the driver needs), by a
+    Spark aggregation: the driver never reads the stream."""
     table = frame.groupBy("t").count().orderBy("t").toArrow()
     return Timeline.from_counts(table.column("t").to_pylist(), table.column("count").to_pylist())
 
@@ -153,102 +135,23 @@ def certainly_fails(term: "Any", bound: NumericBound) -> "Any":
     return term.rlike(_NUMERIC_TERM_RE) & value.isNotNull() & fails_bound(value, bound, F.abs)
 
 
-class TermLookup:
-    """The terms of a stream's elements by position (``pos``), for the driver.
-
-    Spark's joins carry positions and 64-bit term hashes only; the driver reads the
-    terms of the rows it keeps from here.
-    """
-
-    def terms(self, slot: str, positions: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
-        """The ``slot`` (s, p or o) terms at ``positions``, as an object array."""
-        raise NotImplementedError
-
-    def prefetch(self, slot: str) -> None:
-        """Prepare `terms` for ``slot`` ahead of time (e.g. while Spark runs the joins)."""
-
-
-class ParquetTermLookup(TermLookup):
-    """Terms read by the driver from a local Parquet stream file (pyarrow, dictionary-decoded)."""
-
-    _COLUMNS = {"s": "subject", "p": "predicate", "o": "object"}
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def terms(self, slot: str, positions: np.ndarray) -> np.ndarray:
-        self.prefetch(slot)
-        indices, distinct = self._columns[slot]
-        found: np.ndarray = distinct[indices[positions]]
-        return found
-
-    def prefetch(self, slot: str) -> None:
-        if slot not in self._columns:
-            self._columns[slot] = self._read(self._COLUMNS[slot])
-
-    def _read(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """The column as indices into its distinct terms (one Python string per distinct term)."""
-        import pyarrow.parquet as pq
-
-        column = pq.read_table(self.path, columns=[name], read_dictionary=[name]).column(name).unify_dictionaries()
-        if column.null_count:
-            raise UserError(f"{column.null_count} null terms in column {name!r}", file=self.path, field=name)
-        if column.num_chunks == 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
-        indices = np.concatenate([chunk.indices.to_numpy(zero_copy_only=False) for chunk in column.chunks])
-        distinct = np.asarray(column.chunk(0).dictionary.to_numpy(zero_copy_only=False), dtype=object)
-        return indices, distinct
-
-
-class FrameTermLookup(TermLookup):
-    """Terms fetched with Spark from a stream DataFrame (sources the driver cannot read)."""
-
-    def __init__(self, spark: "SparkSession", frame: "DataFrame") -> None:
-        self.spark, self.frame = spark, frame
-
-    def terms(self, slot: str, positions: np.ndarray) -> np.ndarray:
-        import pyarrow as pa
-        from pyspark.sql import functions as F
-
-        wanted = np.unique(positions)
-        if not len(wanted):
-            return np.empty(0, dtype=object)
-        keys = self.spark.createDataFrame(pa.table({"pos": pa.array(wanted, type=pa.int64())}))
-        table = self.frame.join(F.broadcast(keys), "pos").select("pos", slot).orderBy("pos").toArrow()
-        found = table.column("pos").to_numpy()
-        values = np.asarray(table.column(slot).to_numpy(zero_copy_only=False), dtype=object)
-        return values[np.searchsorted(found, positions)]
-
-
-@dataclass
-class PatternSource:
-    """Where one triple pattern's matches come from: static triples (driver) or windows."""
-
-    static: list[tuple[str, str, str]]  # the matching static triples; ref = index here
-    windows: list[int]
-
-
 class SparkBGP:
     """Evaluates BGP leaves with DataFrame joins; returns annotated `Relation` rows.
 
     Each pattern's matches are read from the stream with its constants (and a FILTER's
     numeric bounds, `certainly_fails`) applied in the scan; joins are on 64-bit hashes of
     the shared variables' terms with the band condition (elements of one mapping lie at
-    most ω apart per window) — no strings travel through the joins. Every joined row
-    carries, per pattern, the source (window, or -1 for a static triple) and position of
-    its element, and per window the requirement ``[pmin, pmax]``. The driver then reads
-    the terms by position (`TermLookup`), keeps the rows whose shared variables have
+    most ω apart per window). Every joined row carries, per pattern, the terms of its
+    variables and per window the requirement ``[pmin, pmax]``; so the driver receives the
+    joined rows only (never a stream's column), keeps the rows whose shared variables have
     equal terms (exact: a hash collision only adds candidates, which are dropped here),
     and groups equal mappings (a snapshot is a set of triples).
     """
 
-    def __init__(self, spark: "SparkSession", frames: Sequence["DataFrame"], context: AnnotationContext,
-                 lookups: Sequence[TermLookup] | None = None) -> None:
+    def __init__(self, spark: "SparkSession", frames: Sequence["DataFrame"], context: AnnotationContext) -> None:
         self.spark = spark
         self.frames = frames
         self.context = context
-        self.lookups = list(lookups) if lookups is not None else [FrameTermLookup(spark, f) for f in frames]
 
     def __call__(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
                  bounds: Sequence[NumericBound] = ()) -> Relation:
@@ -266,14 +169,12 @@ class SparkBGP:
             for name in {term_key(t) for t in pattern if is_variable(t)}:
                 uses[name] += 1
         shared = {name for name, count in uses.items() if count > 1}
-        column = {v: f"h{i}" for i, v in enumerate(variables)}
+        column = _columns(variables)
         annotator = Annotator(self.context)
-        sources: list[PatternSource] = []
         joined: "DataFrame | None" = None
         bound: list[str] = []
         for k, pattern in enumerate(ordered):
-            frame, source = self._pattern_frame(k, pattern, graph, column, shared, bounds, annotator)
-            sources.append(source)
+            frame = self._pattern_frame(k, pattern, graph, column, shared, bounds, annotator)
             names = list(dict.fromkeys(term_key(t) for t in pattern if is_variable(t)))
             if joined is None:
                 joined = frame
@@ -295,60 +196,35 @@ class SparkBGP:
                 joined = joined.where(condition)
             bound += [n for n in names if n not in bound]
         assert joined is not None
-        refs = [c for k in range(len(ordered)) for c in (f"src{k}", f"ref{k}")]
+        terms = [_term_column(k, column[name]) for k, pattern in enumerate(ordered)
+                 for name in dict.fromkeys(term_key(t) for t in pattern if is_variable(t))]
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
-        needed = {(self.lookups[w], _SLOTS[i]) for k, pattern in enumerate(ordered) for w in sources[k].windows
-                  for i, term in enumerate(pattern) if is_variable(term)}
-        with ThreadPoolExecutor(max_workers=1) as pool:  # the driver reads terms while Spark joins
-            def prefetch_all() -> None:
-                for lookup, slot in needed:
-                    lookup.prefetch(slot)
+        table = joined.select(*terms, *reqs).toArrow()
+        return self._relation(ordered, variables, table, reqs)
 
-            prefetch = pool.submit(prefetch_all)
-            table = joined.select(*refs, *reqs).toArrow()
-            prefetch.result()
-        return self._relation(ordered, variables, sources, table, reqs)
-
-    def _relation(self, ordered: Sequence[tuple[Any, Any, Any]], variables: list[str],
-                  sources: list[PatternSource], table: Any, reqs: list[str]) -> Relation:
-        """Terms by position, exact equality of shared variables, equal mappings grouped."""
+    def _relation(self, ordered: Sequence[tuple[Any, Any, Any]], variables: list[str], table: Any,
+                  reqs: list[str]) -> Relation:
+        """Exact equality of shared variables' terms, equal mappings grouped."""
         from rsp_workbench.oracle.annotated import is_variable, term_key
+        from rsp_workbench.oracle.columnar import grouped_relation
 
-        n = table.num_rows
-        src = [table.column(f"src{k}").to_numpy() for k in range(len(ordered))]
-        ref = [table.column(f"ref{k}").to_numpy() for k in range(len(ordered))]
-        keep = np.ones(n, dtype=bool)
+        column = _columns(variables)
+        keep = np.ones(table.num_rows, dtype=bool)
         values: dict[str, np.ndarray] = {}
         for k, pattern in enumerate(ordered):
-            for i, term in enumerate(pattern):
-                if not is_variable(term):
-                    continue
-                name = term_key(term)
-                terms = self._terms(sources[k], i, src[k], ref[k])
+            for name in dict.fromkeys(term_key(t) for t in pattern if is_variable(t)):
+                terms = np.asarray(table.column(_term_column(k, column[name])).to_numpy(zero_copy_only=False), dtype=object)
                 if name in values:
                     keep &= values[name] == terms
                 else:
                     values[name] = terms
-        from rsp_workbench.oracle.columnar import grouped_relation
-
         columns = [values[v][keep].tolist() for v in variables]
         requirements = np.stack([table.column(c).to_numpy() for c in reqs], axis=1)[keep].tolist()
         return grouped_relation(variables, columns, requirements)
 
-    def _terms(self, source: PatternSource, slot: int, src: np.ndarray, ref: np.ndarray) -> np.ndarray:
-        out = np.empty(len(src), dtype=object)
-        for s in np.unique(src):
-            mask = src == s
-            if s < 0:
-                out[mask] = [source.static[int(r)][slot] for r in ref[mask]]
-            else:
-                out[mask] = self.lookups[int(s)].terms(_SLOTS[slot], ref[mask])
-        return out
-
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
-                       shared: set[str], bounds: Sequence[NumericBound],
-                       annotator: Annotator) -> tuple["DataFrame", PatternSource]:
-        """One pattern's matches: hashes of its shared variables, ``src{k}``/``ref{k}``, requirements."""
+                       shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator) -> "DataFrame":
+        """One pattern's matches: hashes of its shared variables, its variables' terms, requirements."""
         from pyspark.sql import functions as F
         from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -356,8 +232,9 @@ class SparkBGP:
 
         width = self.context.width
         names = [term_key(t) if is_variable(t) else None for t in pattern]
-        keys = [n for n in dict.fromkeys(n for n in names if n is not None) if n in shared]
-        first = {n: _SLOTS[names.index(n)] for n in keys}
+        unique = list(dict.fromkeys(n for n in names if n is not None))
+        keys = [n for n in unique if n in shared]
+        first = {n: _SLOTS[names.index(n)] for n in unique}
         own_bounds = [(i, b) for i, n in enumerate(names) for b in bounds if n == b.variable]
         statics, windows = annotator.sources(graph)
         matched = [triple for triples in statics for triple in triples if self._matches(pattern, names, triple)]
@@ -374,12 +251,14 @@ class SparkBGP:
                             F.lit(BIG).cast("long").alias(f"tmin{v}"), F.lit(-BIG).cast("long").alias(f"tmax{v}")]
             return out
 
+        def selected(frame: "DataFrame", w: int | None) -> "DataFrame":
+            return frame.select(*[F.xxhash64(first[n]).alias(column[n]) for n in keys],
+                                *[F.col(first[n]).alias(_term_column(k, column[n])) for n in unique], *requirement(w))
+
         if matched:
             schema = StructType([StructField(c, StringType()) for c in _SLOTS] + [StructField("pos", LongType()),
                                                                                    StructField("t", LongType())])
-            static = self.spark.createDataFrame([(*triple, i, 0) for i, triple in enumerate(matched)], schema)
-            frames.append(static.select(*[F.xxhash64(first[n]).alias(column[n]) for n in keys],
-                                        F.lit(-1).alias(f"src{k}"), F.col("pos").alias(f"ref{k}"), *requirement(None)))
+            frames.append(selected(self.spark.createDataFrame([(*triple, 0, 0) for triple in matched], schema), None))
         for w in windows:
             frame = self.frames[w]
             for i, (term, name) in enumerate(zip(pattern, names)):
@@ -393,11 +272,10 @@ class SparkBGP:
                     seen.setdefault(name, _SLOTS[i])
             for i, b in own_bounds:
                 frame = frame.where(~certainly_fails(F.col(_SLOTS[i]), b))
-            frames.append(frame.select(*[F.xxhash64(first[n]).alias(column[n]) for n in keys],
-                                       F.lit(w).alias(f"src{k}"), F.col("pos").alias(f"ref{k}"), *requirement(w)))
+            frames.append(selected(frame, w))
         if not frames:
             schema = StructType([StructField(column[n], LongType()) for n in keys]
-                                + [StructField(f"src{k}", LongType()), StructField(f"ref{k}", LongType())]
+                                + [StructField(_term_column(k, column[n]), StringType()) for n in unique]
                                 + [StructField(f"{c}{v}", LongType()) for v in range(width)
                                    for c in ("pmin", "pmax", "tmin", "tmax")])
             frames.append(self.spark.createDataFrame([], schema))
@@ -407,9 +285,19 @@ class SparkBGP:
         if k > 0:  # requirement columns of the right side of a join get a suffix
             result = result.select(*[F.col(c).alias(f"{c}_r") if c[:4] in ("pmin", "pmax", "tmin", "tmax") else F.col(c)
                                      for c in result.columns])
-        return result, PatternSource(matched, list(windows))
+        return result
 
     _matches = staticmethod(pattern_matches)
+
+
+def _columns(variables: Sequence[str]) -> dict[str, str]:
+    """Each variable's column name stem (variables' names are not valid column names)."""
+    return {v: f"h{i}" for i, v in enumerate(variables)}
+
+
+def _term_column(k: int, stem: str) -> str:
+    """The column of pattern ``k``'s term for the variable of column stem ``stem``."""
+    return f"term{k}_{stem}"
 
 
 # --- annotated rows shared between calls ---------------------------------------------------------
@@ -430,14 +318,15 @@ def _file_fingerprint(path: str) -> tuple[str, int, int, str]:
 
 def _annotation_key(query: ContinuousQuery, sources: Mapping[str, Any], static: StaticData) -> tuple[Any, ...] | None:
     """What the annotated rows depend on: the query body, windows (the band uses ω), the
-    stream files' contents and the static graphs — not the semantics or t0. None for
-    sources that are DataFrames (no stable identity)."""
+    stream files' contents (and how they are read) and the static graphs — not the semantics
+    or t0. None for sources that are DataFrames (no stable identity) or folders."""
     files = []
     for stream in dict.fromkeys(w.stream for w in query.windows):
         source = sources.get(stream)
-        if not isinstance(source, str) or not os.path.isfile(source):
+        path = source.path if isinstance(source, StreamSource) else source
+        if not isinstance(path, str) or not os.path.isfile(path):
             return None
-        files.append((stream, _file_fingerprint(source)))
+        files.append((stream, source if isinstance(source, StreamSource) else None, _file_fingerprint(path)))
     statics = (tuple(sorted(static.default)), tuple(sorted((g, tuple(sorted(t))) for g, t in static.named.items())))
     windows = tuple((w.name, w.stream, w.size_ms) for w in query.windows)
     return query.sparql, query.dataset_mode.value, windows, tuple(files), statics
@@ -458,7 +347,7 @@ def clear_annotation_cache() -> None:
 def expected_answers(
     spark: "SparkSession",
     query: ContinuousQuery,
-    streams: "str | DataFrame | Mapping[str, str | DataFrame]",
+    streams: "str | StreamSource | DataFrame | Mapping[str, str | StreamSource | DataFrame]",
     semantics: EngineSemantics,
     t0_values: Sequence[Sequence[int] | int],
     *,
@@ -469,6 +358,7 @@ def expected_answers(
     group_id: str | None = None,
     keep_results: bool = True,
     cache: bool = True,
+    warn: Callable[[str], None] | None = None,
 ) -> ExpectedAnswers:
     """Expected answers of ``query`` for every t0 vector in ``t0_values`` (RSP-QL Def. 24-26).
 
@@ -477,6 +367,8 @@ def expected_answers(
     as work advances. Queries outside the fast fragment use the reference path per t0.
     With ``cache``, the annotated rows of a (query, stream files, static data) are kept
     for the next call (e.g. another report policy or t0 set over the same stream).
+    Stream files (a path: workbench Parquet; a `StreamSource`: any format) are read by the
+    executors; ``warn`` receives a reader's summary line (``on_disorder="warn"``).
     """
     from rsp_workbench.pipeline.spark import job_group
 
@@ -491,41 +383,64 @@ def expected_answers(
         sources = {query.streams[0]: streams}
     report = progress or (lambda stage, fraction: None)
     group = group_id or f"rspwb-oracle-{uuid.uuid4().hex[:8]}"
+    from rsp_workbench.pipeline.stream_sources import release
+
+    read: dict[Any, "SparkStream"] = {}  # stream files read by the executors: one frame per file
     with job_group(spark, group, "expected answers"):
-        frames_by_stream = {}
-        for window in query.windows:
-            if window.stream not in sources:
-                raise UserError(f"no stream given for <{window.stream}>", field="stream")
-            if window.stream not in frames_by_stream:
-                frames_by_stream[window.stream] = stream_frame(spark, sources[window.stream])
-        report("timestamps", 0.0)
-        timelines_by_stream = {s: timeline_of(f, sources.get(s)) for s, f in frames_by_stream.items()}
-        timelines = [timelines_by_stream[w.stream] for w in query.windows]
         try:
-            plan = compile_plan(query)
-            if static.time_varying_default is not None:
-                raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
-        except FastPathUnsupported as error:
-            return _reference_answers(query, frames_by_stream, semantics, vectors, static, end, report_window,
-                                      timelines, str(error))
-        context = annotation_context(query, {s: tl.times for s, tl in timelines_by_stream.items()}, static)
-        report("joins", 0.1)
-        key = _annotation_key(query, sources, static) if cache else None
-        tables = _ANNOTATIONS.get(key) if key is not None else None
-        reused = tables is not None
-        if reused and key is not None:
-            _ANNOTATIONS.move_to_end(key)
-        if tables is None:
-            frames = [frames_by_stream[w.stream] for w in query.windows]
-            lookups_by_stream = {
-                stream: ParquetTermLookup(source) if isinstance(source, str) and os.path.isfile(source)
-                else FrameTermLookup(spark, frames_by_stream[stream])
-                for stream, source in sources.items() if stream in frames_by_stream
-            }
-            lookups = [lookups_by_stream[w.stream] for w in query.windows]
-            tables = annotate(plan, context, SparkBGP(spark, frames, context, lookups))
-            if key is not None:
-                _remember(key, tables)
+            return _expected_answers(spark, query, sources, semantics, vectors, read, static=static, end=end,
+                                     report_window=report_window, report=report, keep_results=keep_results,
+                                     cache=cache, warn=warn)
+        finally:
+            for stream in read.values():
+                release(stream)
+
+
+def _expected_answers(spark: "SparkSession", query: ContinuousQuery, sources: Mapping[str, Any],
+                      semantics: EngineSemantics, vectors: list[tuple[int, ...]], read: dict[Any, "SparkStream"], *,
+                      static: StaticData, end: int | None, report_window: int, report: Progress, keep_results: bool,
+                      cache: bool, warn: Callable[[str], None] | None) -> ExpectedAnswers:
+    """`expected_answers` inside its job group; the stream files it reads are kept in ``read``."""
+    from pyspark.sql import DataFrame
+
+    frames_by_stream: dict[str, "DataFrame"] = {}
+    for window in query.windows:
+        if window.stream not in sources:
+            raise UserError(f"no stream given for <{window.stream}>", field="stream")
+        source = sources[window.stream]
+        if window.stream in frames_by_stream:
+            continue
+        if isinstance(source, DataFrame):
+            frames_by_stream[window.stream] = stream_frame(spark, source)
+            continue
+        if source not in read:
+            read[source] = read_stream(spark, source)
+            summary = read[source].report.summary()
+            if summary and warn is not None:
+                warn(summary)
+        frames_by_stream[window.stream] = read[source].frame
+    report("timestamps", 0.0)
+    timelines_by_stream = {s: timeline_of(f) for s, f in frames_by_stream.items()}
+    timelines = [timelines_by_stream[w.stream] for w in query.windows]
+    try:
+        plan = compile_plan(query)
+        if static.time_varying_default is not None:
+            raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
+    except FastPathUnsupported as error:
+        return _reference_answers(query, frames_by_stream, semantics, vectors, static, end, report_window,
+                                  timelines, str(error))
+    context = annotation_context(query, {s: tl.times for s, tl in timelines_by_stream.items()}, static)
+    report("joins", 0.1)
+    key = _annotation_key(query, sources, static) if cache else None
+    tables = _ANNOTATIONS.get(key) if key is not None else None
+    reused = tables is not None
+    if reused and key is not None:
+        _ANNOTATIONS.move_to_end(key)
+    if tables is None:
+        frames = [frames_by_stream[w.stream] for w in query.windows]
+        tables = annotate(plan, context, SparkBGP(spark, frames, context))
+        if key is not None:
+            _remember(key, tables)
     return answers_from_tables(query, semantics, vectors, plan, tables, timelines, end=end,
                                report_window=report_window, keep_results=keep_results, report=report,
                                reused=reused)
@@ -553,12 +468,13 @@ def _reference_answers(query: ContinuousQuery, frames: Mapping[str, "DataFrame"]
 
 
 def spark_expected(query: ContinuousQuery, semantics: EngineSemantics, vectors: Sequence[tuple[int, ...]],
-                   parquet_sources: Callable[[str], Mapping[str, str]], *, end: int, static: StaticData,
-                   report_window: int, spark_master: str | None,
-                   keep_results: bool) -> "tuple[ExpectedAnswers, OracleMethod]":
-    """`expected_answers` on the session for ``spark_master``, over the Parquet files
-    ``parquet_sources(folder)`` gives (writing any it must into a temporary ``folder``):
-    the `rsp_workbench.oracle.paths.SparkExpected` the CLI and ``rspwb run`` pass to the oracle."""
+                   stream_sources: Callable[[str], Mapping[str, "str | StreamSource"]], *, end: int,
+                   static: StaticData, report_window: int, spark_master: str | None, keep_results: bool,
+                   warn: Callable[[str], None] | None = None) -> "tuple[ExpectedAnswers, OracleMethod]":
+    """`expected_answers` on the session for ``spark_master``, over the stream files
+    ``stream_sources(folder)`` gives (read by the executors; streams held in memory are written
+    to Parquet in the temporary ``folder``): the `rsp_workbench.oracle.paths.SparkExpected` the
+    CLI and ``rspwb run`` pass to the oracle."""
     import tempfile
 
     from rsp_workbench.oracle.paths import SparkJobUnavailable
@@ -570,7 +486,7 @@ def spark_expected(query: ContinuousQuery, semantics: EngineSemantics, vectors: 
     except SparkUnavailable as error:  # the oracle's own word for it: ``auto`` then stays in Python
         raise SparkJobUnavailable(error.message, error.file, error.line, error.column, error.field) from error
     with tempfile.TemporaryDirectory(prefix="rspwb-oracle-") as folder:
-        sources = parquet_sources(folder)
+        sources = stream_sources(folder)
         answers = expected_answers(spark, query, dict(sources), semantics, list(vectors), static=static, end=end,
-                                   report_window=report_window, keep_results=keep_results)
+                                   report_window=report_window, keep_results=keep_results, warn=warn)
     return answers, OracleMethod(answers.mode, "spark", answers.reason)

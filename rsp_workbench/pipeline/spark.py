@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping, NoReturn
 
 from rsp_workbench.errors import UserError
 # the master's order of precedence is shared with the Spark streaming engine (a program of its own)
@@ -306,15 +306,50 @@ def stop_spark() -> None:
             _session = None
 
 
+_TASK_ERROR = "rspwb-user-error:"
+_TASK_ERROR_TEXT = re.compile(re.escape(_TASK_ERROR) + r"(\{[^\n]*\})")
+
+
+class TaskUserError(RuntimeError):
+    """A `UserError` raised in a Spark task, as text that survives the trip to the driver
+    (Spark passes on the task's traceback, not the exception object)."""
+
+
+def raise_in_task(error: UserError) -> NoReturn:
+    """Raise ``error`` from inside a Spark task so that `job_group` raises it again in the driver."""
+    import json
+
+    fields = {"message": error.message, "file": error.file, "line": error.line, "column": error.column,
+              "field": error.field}
+    raise TaskUserError(_TASK_ERROR + json.dumps(fields)) from None
+
+
+def task_user_error(error: BaseException) -> UserError | None:
+    """The `UserError` a task raised with `raise_in_task`, from the job's failure; None for other failures."""
+    import json
+
+    match = _TASK_ERROR_TEXT.search(str(error))
+    if match is None:
+        return None
+    try:
+        return UserError(**json.loads(match.group(1)))
+    except (ValueError, TypeError):
+        return None
+
+
 @contextmanager
 def job_group(spark: "SparkSession", group_id: str, description: str) -> Iterator[str]:
-    """Run the block's Spark jobs in a cancellable job group (interrupting tasks on cancel)."""
+    """Run the block's Spark jobs in a cancellable job group (interrupting tasks on cancel); a
+    `UserError` a task raised (`raise_in_task`) is raised again here, file and line kept."""
     context = spark.sparkContext
     context.setJobGroup(group_id, description, interruptOnCancel=True)
     try:
         yield group_id
-    except Exception as error:  # noqa: BLE001 - re-raised unless it is a missing module on the executors
-        failure = executor_failure(error, str(context.master), executor_python(dict(context.getConf().getAll())))
+    except UserError:
+        raise
+    except Exception as error:  # noqa: BLE001 - re-raised unless a task's user error or a missing module
+        failure = task_user_error(error) or executor_failure(error, str(context.master),
+                                                            executor_python(dict(context.getConf().getAll())))
         if failure is not None:
             raise failure from None
         raise

@@ -7,6 +7,7 @@ SPARQL evaluation needs them (``rsp_workbench.streams.terms``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -31,3 +32,14 @@ class StreamElement(NamedTuple):
 
     def triple(self) -> tuple[str, str, str]:
         return (self.subject, self.predicate, self.object)
+
+
+@dataclass(frozen=True)
+class StreamSource:
+    """A stream file (or CSRBench folder) and how to read it, for a reader that is not this
+    process (the Spark job reads it on its executors, partitioned by file ranges)."""
+
+    path: str
+    format: str
+    interval_ms: int = 1000  # csrbench-dir: time between data_NN.ttl files
+    on_disorder: str = "error"  # "error" or "warn" (sort by time, count the steps back)

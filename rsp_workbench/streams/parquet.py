@@ -125,10 +125,15 @@ def parquet_stream_extent(path: str | os.PathLike[str]) -> tuple[int, int | None
     """``(rows, last t)`` of a checked Parquet stream file: the row count from the footer, only ``t`` read."""
     check_parquet_stream(path)
     try:
-        times = pq.read_table(path, columns=["t"]).column("t")
+        with pq.ParquetFile(path) as parquet:  # the last row group that has rows: memory bounded by a row group
+            rows = parquet.metadata.num_rows
+            groups = [i for i in range(parquet.metadata.num_row_groups) if parquet.metadata.row_group(i).num_rows]
+            times = parquet.read_row_group(groups[-1], columns=["t"]).column("t") if groups else None
     except READ_ERRORS as error:
         raise UserError(f"cannot read Parquet data ({arrow_message(error)})", file=str(path), field="t") from None
-    return len(times), (int(times[len(times) - 1].as_py()) if len(times) and times[len(times) - 1].is_valid else None)
+    if times is None or not len(times) or not times[len(times) - 1].is_valid:
+        return rows, None
+    return rows, int(times[len(times) - 1].as_py())
 
 
 def arrow_message(error: BaseException) -> str:

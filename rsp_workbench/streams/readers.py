@@ -18,6 +18,7 @@ import gzip
 import io
 import os
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -414,8 +415,10 @@ def read_nquads(
     return _read_time_graph_nquads(name, order, report)
 
 
-def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) -> Iterator[StreamElement]:
-    """The one-pass reader for the ``<urn:rspwb:t:{t}>`` layout (hot loop kept inline for speed)."""
+def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport, text: IO[str] | None = None,
+                            first_line: int = 1) -> Iterator[StreamElement]:
+    """The one-pass reader for the ``<urn:rspwb:t:{t}>`` layout (hot loop kept inline for speed);
+    ``text``: a part of the file already read, whole lines from line ``first_line``."""
     findall = _NQUAD_BLOCK.findall
     canonical = canonical_term
     element = StreamElement
@@ -423,9 +426,9 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
     last_graph: str | None = ""
     t = 0
     own: str | None = None
-    number = 0
+    number = first_line - 1
     try:
-        with open_text(name) as handle:
+        with nullcontext(text) if text is not None else open_text(name) as handle:
             for block in _line_blocks(handle):
                 elements: list[StreamElement] = []
                 append = elements.append
@@ -466,6 +469,64 @@ def _read_time_graph_nquads(name: str, order: _TimeOrder, report: ReadReport) ->
         raise decode_error(name, number + 1) from None
     except TermError as error:
         raise UserError(str(error), file=name, line=number) from None
+
+
+def nquads_layout(path: str | os.PathLike[str]) -> str:
+    """Which N-Quads layout `read_nquads` reads from ``path``: ``time-graph`` (time in the graph
+    name: readable in parts, line by line), ``graph-timestamp`` (CSRBench oracle layout: the file as a
+    whole) or ``empty`` (no statement)."""
+    found, first = _first_graph(os.fspath(path))
+    if not found:
+        return "empty"
+    return "graph-timestamp" if first is None or _time_graph(first) is None else "time-graph"
+
+
+def read_nquads_part(path: str | os.PathLike[str], text: IO[str], *, first_line: int, last_time: int | None,
+                     on_disorder: OnDisorder = "error", report: ReadReport | None = None) -> Iterator[StreamElement]:
+    """The elements of a part of a ``time-graph`` N-Quads file: whole lines from line ``first_line``, after an
+    element at ``last_time`` (None: the first part), as a Spark task reads its range of the file."""
+    name = os.fspath(path)
+    report = report if report is not None else ReadReport()
+    report.source, report.format = name, "nquads"
+    order = _TimeOrder(name, on_disorder, report)
+    order.last = last_time
+    return _read_time_graph_nquads(name, order, report, text, first_line)
+
+
+def element_time(line: str, fmt: str) -> int | None:
+    """The time of one line of a ``yabench`` or ``time-graph`` N-Quads stream, or None when it is
+    not a well-formed element line (a blank or comment line; a malformed one, which the reader reports)."""
+    if fmt == "yabench":
+        match = YABENCH_LINE.fullmatch(line)
+        return int(match.group(4)) if match else None
+    match = _NQUAD_LINE.fullmatch(line)
+    stamp = _time_graph(match.group(4)) if match and match.group(4) else None
+    return stamp[0] if stamp else None
+
+
+def last_element_time(path: str | os.PathLike[str], fmt: str) -> int | None:
+    """The time of the last element line of a ``yabench`` or ``time-graph`` N-Quads file, read from its end
+    (in a stream in time order, its last time); None when it cannot tell (compressed, no such line
+    within 1 MiB of the end, a malformed last line)."""
+    name = os.fspath(path)
+    if name.endswith(".gz") or fmt not in ("yabench", "nquads"):
+        return None
+    with open(name, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - (1 << 20)))
+        tail = handle.read()
+    lines = tail.split(b"\n")
+    if size > len(tail):
+        lines = lines[1:]  # may be cut
+    for raw in reversed(lines):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if SKIP_LINE.fullmatch(line):
+            continue
+        return element_time(line, fmt)
+    return None
 
 
 @dataclass
@@ -640,13 +701,19 @@ def read_csrbench_dir(
     count = 0
     try:
         for number, file in csrbench_files(name):
-            triples = _csrbench_file_triples(file)
-            t = checked_time(number * interval_ms, str(file), field="data_NN × interval")
+            t, triples = read_csrbench_file(number, file, interval_ms)
             for s, p, o in triples:
                 count += 1
                 yield StreamElement(s, p, o, t)
     finally:
         report.elements += count
+
+
+def read_csrbench_file(number: int, file: Path, interval_ms: int) -> tuple[int, tuple[tuple[str, str, str], ...]]:
+    """One ``data_NN.ttl`` of a CSRBench stream directory: its time (``NN × interval_ms``) and its triples,
+    in the order `read_csrbench_dir` yields them."""
+    triples = _csrbench_file_triples(file)
+    return checked_time(number * interval_ms, str(file), field="data_NN × interval"), triples
 
 
 #: Parsed ``data_NN.ttl`` files kept by identity (path, size, mtime, inode): judging several

@@ -280,21 +280,21 @@ def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream) -> None
     import pyarrow as pa
 
     from rsp_workbench.oracle.annotated import AnnotationContext, WindowData
-    from rsp_workbench.pipeline.oracle_job import ParquetTermLookup, SparkBGP, stream_frame
+    from rsp_workbench.pipeline.oracle_job import SparkBGP, stream_frame
 
     times = [e.t for e in SPARK_ELEMENTS]
     context = AnnotationContext([WindowData("w", 5, [], times)], csparql(BODIES["filter"], 5, 5).dataset_mode,
                                 frozenset(), {})
-    bgp = SparkBGP(spark, [stream_frame(spark, spark_stream)], context, [ParquetTermLookup(spark_stream)])
+    bgp = SparkBGP(spark, [stream_frame(spark, spark_stream)], context)
     x, v, y = (csparql("SELECT * WHERE { ?x ?v ?y }", 5, 5).algebra.algebra.p.p.triples[0][i] for i in range(3))
     p, r = (from_iri("p"), from_iri("r"))
     ordered = [(x, p, v), (x, r, y)]
-    # element 0 is (a p 3), 1 is (a r b), 3 is (b r a): rows (0, 1) join on ?x = a, (0, 3) do not
-    table = pa.table({"src0": [0, 0], "ref0": [0, 0], "src1": [0, 0], "ref1": [1, 3], "pmin0": [0, 0], "pmax0": [1, 3]})
-    from rsp_workbench.pipeline.oracle_job import PatternSource
-
-    relation = bgp._relation(ordered, ["x", "v", "y"], [PatternSource([], [0])] * 2, table, ["pmin0", "pmax0"])
-    assert [values for values, _ in relation.rows] == [(E.format("a"), INT.format(3), E.format("b"))]
+    # the joined rows carry each pattern's terms: (a p 3) with (a r b) agree on ?x, (a p 3) with (b r a) do not
+    a, b = E.format("a"), E.format("b")
+    table = pa.table({"term0_h0": [a, a], "term0_h1": [INT.format(3)] * 2, "term1_h0": [a, b], "term1_h2": [b, a],
+                      "pmin0": [0, 0], "pmax0": [1, 3]})
+    relation = bgp._relation(ordered, ["x", "v", "y"], table, ["pmin0", "pmax0"])
+    assert [values for values, _ in relation.rows] == [(a, INT.format(3), b)]
 
 
 def from_iri(name: str) -> object:
@@ -395,6 +395,11 @@ def test_unsorted_parquet_stream_is_named(spark, tmp_path) -> None:
     path = tmp_path / "unsorted.parquet"
     rows = [(E.format("a"), E.format("p"), INT.format(1), 5), (E.format("b"), E.format("p"), INT.format(2), 3)]
     pq.write_table(pa.table({name: [row[i] for row in rows] for i, name in enumerate(("subject", "predicate", "object", "t"))}), path)
-    with pytest.raises(UserError, match="row 1") as error:
+    with pytest.raises(UserError, match="row 2") as error:  # rows named from 1, as the Python reader does
         expected_answers(spark, csparql(BODIES["filter"], 4, 4), str(path), PRESETS["csparql"], [0])
     assert error.value.file == str(path)
+    from rsp_workbench.streams.readers import read_parquet
+
+    with pytest.raises(UserError) as python:
+        list(read_parquet(path))
+    assert str(error.value) == str(python.value)

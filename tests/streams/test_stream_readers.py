@@ -445,3 +445,19 @@ def test_a_relative_iri_is_named_at_its_line_and_column(tmp_path: Path, fmt: str
     path = write(tmp_path, f"bad.{fmt}", text)
     message = error_of(path, fmt)
     assert message.startswith(f"{path}:2:{column}: relative IRI '{token}'"), message
+
+
+def test_the_last_element_time_is_read_from_the_end_of_a_text_stream(tmp_path: Path) -> None:
+    """What the Spark path takes as the stream's last time (the default --end) without reading the stream."""
+    from rsp_workbench.streams.readers import last_element_time
+
+    yabench = tmp_path / "s.stream"
+    yabench.write_text('<http://e/a> <http://e/p> "1" "5" .\n<http://e/a> <http://e/p> "2" "7" .\n# end\n\n',
+                       encoding="utf-8")
+    nquads = tmp_path / "s.nq"
+    nquads.write_text("<http://e/a> <http://e/p> <http://e/b> <urn:rspwb:t:12> .\n", encoding="utf-8")
+    broken = tmp_path / "b.stream"
+    broken.write_text('<http://e/a> <http://e/p> "1" "5" .\n<http://e/a> "7" .\n', encoding="utf-8")
+    assert last_element_time(yabench, "yabench") == 7
+    assert last_element_time(nquads, "nquads") == 12
+    assert last_element_time(broken, "yabench") is None  # the reader names the line

@@ -1,0 +1,472 @@
+"""Stream files read by Spark's executors, partitioned by file ranges: the oracle job's sources.
+
+The driver lists ranges and learns a few numbers per range; it never reads the stream:
+
+* YABench text and time-graph N-Quads are cut into byte ranges of `RANGE_BYTES`; a range
+  holds the lines whose first byte lies in it. A first job counts each range's lines and
+  elements and reads the time of its first and last element line (`count_range`, on bytes:
+  no parsing). The driver sums them into each range's first line number, first element
+  position and the time before it, so the second job (`write_range`) parses every range with
+  the Python readers' own code (`read_yabench_columns`, `read_nquads_part`): a malformed line
+  or time going backwards is the same file:line error, raised by the executor that read it.
+  Each task writes its elements as a Parquet part file (PySpark hands Arrow batches to the
+  JVM only through pandas, which the workbench does not need), and Spark reads the parts as
+  one DataFrame, a partition per range; `release` removes them.
+* A CSRBench directory: a task per ``data_NN.ttl`` file (`read_csrbench_file`), counted
+  first the same way; the CSRBench oracle layout of N-Quads (graph timestamps: the file as
+  a whole) in one task.
+* Parquet: Spark's own reader; a job first checks the row groups as `read_parquet` does (no
+  nulls, N-Triples term starts, time order by row).
+
+The frame is ``(s, p, o, t, pos)``, ``pos`` the element's position in the time-ordered stream
+(with ``on_disorder="warn"``: sorted by time, stable, as the Python readers' callers do).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+
+from rsp_workbench.errors import UserError
+from rsp_workbench.streams.model import StreamSource
+from rsp_workbench.streams.readers import ReadReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+RANGE_BYTES = 32 << 20  # a task's share of a text stream (~160,000 YABench lines)
+FRAME_SCHEMA = "s string, p string, o string, t long, pos long"
+_MAYBE_SKIP = (b"\n\n", b"\n#", b"\n ", b"\n\t", b"\n\r")
+_SKIP_BYTES = re.compile(rb"[ \t]*(?:#.*)?\r?")
+
+
+@dataclass(frozen=True)
+class RangeCount:
+    """What the first pass learns of a range of a text stream (lines 1-based within it)."""
+
+    lines: int
+    elements: int
+    first_time: int | None  # of the first element line (None: no element, or not well-formed)
+    first_time_line: int
+    last_time: int | None  # of the last element line
+    disorders: int = 0  # ``warn``: steps back inside the range
+    first_disorder_line: int | None = None
+    first_disorder: tuple[int, int] | None = None  # (t, previous t)
+
+
+# --- on the executors -----------------------------------------------------------------------------
+
+
+def byte_ranges(path: str, step: int | None = None) -> list[tuple[int, int]]:
+    """``[start, end)`` byte ranges of ``step`` (default `RANGE_BYTES`) covering the file (a
+    compressed file is one range)."""
+    step = step or RANGE_BYTES
+    size = os.path.getsize(path)
+    if path.endswith(".gz"):
+        return [(0, size)] if size else []
+    return [(start, min(start + step, size)) for start in range(0, size, step)]
+
+
+def range_lines(path: str, start: int, end: int) -> bytes:
+    """The bytes of the lines whose first byte lies in ``[start, end)`` (a ``.gz`` file: all of it)."""
+    from rsp_workbench.streams.readers import MAX_LINE_CHARS
+
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as packed:
+                return packed.read()
+        with open(path, "rb") as handle:
+            if start > 0:
+                handle.seek(start - 1)
+                if handle.read(1) != b"\n":
+                    _rest_of_line(handle, path, MAX_LINE_CHARS)  # a line of the range before
+            begin = handle.tell()
+            if begin >= end:
+                return b""
+            data = handle.read(end - begin)
+            if data and not data.endswith(b"\n"):
+                data += _rest_of_line(handle, path, MAX_LINE_CHARS)
+            return data
+    except (OSError, EOFError) as error:
+        raise UserError(f"cannot read stream: {error}", file=path) from None
+
+
+def _rest_of_line(handle: Any, path: str, limit: int) -> bytes:
+    rest: bytes = handle.readline(limit + 1)
+    if len(rest) > limit:
+        raise UserError(f"a line longer than {limit >> 20} MiB characters: not a stream text file", file=path)
+    return rest
+
+
+def _lines(data: bytes) -> list[bytes]:
+    pieces = data.split(b"\n")
+    if data.endswith(b"\n"):
+        pieces.pop()
+    return pieces
+
+
+def _time_of(line: bytes, fmt: str) -> int | None:
+    from rsp_workbench.streams.readers import element_time
+
+    try:
+        return element_time(line.decode("utf-8"), fmt)
+    except UnicodeDecodeError:
+        return None
+
+
+def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int]) -> RangeCount:
+    """Lines, elements and first/last element time of a range, from its bytes (no parsing); with
+    ``warn`` also the steps back inside it (parsed: its lines' numbers are not known yet)."""
+    data = range_lines(path, *bounds)
+    if not data:
+        return RangeCount(0, 0, None, 0, None)
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    skips: set[int] = set()
+    if data[:1] in (b"#", b" ", b"\t", b"\r", b"\n") or any(mark in data for mark in _MAYBE_SKIP):
+        skips = {i for i, line in enumerate(_lines(data)) if _SKIP_BYTES.fullmatch(line)}
+    first = last = None
+    index = next((i for i in range(lines) if i not in skips), 0)
+    if lines > len(skips):
+        cut = data.find(b"\n")
+        head = (data if cut < 0 else data[:cut]) if index == 0 else _lines(data)[index]
+        first = _time_of(head, fmt)
+        tail = _lines(data[-(1 << 20):]) if len(data) > 1 << 20 else _lines(data)
+        last = next((_time_of(line, fmt) for line in reversed(tail) if not _SKIP_BYTES.fullmatch(line)), None)
+    count = RangeCount(lines, lines - len(skips), first, index + 1, last)
+    if on_disorder != "warn" or not count.elements:
+        return count
+    report = ReadReport()
+    try:
+        for _ in _parse(path, fmt, "warn", data, 1, 0, None, report):
+            pass
+    except UserError:
+        return count  # the second pass names the line
+    return RangeCount(count.lines, count.elements, first, count.first_time_line, last, report.disorders,
+                      report.first_disorder_line, report.first_disorder)
+
+
+def _decoded(data: bytes, path: str, first_line: int) -> str:
+    from rsp_workbench.streams.readers import decode_error
+
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise decode_error(path, first_line + data.count(b"\n", 0, error.start)) from None
+
+
+def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, first_pos: int,
+           last_time: int | None, report: ReadReport | None = None) -> Iterator["pa.RecordBatch"]:
+    """A range's elements as ``(s, p, o, t, pos)`` batches (``warn``: sorted by time inside the range)."""
+    from rsp_workbench.oracle.columnar import read_yabench_columns
+    from rsp_workbench.streams.readers import read_nquads_part
+
+    text = io.StringIO(_decoded(data, path, first_line))
+    if fmt == "yabench":
+        columns = read_yabench_columns(path, None, on_disorder=on_disorder,  # type: ignore[arg-type]
+                                       report=report, text=text, first_line=first_line, last_time=last_time)
+        table = columns.table.combine_chunks()
+        pos = table["pos"].to_numpy()
+        yield _batch(table["s"], table["p"], table["o"], columns.times[pos], pos + first_pos)
+        return
+    elements: Iterable[Any] = read_nquads_part(path, text, first_line=first_line, last_time=last_time,
+                                               on_disorder=on_disorder, report=report)  # type: ignore[arg-type]
+    if on_disorder == "warn":
+        elements = sorted(elements, key=lambda element: element.t)
+    yield from _element_batches(elements, first_pos)
+
+
+def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any) -> "pa.RecordBatch":
+    import pyarrow as pa
+
+    def column(values: Any, kind: "pa.DataType") -> "pa.Array":
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        return values.cast(kind) if isinstance(values, pa.Array) else pa.array(values, kind)
+
+    return pa.RecordBatch.from_arrays([column(s, pa.string()), column(p, pa.string()), column(o, pa.string()),
+                                       column(t, pa.int64()), column(pos, pa.int64())],
+                                      names=["s", "p", "o", "t", "pos"])
+
+
+def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 16) -> Iterator["pa.RecordBatch"]:
+    """``(s, p, o, t)`` tuples (stream elements) as batches, positions from ``first_pos``."""
+    from itertools import islice
+
+    iterator = iter(elements)
+    position = first_pos
+    while chunk := list(islice(iterator, size)):
+        yield _batch(*([e[i] for e in chunk] for i in range(4)), range(position, position + len(chunk)))
+        position += len(chunk)
+
+
+def counted(function: Any, *args: Any) -> Any:
+    """``function(*args)`` in a task, its `UserError` carried to the driver."""
+    from rsp_workbench.pipeline.spark import raise_in_task
+
+    try:
+        return function(*args)
+    except UserError as error:
+        raise_in_task(error)
+
+
+def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"]) -> int:
+    """A task's elements as ``part-NNNNNN.parquet`` in ``scratch`` (written whole, then renamed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    target = os.path.join(scratch, f"part-{index:06d}.parquet")
+    partial_target = os.path.join(scratch, f".part-{index:06d}.{os.getpid()}.partial")  # hidden: Spark skips it
+    rows = 0
+    schema = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64()),
+                        ("pos", pa.int64())])
+    with pq.ParquetWriter(partial_target, schema) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    os.replace(partial_target, target)
+    return rows
+
+
+def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple[int, int, int, int, int, int | None]
+                ) -> int:
+    """Task: parse one planned range (index, start, end, first line, first position, the time of the
+    element before it or None) into its part file."""
+    index, start, end, first_line, first_pos, last_time = plan
+    data = range_lines(path, start, end)
+    return _write_part(scratch, index, _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time))
+
+
+def csrbench_count(interval_ms: int, item: tuple[int, str]) -> int:
+    """Task: the elements of one ``data_NN.ttl`` (parsed; kept parsed for the second pass)."""
+    from rsp_workbench.streams.readers import read_csrbench_file
+
+    return len(read_csrbench_file(item[0], Path(item[1]), interval_ms)[1])
+
+
+def write_csrbench_file(interval_ms: int, scratch: str, plan: tuple[int, int, str, int]) -> int:
+    """Task: one ``data_NN.ttl`` (index, NN, path, first position) into its part file."""
+    from rsp_workbench.streams.readers import read_csrbench_file
+
+    index, number, file, first_pos = plan
+    t, triples = read_csrbench_file(number, Path(file), interval_ms)
+    return _write_part(scratch, index, _element_batches(((s, p, o, t) for s, p, o in triples), first_pos))
+
+
+def write_whole_nquads(path: str, scratch: str, index: int) -> int:
+    """Task: a CSRBench-layout N-Quads file read as a whole (its reader sorts by time) into one part file."""
+    from rsp_workbench.streams.readers import read_graph_timestamp_nquads
+
+    return _write_part(scratch, index, _element_batches(read_graph_timestamp_nquads(path), 0))
+
+
+def check_row_groups(path: str, on_disorder: str, groups: Iterable[int]) -> list[tuple[int, int, int, int, int]]:
+    """Task: `read_parquet`'s checks on some row groups of a Parquet stream (rows named from 1);
+    per row group its first row, last row, first and last time and steps back inside it."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from rsp_workbench.streams.parquet import READ_ERRORS, arrow_message, check_batch
+
+    found = []
+    try:
+        with pq.ParquetFile(path, page_checksum_verification=True) as parquet:
+            metadata = parquet.metadata
+            for group in groups:
+                first = sum(metadata.row_group(g).num_rows for g in range(group))
+                table = parquet.read_row_group(group, columns=["subject", "predicate", "object", "t"])
+                if not table.num_rows:
+                    continue
+                row = first + 1
+                for batch in table.to_batches():
+                    check_batch(batch, row, path)
+                    row += batch.num_rows
+                times = table.column("t").to_numpy()
+                back = np.flatnonzero(times[1:] < times[:-1])
+                if on_disorder == "error" and len(back):
+                    k = int(back[0]) + 1
+                    raise UserError(f"time goes backwards: {int(times[k])} after {int(times[k - 1])}", file=path,
+                                    field=f"row {first + k + 1}")
+                found.append((first, first + len(times) - 1, int(times[0]), int(times[-1]), len(back)))
+    except READ_ERRORS as error:
+        raise UserError(f"cannot read Parquet data ({arrow_message(error)})", file=path) from None
+    return found
+
+
+# --- on the driver --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SparkStream:
+    """A stream as the oracle job reads it: the frame, the folder of part files the executors wrote
+    (None: read from the stream file itself; `release` removes it) and what its reading saw
+    (``warn``: the steps back in time, for the caller to report once)."""
+
+    frame: "DataFrame"
+    report: ReadReport
+    scratch: str | None = None
+
+
+def release(stream: SparkStream) -> None:
+    """Forget the executors' part files of ``stream`` (its frame cannot be read after)."""
+    import shutil
+
+    if stream.scratch is not None:
+        shutil.rmtree(stream.scratch, ignore_errors=True)
+
+
+def scratch_folder() -> str:
+    """A new folder for part files: under ``RSPWB_SPARK_SCRATCH`` if set (on a cluster, a folder
+    every executor and the driver can read), else the temporary folder (local masters)."""
+    import tempfile
+
+    base = os.environ.get("RSPWB_SPARK_SCRATCH") or None
+    return tempfile.mkdtemp(prefix="rspwb-stream-", dir=base)
+
+
+def spark_stream(spark: "SparkSession", source: StreamSource) -> SparkStream:
+    """``source`` as an ``(s, p, o, t, pos)`` frame read by the executors (module docstring)."""
+    if source.on_disorder not in ("error", "warn"):
+        raise UserError(f"on_disorder must be 'error' or 'warn', not {source.on_disorder!r}", field="on_disorder")
+    report = ReadReport(source=source.path, format=source.format)
+    if source.format == "parquet":
+        return SparkStream(_in_order(_parquet_frame(spark, source, report), report), report)
+    if source.format not in ("csrbench-dir", "yabench", "nquads"):
+        raise UserError(f"unknown stream format {source.format!r}", field="stream-format")
+    scratch = scratch_folder()
+    try:
+        if source.format == "csrbench-dir":
+            parts = _csrbench_parts(spark, source, scratch)
+        else:
+            parts = _text_parts(spark, source, report, scratch)
+        frame = spark.read.schema(FRAME_SCHEMA).parquet(scratch) if parts else spark.createDataFrame([], FRAME_SCHEMA)
+    except BaseException:
+        release(SparkStream(None, report, scratch))  # type: ignore[arg-type]  # only its folder matters
+        raise
+    return SparkStream(_in_order(frame, report), report, scratch)
+
+
+def _in_order(frame: "DataFrame", report: ReadReport) -> "DataFrame":
+    """``pos`` in time order (stable) when the reader saw steps back (``warn``)."""
+    if not report.disorders:
+        return frame
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+
+    # one partition: a stream in disorder is the exception (warn), not the scale case
+    return frame.withColumn("pos", F.row_number().over(Window.orderBy("t", "pos")) - 1)
+
+
+def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partitions: int | None = None) -> list[Any]:
+    """``function(item)`` for every item on the executors, results in order."""
+    count = max(1, min(len(items), partitions or len(items)))
+    return spark.sparkContext.parallelize(list(items), count).map(partial(counted, function)).collect()
+
+
+def _text_parts(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str) -> int:
+    from rsp_workbench.streams.readers import nquads_layout
+
+    path = source.path
+    if source.format == "nquads":
+        layout = nquads_layout(path)
+        if layout == "empty":
+            return 0
+        if layout == "graph-timestamp":
+            return len(_tasks(spark, [0], partial(write_whole_nquads, path, scratch)))
+    ranges = byte_ranges(path)
+    if not ranges:
+        return 0
+    counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder))
+    plans = []
+    lines = elements = 0
+    last: int | None = None
+    for index, ((start, end), count) in enumerate(zip(ranges, counts)):
+        if count.first_time is not None and last is not None and count.first_time < last:
+            _step_back(report, lines + count.first_time_line, count.first_time, last)
+        if count.disorders:
+            _step_back(report, lines + (count.first_disorder_line or 1), *(count.first_disorder or (0, 0)),
+                       count.disorders)
+        plans.append((index, start, end, lines + 1, elements, last if source.on_disorder == "error" else None))
+        lines += count.lines
+        elements += count.elements
+        if count.elements:
+            last = count.last_time
+    _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch))
+    return len(plans)
+
+
+def _step_back(report: ReadReport, line: int, t: int, previous: int, count: int = 1) -> None:
+    report.disorders += count
+    if report.first_disorder_line is None or line < report.first_disorder_line:
+        report.first_disorder_line, report.first_disorder = line, (t, previous)
+
+
+def _csrbench_parts(spark: "SparkSession", source: StreamSource, scratch: str) -> int:
+    from rsp_workbench.streams.readers import csrbench_files
+
+    if source.interval_ms <= 0:
+        raise UserError(f"the interval must be positive, got {source.interval_ms} ms", field="interval")
+    files = [(number, str(path)) for number, path in csrbench_files(source.path)]
+    partitions = min(len(files), 4 * spark.sparkContext.defaultParallelism)
+    counts = _tasks(spark, files, partial(csrbench_count, source.interval_ms), partitions)
+    plans, first = [], 0
+    for index, ((number, path), count) in enumerate(zip(files, counts)):
+        plans.append((index, number, path, first))
+        first += count
+    _tasks(spark, plans, partial(write_csrbench_file, source.interval_ms, scratch), partitions)
+    return len(plans)
+
+
+def _parquet_frame(spark: "SparkSession", source: StreamSource, report: ReadReport) -> "DataFrame":
+    """A workbench Parquet stream read by Spark itself, checked first by the executors (row groups)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from rsp_workbench.streams.parquet import check_parquet_stream
+
+    path = source.path
+    check_parquet_stream(path)
+    groups = pq.ParquetFile(path).metadata.num_row_groups
+    if groups:
+        chunks = [list(range(groups))[i::spark.sparkContext.defaultParallelism] for i in
+                  range(min(groups, spark.sparkContext.defaultParallelism))]
+        stats = sorted(row for rows in _tasks(spark, chunks, partial(check_row_groups, path, source.on_disorder))
+                       for row in rows)
+        for before, after in zip(stats, stats[1:]):
+            if after[2] < before[3]:
+                if source.on_disorder == "error":
+                    raise UserError(f"time goes backwards: {after[2]} after {before[3]}", file=path,
+                                    field=f"row {after[0] + 1}")
+                _step_back(report, after[0] + 1, after[2], before[3])
+        if source.on_disorder == "warn" and any(row[4] for row in stats):
+            _count_steps(spark, path, report)
+    reader = spark.read
+    try:  # the footer's schema: Spark need not infer it (~1 s on a cold JVM)
+        reader = reader.schema(from_arrow_schema(pq.read_schema(path)))
+    except (pa.ArrowException, OSError, TypeError):
+        reader = spark.read
+    return reader.parquet(path).select(
+        F.col("subject").alias("s"), F.col("predicate").alias("p"), F.col("object").alias("o"),
+        F.col("t"), F.col("_metadata.row_index").alias("pos"))
+
+
+def _count_steps(spark: "SparkSession", path: str, report: ReadReport) -> None:
+    """``warn``: every step back of a Parquet stream, counted by Spark (in one partition: the exception)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+
+    frame = spark.read.parquet(path).select(F.col("_metadata.row_index").alias("pos"), "t")
+    steps = frame.select("pos", "t", F.lag("t").over(Window.orderBy("pos")).alias("before")).where("t < before")
+    found = steps.orderBy("pos").toArrow()
+    report.disorders = found.num_rows
+    if found.num_rows:
+        report.first_disorder_line = int(found["pos"][0].as_py()) + 1
+        report.first_disorder = (int(found["t"][0].as_py()), int(found["before"][0].as_py()))
