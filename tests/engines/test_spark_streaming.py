@@ -159,6 +159,7 @@ def spark_engine(**parameters: object) -> EngineConfig:
     return EngineConfig("spark-streaming", PRESETS[preset], parameters=dict(parameters), name="spark", dialect="rspql")
 
 
+@pytest.mark.slow  # a JVM for the engine: a minute on a quiet machine
 def test_the_rooms_in_append_mode_each_room_when_its_join_completes(tmp_path: Path) -> None:
     needs_spark()
     result = run_engine(spark_engine(), ROOMS, group_contemporaneous(ROOMS_STREAM), tmp_path, syntax="csparql",
