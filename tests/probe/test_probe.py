@@ -379,3 +379,45 @@ def test_grouping_is_an_override_where_the_named_preset_groups_otherwise() -> No
     rspjs = PRESETS["rspjs"]
     assert overrides_from(rspjs, Candidate(rspjs, alignment=0, regroup=True)) == {}
     assert overrides_from(rspjs, Candidate(rspjs, alignment=0, regroup=False)) == {"grouping": "evaluation"}
+
+
+# --- engine parameters on the command line ------------------------------------------------------
+
+
+def test_param_options_are_checked_against_the_engine_types_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "esper", "--param", "windo=time"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--param windo: unknown esper engine parameter" in err and "'window'" in err
+    assert main(["probe", "esper", "--param", "window=weekly"]) == 2
+    assert "--param window: 'weekly' is not one of time_batch, time" in capsys.readouterr().err
+    assert main(["probe", "esper", "--param", "window=time", "--all-combinations"]) == 2
+    assert "give one of them" in capsys.readouterr().err
+    assert main(["probe", "secret", "--param", "matcher=fast"]) == 2
+    assert "--param matcher" in capsys.readouterr().err
+    assert main(["probe", "sample_experiments/csrbench/csrbench.yaml:csparql", "--param", "t0=1"]) == 2
+    assert "configured in its file" in capsys.readouterr().err
+
+
+def test_every_combination_is_a_declared_variant_with_its_preset() -> None:
+    from rsp_workbench.engine import PROGRAM_ENGINES
+    from rsp_workbench.probe.runner import parameter_combinations
+
+    combinations = parameter_combinations("esper")
+    assert combinations == [{}, {"window": "time", "output": "all"}, {"window": "time"}, {"stream": "rstream"},
+                            {"reference_point": 0}]
+    assert [PROGRAM_ENGINES["esper"].preset_for(c) for c in combinations] == [
+        "esper-time-batch", "esper-time-all", "esper-time-snapshot", "esper-time-batch-rstream", "esper-time-batch-ref"]
+    assert parameter_combinations("secret") == [{}] and parameter_combinations("cqels") == [{}]
+    assert parameter_combinations("rspjs") == [{}]
+
+
+@pytest.mark.slow
+def test_cli_probes_with_parameters_and_every_combination(capsys: pytest.CaptureFixture[str]) -> None:
+    # a t0 given as an engine parameter: the windows close at …300 in both probes, which says so
+    assert main(["probe", "secret", "--param", "t0=300", "--only", "borders", "--only", "first-element",
+                 "--json", "--quiet"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["engine"] == "secret t0=300" and payload["parameters"]["t0"] == 300
+    assert main(["probe", "naive", "--all-combinations", "--only", "borders", "--json", "--quiet"]) == 0
+    payloads = json.loads(capsys.readouterr().out)
+    assert [p["engine"] for p in payloads] == ["naive"] and payloads[0]["explained"] is True
