@@ -274,22 +274,26 @@ class ProbeJudge:
         self.timed = all(r.time is not None for r in raw)
         self._answers: dict[tuple[Any, ...], Any] = {}
         self._outcomes: dict[tuple[EngineSemantics, int, bool], Outcome] = {}
+        self._times: dict[tuple[Any, ...], list[int | None]] = {}  # the candidate's evaluation times
 
     def answer(self, semantics: EngineSemantics, t0: int) -> Any:
         """The oracle's answer (an `ExpectedAnswer`) for these semantics with windows from ``t0``."""
         from rsp_workbench.oracle.reference import ExpectedAnswer
         from rsp_workbench.oracle.run import compute_expected
 
-        ticks = _ticks_matter(semantics.report)
-        base_key = (semantics.border, semantics.report, (semantics.tick, semantics.batch_size) if ticks else None,
-                    semantics.leading_partial)
-        key = (*base_key, semantics.r2s, semantics.empty_notification, t0)
+        key = _answer_key(semantics, t0)
+        base_key = key[:4]
         if key not in self._answers:
             cached = _ORACLE_CACHE.setdefault((self.probe.name, self.probe.elements, base_key), {})
             if (t0,) not in cached:
                 base = replace(semantics, r2s=R2S.RSTREAM, empty_notification=True)
                 vectors = [(v,) for v in sorted(set(self.t0.values()) | {t0}) if (v,) not in cached]
-                cached.update(compute_expected(self.query, self.probe.streams, base, vectors, end=self.probe.horizon))
+                computed = compute_expected(self.query, self.probe.streams, base, vectors, end=self.probe.horizon)
+                # the relations are read for every R2S × notification candidate: materialised once
+                # (the oracle's may be computed lazily from its deltas on each read); the
+                # emissions are made here, per candidate, from them
+                cached.update({vector: ExpectedAnswer(answer.t0, tuple(answer.evaluations), tuple(answer.relations), ())
+                               for vector, answer in computed.items()})
             plain = cached[(t0,)]
             emissions = apply_r2s(semantics.r2s, ((e.time, e.sequence, r) for e, r in zip(plain.evaluations, plain.relations)),
                                   empty_notification=semantics.empty_notification)
@@ -313,11 +317,18 @@ class ProbeJudge:
         """Cheap necessary condition: the engine evaluated when the candidate says (if it says when)."""
         if not self.timed:
             return True
-        answer = self.answer(candidate.semantics, self.t0[candidate.alignment])
-        expected = [Relation(e.time, e.operation, Counter()) for e in answer.emissions]
-        if candidate.regroup:
-            expected = regroup_by_time(expected)
-        return self.engine_times[candidate.regroup] == [r.time for r in expected]
+        t0 = self.t0[candidate.alignment]
+        key = (*_answer_key(candidate.semantics, t0), candidate.regroup)
+        times = self._times.get(key)
+        if times is None:
+            answer = self.answer(candidate.semantics, t0)
+            if candidate.regroup:
+                times = [r.time for r in regroup_by_time([Relation(e.time, e.operation, Counter())
+                                                          for e in answer.emissions])]
+            else:
+                times = [e.time for e in answer.emissions]
+            self._times[key] = times
+        return self.engine_times[candidate.regroup] == times
 
     def outcome(self, candidate: Candidate) -> Outcome:
         """None when the candidate explains the probe; else the first divergence (RSP-QL Def. 26)."""
@@ -340,6 +351,14 @@ class ProbeJudge:
 
     def explains(self, candidate: Candidate) -> bool:
         return self.times_agree(candidate) and self.outcome(candidate) is None
+
+
+def _answer_key(semantics: EngineSemantics, t0: int) -> tuple[Any, ...]:
+    """What the oracle's answer to a probe depends on: (border, report, tick where it matters,
+    leading partial windows) — one oracle run —, then R2S, notification and t0."""
+    tick = (semantics.tick, semantics.batch_size) if _ticks_matter(semantics.report) else None
+    return (semantics.border, semantics.report, tick, semantics.leading_partial, semantics.r2s,
+            semantics.empty_notification, t0)
 
 
 def _t0_of(probe: Probe, alignment: Alignment) -> int:

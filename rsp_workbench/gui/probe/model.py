@@ -81,8 +81,11 @@ def probe_target(key: str, fault: str | None, experiment: Any,
     """The engine to probe for a ``kind:name`` key; ``experiment`` is the designer's (None: not valid)."""
     kind, _, name = key.partition(":")
     faults = {fault: True} if fault else None
-    if kind == "preset":
-        return builtin_target("secret", preset=name, faults=faults)
+    if kind == "preset":  # named as the preset (the side-by-side rows), not "secret"
+        from dataclasses import replace
+
+        target = builtin_target("secret", preset=name, faults=faults)
+        return replace(target, label=f"{name} (preset)" + (f", fault {fault}" if fault else ""))
     if kind == "builtin":
         return builtin_target(name, faults=faults, parameters=parameters or None)
     if experiment is None:
