@@ -277,8 +277,9 @@ GROUPS = ("library", "designer", "teaching", "probe", "runs", "timeline", "resul
 def probe_shot(window: Any) -> None:
     """Run > Probe engine… on the secret engine under the C-SPARQL preset with its border_drift
     fault knob on: the inferred preset, the fault with its evidence (~15 s: fourteen engine runs);
-    then the side-by-side SECRET table of it, the CQELS preset, the RSP-JS engine and every EPL
-    combination of the Esper engine (when installed: a JVM per probe, minutes)."""
+    then the side-by-side SECRET table of it, the CQELS preset, the RSP-JS engine (when installed)
+    and the secret engine under two of the Esper presets (the Esper engine itself starts a JVM per
+    probe: minutes)."""
     from rsp_workbench.gui.probe.model import installed
 
     dialog = window.open_probe_dialog()
@@ -291,7 +292,7 @@ def probe_shot(window: Any) -> None:
     print(path)
     dialog.fault_combo.setCurrentIndex(0)
     for kind, name, combination in (("preset", "cqels", None), ("builtin", "rspjs", None),
-                                    ("builtin", "esper", "every combination")):
+                                    ("preset", "esper-time-batch", None), ("preset", "esper-time-snapshot", None)):
         if kind == "builtin" and not installed(name):
             continue
         dialog.select_engine(kind, name)
