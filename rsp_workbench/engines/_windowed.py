@@ -53,6 +53,7 @@ class WindowedEngine(Engine):
         self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
         self.scheduler: ReportScheduler | None = None
         self.started = False
+        self.clock: int | None = None  # the latest application time pushed or advanced to
 
     # --- registration ------------------------------------------------------------------
 
@@ -179,11 +180,12 @@ class WindowedEngine(Engine):
             self._start(t)
         scheduler = self.scheduler
         assert scheduler is not None
-        if t < scheduler.now:
+        if self.clock is not None and t < self.clock:
             # an element behind the engine's clock (outside the engine contract; the probe
             # battery's watermark probe leaves it on purpose) is taken as it arrives, as a
             # data-driven engine sees it: at the next instant, after all of the clock's time
-            t = scheduler.now + 1
+            t = self.clock + 1
+        self.clock = t
         responses: list[EngineResponse] = []
         self._run(scheduler.before(t), responses)
         self._release_pending(t - 1, responses)
@@ -208,6 +210,7 @@ class WindowedEngine(Engine):
         if not self.started:
             self._start(t)
         assert self.scheduler is not None
+        self.clock = max(t, self.clock if self.clock is not None else t)
         responses: list[EngineResponse] = []
         self._run(self.scheduler.advance(t), responses)
         self._release_pending(t, responses)
