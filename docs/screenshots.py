@@ -286,7 +286,7 @@ def probe_shot(window: Any) -> None:
     dialog.select_engine("preset", "csparql")
     dialog.fault_combo.setCurrentIndex(dialog.fault_combo.findData("border_drift"))
     dialog.resize(1100, 700)
-    _probe_and_wait(dialog)
+    _probe_and_wait(dialog, 1800)  # a fault: every candidate judged on every probe (minutes under load)
     path = DOCS / "gui-probe.png"
     dialog.grab().save(str(path))
     print(path)

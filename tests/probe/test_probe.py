@@ -275,8 +275,8 @@ def test_a_clean_engine_has_no_fault() -> None:
 
 # --- the stand, the CLI, JSON ----------------------------------------------------------------------
 
-PARAMETER_KEYS = {"border", "report", "tick", "r2s", "empty_notification", "t0", "time_unit", "leading_partial",
-                  "alignment", "grouping"}
+PARAMETER_KEYS = {"border", "report", "tick", "batch_size", "r2s", "empty_notification", "t0", "time_unit",
+                  "leading_partial", "alignment", "grouping"}
 
 
 @pytest.mark.slow

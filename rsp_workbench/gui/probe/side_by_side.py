@@ -132,6 +132,10 @@ def _secret_table() -> QTableWidget:
     table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustIgnored)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    # the long cells wrap so that "explained by" keeps its room at 1024 px: the engine (label,
+    # combination, fault) in a column of its own width, the last one stretched
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+    header.resizeSection(0, 170)
     header.setStretchLastSection(True)
     return table
 
