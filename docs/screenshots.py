@@ -4,8 +4,8 @@
 Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-designer-stream.png,
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-query-file.png, gui-designer-variables.png,
 gui-designer-1024.png,
-gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-runs.png, gui-runs-done.png, gui-timeline.png,
-gui-results-compare.png, gui-results-compare-published.png, gui-designer-imported.png
+gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-probe-side-by-side.png, gui-runs.png, gui-runs-done.png,
+gui-timeline.png, gui-results-compare.png, gui-results-compare-published.png, gui-designer-imported.png
 (the coupon, finished-run, timeline, results-summary and compare shots also at 1024×700: ``*-1024.png``) and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples, a YABench-layout folder made from one of them, and the
@@ -347,26 +347,48 @@ def compare_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
 
 def probe_shot(window: Any) -> None:
     """Run > Probe engine… on the secret engine under the C-SPARQL preset with its border_drift
-    fault knob on: the inferred preset, the fault with its evidence (~10 s: nine engine runs)."""
-    import time
-
-    from PySide6.QtWidgets import QApplication
+    fault knob on: the inferred preset, the fault with its evidence (~15 s: fourteen engine runs);
+    then the side-by-side SECRET table of it, the CQELS preset, the RSP-JS engine (when installed)
+    and the secret engine under two of the Esper presets (the Esper engine itself starts a JVM per
+    probe: minutes)."""
+    from rsp_workbench.gui.probe.model import installed
 
     dialog = window.open_probe_dialog()
     dialog.select_engine("preset", "csparql")
     dialog.fault_combo.setCurrentIndex(dialog.fault_combo.findData("border_drift"))
     dialog.resize(1100, 700)
+    _probe_and_wait(dialog, 1800)  # a fault: every candidate judged on every probe (minutes under load)
+    path = DOCS / "gui-probe.png"
+    dialog.grab().save(str(path))
+    print(path)
+    dialog.fault_combo.setCurrentIndex(0)
+    for kind, name, combination in (("preset", "cqels", None), ("builtin", "rspjs", None),
+                                    ("preset", "esper-time-batch", None), ("preset", "esper-time-snapshot", None)):
+        if kind == "builtin" and not installed(name):
+            continue
+        dialog.select_engine(kind, name)
+        if combination:
+            dialog.select_combination(combination)
+        _probe_and_wait(dialog, 1800)
+    dialog.tabs.setCurrentWidget(dialog.side_by_side)
+    path = DOCS / "gui-probe-side-by-side.png"
+    dialog.grab().save(str(path))
+    print(path)
+    dialog.close()
+
+
+def _probe_and_wait(dialog: Any, seconds: float = 180) -> None:
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
     dialog.start()
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + seconds
     while dialog.task is not None and time.monotonic() < deadline:
         QApplication.processEvents()
         time.sleep(0.02)
     for _ in range(3):
         QApplication.processEvents()
-    path = DOCS / "gui-probe.png"
-    dialog.grab().save(str(path))
-    print(path)
-    dialog.close()
 
 
 def main() -> int:

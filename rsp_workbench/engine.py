@@ -190,6 +190,16 @@ class ProgramEngine:
     #: parameters have wins (value :data:`GIVEN`: any value); no match: ``preset``.
     variants: tuple[tuple[tuple[tuple[str, Any], ...], str], ...] = ()
 
+    #: A value for each parameter a variant requires as :data:`GIVEN` (to probe that variant).
+    examples: tuple[tuple[str, Any], ...] = ()
+
+    def combinations(self) -> list[dict[str, Any]]:
+        """Every parameter combination the engine declares a preset for: none (its default), then
+        each variant's parameters (a :data:`GIVEN` one with its example value)."""
+        examples = dict(self.examples)
+        return [{}, *({key: examples[key] if value is GIVEN else value for key, value in condition}
+                      for condition, _ in self.variants)]
+
     def preset_for(self, parameters: Mapping[str, Any]) -> str:
         """The preset the engine runs under with these parameters."""
         for condition, name in self.variants:
@@ -214,7 +224,7 @@ PROGRAM_ENGINES: dict[str, ProgramEngine] = {
         ((("window", "time"),), "esper-time-snapshot"),
         ((("stream", "rstream"),), "esper-time-batch-rstream"),
         ((("reference_point", GIVEN),), "esper-time-batch-ref"),
-    )),
+    ), examples=(("reference_point", 0),)),
     # the query compiled onto Spark Structured Streaming, one preset per output mode
     # (rsp_workbench/engines/sparkstream/README.md; an aggregate query in append mode: spark-append-aggregate)
     "spark-streaming": ProgramEngine(preset="spark-append", dialect="rspql", variants=(

@@ -35,6 +35,12 @@ def register(subparsers: Any) -> None:
     probe.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                        help="configure the probed built-in engine's semantics (e.g. border=open-closed); "
                             "the probe is not told")
+    probe.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", dest="params",
+                       help="an engine parameter of the probed engine type (repeatable, e.g. --param window=time "
+                            "--param output=all), checked against the parameters the type takes")
+    probe.add_argument("--all-combinations", action="store_true",
+                       help="probe every parameter combination the engine type declares a preset for, one after "
+                            "the other (with --json: one object per combination, in a list)")
     probe.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                        help="per-probe timeout (default 20 s): a probe that takes longer is reported as failed")
     probe.add_argument("--only", action="append", default=[], metavar="PROBE", help="run only this probe (repeatable)")
@@ -45,35 +51,84 @@ def register(subparsers: Any) -> None:
     probe.set_defaults(func=probe_command)
 
 
-def _settings(pairs: list[str]) -> dict[str, Any]:
-    """``--set KEY=VALUE`` options, values read as YAML (``false``, ``300``, ``open-closed``)."""
+def _settings(pairs: list[str], option: str = "--set") -> dict[str, Any]:
+    """``--set``/``--param KEY=VALUE`` options, values read as YAML (``false``, ``300``, ``open-closed``)."""
     import yaml
 
     from rsp_workbench.cli.query_cmd import parse_variables
 
-    return {key: yaml.safe_load(value) for key, value in parse_variables(pairs, "--set").items()}
+    return {key: yaml.safe_load(value) for key, value in parse_variables(pairs, option).items()}
 
 
 def probe_command(args: argparse.Namespace) -> int:
-    from rsp_workbench.cli.terminal import print_json
-    from rsp_workbench.cli.run_cmd import ask_on_terminal
     from rsp_workbench.errors import UserError
-    from rsp_workbench.probe.infer import format_inference
-    from rsp_workbench.probe.runner import DEFAULT_TIMEOUT_S, ProbeRunOptions, builtin_target, probe_engine, resolve_target
-    from rsp_workbench.stand.confirm import describe_command
+    from rsp_workbench.probe.runner import builtin_target, parameter_combinations, resolve_target
 
     if args.engine is None and args.experiment is None:
         raise UserError("name the engine to probe: a preset, an engine type, FILE:ENGINE or --experiment FILE",
                         field="ENGINE")
-    configured = bool(args.fault or args.settings or args.preset)
-    if args.experiment is None and configured and args.engine and ":" not in args.engine:
-        target = builtin_target(args.engine, preset=args.preset, faults={name: True for name in args.fault},
-                                semantics=_settings(args.settings))
+    configured = bool(args.fault or args.settings or args.preset or args.params or args.all_combinations)
+    targets: list[Any]
+    if args.experiment is None and configured and args.engine and ":" not in args.engine \
+            and not args.engine.endswith((".yaml", ".yml")):
+        if args.params and args.all_combinations:
+            raise UserError("--param names one combination, --all-combinations every one; give one of them",
+                            field="--all-combinations")
+        combinations = parameter_combinations(args.engine) if args.all_combinations else [_settings(args.params, "--param")]
+        targets = [builtin_target(args.engine, preset=args.preset, faults={name: True for name in args.fault},
+                                  semantics=_settings(args.settings), parameters=combination)
+                   for combination in combinations]
     else:
         if configured:
-            raise UserError("--preset, --fault and --set configure a built-in engine named on the command line; "
-                            "an experiment's engine is configured in its file", field="--fault")
-        target = resolve_target(args.engine or "", experiment=args.experiment, engine=args.engine_id)
+            raise UserError("--preset, --fault, --set, --param and --all-combinations configure a built-in engine "
+                            "named on the command line; an experiment's engine is configured in its file",
+                            field="--param" if args.params or args.all_combinations else "--fault")
+        targets = [resolve_target(args.engine or "", experiment=args.experiment, engine=args.engine_id)]
+    if args.all_combinations:
+        return _probe_all(args, targets)
+    return _probe_one(args, targets[0])
+
+
+def _probe_all(args: argparse.Namespace, targets: list[Any]) -> int:
+    """Each combination in turn; the exit code is the worst of theirs (130 stops at once)."""
+    from rsp_workbench.cli.terminal import print_json
+    from rsp_workbench.probe.infer import format_inference
+
+    payloads: list[Any] = []
+    worst = 0
+    for target in targets:
+        code, inference = _run(args, target)
+        if args.json:
+            payloads.append(inference.to_json())
+        else:
+            print(format_inference(inference) + "\n", flush=True)
+        worst = max(worst, code)
+        if code == 130:
+            break
+    if args.json:
+        print_json(payloads)
+    return worst
+
+
+def _probe_one(args: argparse.Namespace, target: Any) -> int:
+    from rsp_workbench.cli.terminal import print_json
+    from rsp_workbench.probe.infer import format_inference
+
+    code, inference = _run(args, target)
+    if args.json:
+        print_json(inference.to_json())
+    else:
+        print(format_inference(inference))
+    return code
+
+
+def _run(args: argparse.Namespace, target: Any) -> tuple[int, Any]:
+    """Probe one target with the command's options: (exit code, inference)."""
+    from rsp_workbench.cli.run_cmd import ask_on_terminal
+    from rsp_workbench.errors import UserError
+    from rsp_workbench.probe.runner import DEFAULT_TIMEOUT_S, ProbeRunOptions, probe_engine
+    from rsp_workbench.stand.confirm import describe_command
+
     if target.external and not args.yes:
         text = describe_command(target)
         allowed = False
@@ -107,11 +162,7 @@ def probe_command(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-    if args.json:
-        print_json(inference.to_json())
-    else:
-        print(format_inference(inference))
     if cancel.is_set():
-        return 130
+        return 130, inference
     failed = any(not o.ok for o in inference.observations)
-    return 0 if inference.explained and not failed else 1
+    return (0 if inference.explained and not failed else 1), inference

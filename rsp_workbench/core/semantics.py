@@ -73,6 +73,15 @@ class Tick(Enum):
     BATCH = "batch"
 
 
+class Anchor(Enum):
+    """What a hidden t0 is: the registration instant (the engine's clock starts, CSRBench's
+    C-SPARQL) or the first element's time (Esper's ``#time_batch`` without a reference point,
+    rsp-rs since 0.3.4): they differ when time passes before the first element."""
+
+    REGISTRATION = "registration"
+    FIRST_ELEMENT = "first-element"
+
+
 class Grouping(Enum):
     """How an engine's responses group (the probe's ``grouping``): one response per evaluation,
     or one per binding (an evaluation's responses share its instant and are merged to judge it)."""
@@ -187,6 +196,7 @@ class EngineSemantics:
     active_window: ActiveWindowChoice = ActiveWindowChoice.EARLIEST
     batch_size: int = 1
     grouping: Grouping = Grouping.EVALUATION
+    anchor: Anchor = Anchor.REGISTRATION  # what a hidden t0 (t0 None) is
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> "EngineSemantics":
         """Return a copy with parameters given as text/YAML values; errors name the field."""
@@ -215,6 +225,8 @@ class EngineSemantics:
                 changes[name] = parse_enum(ActiveWindowChoice, value, key)
             elif name == "grouping":
                 changes[name] = parse_enum(Grouping, value, key)
+            elif name == "anchor":
+                changes[name] = parse_enum(Anchor, value, key)
             elif name == "batch_size":
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise UserError(f"expected a positive integer, got {value!r}", field=key)
@@ -237,12 +249,13 @@ class EngineSemantics:
             "leading_partial": self.leading_partial,
             "active_window": self.active_window.value,
             "grouping": self.grouping.value,
+            "anchor": self.anchor.value,
         }
 
 
 SEMANTICS_FIELDS = (
     "border", "report", "tick", "r2s", "empty_notification", "time_unit", "t0",
-    "leading_partial", "active_window", "batch_size", "grouping",
+    "leading_partial", "active_window", "batch_size", "grouping", "anchor",
 )
 
 _WC_NC = ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NON_EMPTY)
@@ -298,6 +311,7 @@ PRESETS: dict[str, EngineSemantics] = {
         report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT),
         tick=Tick.TIME, r2s=R2S.RSTREAM,
         empty_notification=False, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
+        anchor=Anchor.FIRST_ELEMENT,
     ),
     # C-SPARQL's architecture (Esper 9 windows, Jena ARQ per evaluation), one preset per EPL
     # combination of the plug-in (rsp_workbench/engines/esper/README.md cites Esper's documentation
@@ -306,7 +320,7 @@ PRESETS: dict[str, EngineSemantics] = {
     # not posted, the evaluated relation always is (also when empty).
     "esper-time-batch": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN, report=_WC_NC, tick=Tick.TIME, r2s=R2S.RSTREAM,
-        empty_notification=True, time_unit=TimeUnit.MS, t0=None,
+        empty_notification=True, time_unit=TimeUnit.MS, t0=None, anchor=Anchor.FIRST_ELEMENT,
     ),
     # #time_batch(ω, reference point): batches aligned on the reference point (t0 = 0 for a
     # reference point that is a multiple of ω; else semantics: {t0: REFERENCE_POINT})
@@ -318,7 +332,7 @@ PRESETS: dict[str, EngineSemantics] = {
     # is posted, evaluated then: closest to a Dstream (what no parameter says is in README.md)
     "esper-time-batch-rstream": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
-        r2s=R2S.DSTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=None,
+        r2s=R2S.DSTREAM, empty_notification=False, time_unit=TimeUnit.MS, t0=None, anchor=Anchor.FIRST_ELEMENT,
     ),
     # #time(ω) output snapshot every β (C-SPARQL 0.9's own EPL): the sliding window's whole content
     # every β of Esper's clock from the first event, empty or not; the leading windows shorter.
@@ -326,12 +340,14 @@ PRESETS: dict[str, EngineSemantics] = {
     "esper-time-snapshot": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
         r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
+        anchor=Anchor.FIRST_ELEMENT,
     ),
     # #time(ω) output all every β: the events that entered since the last output — β of them, not
     # ω: a sliding window's older part never reaches the query (README.md) — every β from the first event
     "esper-time-all": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN, report=ReportPolicy.of(Strategy.WINDOW_CLOSE), tick=Tick.TIME,
         r2s=R2S.RSTREAM, empty_notification=True, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
+        anchor=Anchor.FIRST_ELEMENT,
     ),
     # Spark Structured Streaming (engine spark-streaming), one preset per output mode, as read from
     # Spark's documentation and source (rsp_workbench/engines/sparkstream/README.md cites each, and lists

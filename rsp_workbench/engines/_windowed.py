@@ -13,6 +13,7 @@ from typing import Any
 from rsp_workbench.engines._match import CompiledQuery, Unsupported, compile_select
 from rsp_workbench.engines._schedule import ReportScheduler, StreamBuffer
 from rsp_workbench.core.report import Evaluation
+from rsp_workbench.core.semantics import Anchor
 from rsp_workbench.core.windows import WindowSpec
 from rsp_workbench.engine import MATCHERS, Engine, EngineConfig, Stimulus
 from rsp_workbench.errors import UserError
@@ -52,6 +53,7 @@ class WindowedEngine(Engine):
         self.buffers: dict[str, StreamBuffer[StreamElement]] = {}
         self.scheduler: ReportScheduler | None = None
         self.started = False
+        self.clock: int | None = None  # the latest application time pushed or advanced to
 
     # --- registration ------------------------------------------------------------------
 
@@ -155,14 +157,35 @@ class WindowedEngine(Engine):
         )
         self.started = True
 
+    def _waits_for_first_element(self, stimulus: Stimulus | None) -> bool:
+        """A hidden t0 anchored on the first element: nothing starts before an element of a
+        window's stream arrives (an empty stimulus or an ``advance`` only moves the clock)."""
+        if self.started or self.t0_param is not None or self.semantics.anchor is not Anchor.FIRST_ELEMENT:
+            return False
+        if stimulus is None or not stimulus.elements:
+            return True
+        assert self.query is not None
+        streams = {window.stream for window in self.query.windows}
+        first = self.query.windows[0].stream
+        return not any((first if stimulus.streams is None else stream) in streams
+                       for stream in (stimulus.streams or [None] * len(stimulus.elements)))
+
     def push(self, stimulus: Stimulus) -> list[EngineResponse]:
         if self.query is None:
             raise RuntimeError("register a query first")
+        if self._waits_for_first_element(stimulus):
+            return []
         t = stimulus.application_time
         if not self.started:
             self._start(t)
         scheduler = self.scheduler
         assert scheduler is not None
+        if self.clock is not None and t < self.clock:
+            # an element behind the engine's clock (outside the engine contract; the probe
+            # battery's watermark probe leaves it on purpose) is taken as it arrives, as a
+            # data-driven engine sees it: at the next instant, after all of the clock's time
+            t = self.clock + 1
+        self.clock = t
         responses: list[EngineResponse] = []
         self._run(scheduler.before(t), responses)
         self._release_pending(t - 1, responses)
@@ -182,9 +205,12 @@ class WindowedEngine(Engine):
     def advance_time(self, t: int) -> list[EngineResponse]:
         if self.query is None:
             raise RuntimeError("register a query first")
+        if self._waits_for_first_element(None):
+            return []
         if not self.started:
             self._start(t)
         assert self.scheduler is not None
+        self.clock = max(t, self.clock if self.clock is not None else t)
         responses: list[EngineResponse] = []
         self._run(self.scheduler.advance(t), responses)
         self._release_pending(t, responses)

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rsp_workbench.core.time import parse_duration
@@ -295,7 +296,7 @@ def resolve_engine_parameters(
         value = _fill(experiment, raw, variables, path)
         kind = allowed[name][0]
         try:
-            resolved[name] = _engine_parameter(experiment, kind, value)
+            resolved[name] = _engine_parameter(experiment.base_dir, kind, value)
         except _BadValue as bad:
             raise _error(experiment, path, str(bad) + _context(raw, variables)) from None
     for name, (_, required) in allowed.items():
@@ -328,7 +329,27 @@ def choice_values(kind: str) -> tuple[str, ...] | None:
     return tuple(kind.removeprefix("choice:").split("|")) if kind.startswith("choice:") else None
 
 
-def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
+def check_engine_parameters(engine_type: str, parameters: Mapping[str, Any], base_dir: Path,
+                            option: str = "--param") -> dict[str, Any]:
+    """Engine parameters given outside an experiment file (``rspwb probe --param``), typed and
+    checked as an experiment's are; the error names the option and the parameter."""
+    allowed = ENGINE_PARAMETERS.get(engine_type, {})
+    resolved: dict[str, Any] = {}
+    for name, value in parameters.items():
+        if name not in allowed:
+            raise UserError(unknown_key_message(name, allowed, f"{engine_type} engine parameter"),
+                            field=f"{option} {name}")
+        try:
+            resolved[name] = _engine_parameter(base_dir, allowed[name][0], value)
+        except _BadValue as bad:
+            raise UserError(str(bad), field=f"{option} {name}") from None
+    for name, (_, required) in allowed.items():
+        if required and name not in resolved:
+            raise UserError(f"is required for {engine_type} engines", field=f"{option} {name}")
+    return resolved
+
+
+def _engine_parameter(base_dir: Path, kind: str, value: Any) -> Any:
     if kind == "positive-int":
         if isinstance(value, str) and value.strip().lstrip("+").isdigit():
             value = int(value)
@@ -389,7 +410,7 @@ def _engine_parameter(experiment: Experiment, kind: str, value: Any) -> Any:
     if kind in ("file", "directory"):
         if not isinstance(value, str) or not value.strip():
             raise _BadValue(f"expected a path, got {quoted(value)}")
-        path = experiment.base_dir / value
+        path = base_dir / value
         ok = path.is_dir() if kind == "directory" else path.is_file()
         if not ok:
             raise _BadValue(f"{kind} not found: {value} (paths are relative to the experiment file)")

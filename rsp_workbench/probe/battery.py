@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from rsp_workbench.engine import Stimulus, group_contemporaneous
+from rsp_workbench.engine import Stimulus
 from rsp_workbench.streams.model import StreamElement
 
 NS = "urn:rspwb:probe:"
@@ -53,8 +53,14 @@ QUERIES: dict[str, str] = {
 class Probe:
     """One designed stimulus sequence: a query, a stream, what it is meant to tell apart.
 
-    ``registration`` is the first element's time R (a hidden t0 starts there); ``horizon``
-    H is the last instant judged (the oracle's end; later responses are ignored).
+    ``registration`` is the instant R the engine's clock starts (a hidden t0 anchored on the
+    registration starts there); the first element comes at R too, except in a probe that
+    sends an empty stimulus at R first (``first_element`` > R). ``horizon`` H is the last
+    instant judged (the oracle's end; later responses are ignored). ``elements`` is the
+    stream the oracle reads, in time order; ``arrivals``, when given, the order the stand
+    sends them in with each element's own time — a late element comes after a later one,
+    and the oracle reads it 1 ms after that one, where an engine that takes elements as they
+    come sees it (the reference engines do: `rsp_workbench.engines._windowed`).
     """
 
     name: str
@@ -65,10 +71,16 @@ class Probe:
     registration: int
     horizon: int
     element_times: Mapping[str, int] = field(default_factory=dict)  # subject term → time
+    arrivals: tuple[StreamElement, ...] = ()
 
     @property
     def slide_ms(self) -> int:
         return SLIDE_MS
+
+    @property
+    def first_element(self) -> int:
+        """The first element's time (a hidden t0 anchored on the first element starts there)."""
+        return self.elements[0].t
 
     @property
     def query_text(self) -> str:
@@ -79,7 +91,25 @@ class Probe:
         return {STREAM: list(self.elements)}
 
     def stimuli(self) -> list[Stimulus]:
-        return group_contemporaneous(self.elements)
+        """What the stand sends: an empty stimulus at R when the first element comes later
+        (the clock starts without data), then the elements in arrival order, one stimulus
+        per run of elements sharing an instant."""
+        stimuli: list[Stimulus] = []
+        if self.registration < self.first_element:
+            stimuli.append(Stimulus(0, self.registration, ()))
+        run: list[StreamElement] = []
+        for element in (*(self.arrivals or self.elements), None):
+            if run and (element is None or element.t != run[0].t):
+                stimuli.append(Stimulus(len(stimuli), run[0].t, tuple(run)))
+                run = []
+            if element is not None:
+                run.append(element)
+        return stimuli
+
+    @property
+    def late_elements(self) -> frozenset[int]:
+        """The own times of the elements sent after a later one."""
+        return frozenset(e.t for e, read in zip(self.arrivals, self.elements) if e.t != read.t)
 
     def describe_element(self, term: str) -> str:
         t = self.element_times.get(term)
@@ -87,26 +117,36 @@ class Probe:
 
 
 def _probe(name: str, purpose: str, shape: str, size_ms: int, registration: int,
-           matching: list[tuple[int, str]], fillers: tuple[int, ...] = ()) -> Probe:
+           matching: list[tuple[int, str]], fillers: tuple[int, ...] = (), *, first: int | None = None,
+           late: tuple[int, str, int] | None = None) -> Probe:
     """Build a probe from ``(time, object)`` matching elements and filler times.
 
-    The filler at R comes first; the sentinel goes after the horizon
-    H = last element + size + 2β (every window holding an element has closed by then).
+    The filler at R comes first (at ``first`` > R when the clock starts at R without data);
+    the sentinel goes after the horizon H = last element + size + 2β (every window holding
+    an element has closed by then). ``late`` = (time, object, arrival): a matching element
+    sent right after the elements at ``arrival`` (a later instant), read by the oracle 1 ms after.
     """
-    rows: list[tuple[int, int, str, str]] = [(registration, 0, FILLER, '"start"')]
+    start = registration if first is None else first
+    rows: list[tuple[int, int, str, str]] = [(start, 0, FILLER, '"start"')]
     rows += [(t, 1, MATCH, f'"{value}"') for t, value in matching]
     rows += [(t, 1, FILLER, '"filler"') for t in fillers]
+    if late is not None:
+        rows.append((late[2] + 1, 3, MATCH, f'"{late[1]}"'))
     rows.sort(key=lambda row: (row[0], row[1]))
     last = max(row[0] for row in rows)
     horizon = last + size_ms + 2 * SLIDE_MS
     rows.append((horizon + size_ms + 2 * SLIDE_MS, 2, FILLER, '"sentinel"'))
     elements = []
+    arrivals = []
     times: dict[str, int] = {}
-    for index, (t, _, predicate, obj) in enumerate(rows):
+    for index, (t, kind, predicate, obj) in enumerate(rows):
         subject = f"<{NS}{name}-e{index}>"
-        times[subject] = t
+        own = late[0] if late is not None and kind == 3 else t
+        times[subject] = own
         elements.append(StreamElement(subject, predicate, obj, t))
-    return Probe(name, purpose, shape, size_ms, tuple(elements), registration, horizon, times)
+        arrivals.append(StreamElement(subject, predicate, obj, own))
+    return Probe(name, purpose, shape, size_ms, tuple(elements), registration, horizon, times,
+                 tuple(arrivals) if late is not None else ())
 
 
 def battery() -> tuple[Probe, ...]:
@@ -142,6 +182,20 @@ def battery() -> tuple[Probe, ...]:
         _probe("origin", "the stream starts at time 0: a first element at 0 fixes a hidden t0 like any other "
                "(rsp-rs takes t0 = 0 for unset and anchors its windows on the next element)", "subjects", 1000, 0,
                [(1300, "a"), (2200, "b"), (3600, "c")]),
+        _probe("first-element", "the clock starts at R without data, the first element comes 400 ms later: a "
+               "hidden t0 at the registration instant vs at the first element (Esper's #time_batch, rsp-rs since "
+               "0.3.4) vs a fixed t0", "subjects", 1000, 1200,
+               [(1800, "a"), (2400, "b"), (3800, "c"), (4400, "d")], first=1600),
+        _probe("reference", "registration, first element, 0 and half a window (a reference point off the grid: "
+               "Esper's #time_batch(ω, R)) are four different alignments: each puts the windows' closes elsewhere",
+               "subjects", 1000, 2300, [(3150, "a"), (3850, "b"), (5150, "c"), (5850, "d")], first=2700),
+        _probe("micro-batch", "elements at seven instants 150 ms apart in two windows: a tuple or time tick "
+               "evaluates a content change at each, a batch (micro-batch) tick once every n elements",
+               "subjects", 1000, 1150,
+               [(1300, "a"), (1450, "b"), (1600, "c"), (1750, "d"), (2400, "e"), (2550, "f"), (2700, "g")]),
+        _probe("watermark", "an element 200 ms late (sent after one at 2650, its window still open under every "
+               "alignment): taken into its window as it comes, or dropped behind a watermark (Spark)",
+               "subjects", 1000, 1250, [(1600, "a"), (3700, "d")], fillers=(2650,), late=(2450, "c", 2650)),
     )
 
 

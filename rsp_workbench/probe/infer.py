@@ -34,6 +34,7 @@ from rsp_workbench.core.r2s import apply_r2s
 from rsp_workbench.core.semantics import (
     PRESETS,
     R2S,
+    Anchor,
     BorderConvention,
     EngineSemantics,
     Grouping,
@@ -58,15 +59,24 @@ REPORTS: tuple[ReportPolicy, ...] = (
     ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT, Strategy.NON_EMPTY),
     ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT),
 )
+#: The batch sizes a batch (micro-batch) tick is tried with, under content-change policies only
+#: (under window-close the tick is not visible).
+BATCH_SIZES = (2, 3)
+#: The alignment of a hidden t0 anchored on the first element (None: on the registration instant).
+FIRST_ELEMENT = Anchor.FIRST_ELEMENT.value
+Alignment = int | str | None  # a fixed t0 (mod β), FIRST_ELEMENT, or None (the registration instant)
+
 #: The fault signatures a divergence can be attributed to (names of `rsp_workbench.engines.secret` knobs,
 #: each a behaviour of a real engine: CSRBench Sect. 6, YABench Sect. 5).
-FAULT_SIGNATURES = ("late_purge", "border_drift", "null_aggregate")
+FAULT_SIGNATURES = ("late_purge", "border_drift", "null_aggregate", "late_drop")
 #: Inferred as ``leading_partial: true`` on a preset without leading partial windows.
 MISALIGNED_FIRST_WINDOW = "misaligned_first_window"
 FAULT_TEXT = {
     "late_purge": "expired elements stay one slide too long (CQELS, CSRBench Q6/Q7; YABench Exp. 4)",
     "border_drift": "windows are read later than declared (C-SPARQL under load, YABench Fig. 5)",
     "null_aggregate": "an aggregate over no matches is unbound instead of 0 (SPARQLstream, CSRBench Q4)",
+    "late_drop": "an element that arrives after a later one is dropped, though its window is still open "
+                 "(a watermark: Spark Structured Streaming)",
     MISALIGNED_FIRST_WINDOW: "partial windows are reported before the first full window closes "
                              "(C-SPARQL, CSRBench Q5)",
 }
@@ -74,11 +84,16 @@ FAULT_TEXT = {
 
 @dataclass(frozen=True)
 class Candidate:
-    """One parameter set: semantics, window alignment (None = t0 at registration) and grouping."""
+    """One parameter set: semantics, window alignment (None = t0 at registration, FIRST_ELEMENT =
+    at the first element, else a fixed t0) and grouping."""
 
     semantics: EngineSemantics
-    alignment: int | None
+    alignment: Alignment
     regroup: bool
+
+    @property
+    def fixed_t0(self) -> int | None:
+        return self.alignment if isinstance(self.alignment, int) else None
 
     def parameters(self) -> dict[str, Any]:
         """The parameters in the preset vocabulary (``semantics:`` keys of experiment files)."""
@@ -87,11 +102,13 @@ class Candidate:
             "border": s.border.value,
             "report": str(s.report),
             "tick": s.tick.value,
+            "batch_size": s.batch_size,
             "r2s": s.r2s.value,
             "empty_notification": s.empty_notification,
             "leading_partial": s.leading_partial,
-            "t0": self.alignment,
-            "alignment": "registration" if self.alignment is None else "fixed",
+            "t0": self.fixed_t0,
+            "alignment": ("registration" if self.alignment is None else FIRST_ELEMENT
+                          if self.alignment == FIRST_ELEMENT else "fixed"),
             "grouping": "binding" if self.regroup else "evaluation",
         }
 
@@ -188,11 +205,15 @@ def semantics_grid() -> list[EngineSemantics]:
     """Every combination of the inferred SECRET/R2S parameters (time unit ms: the oracle's
     t0 grid is not used here, the alignment is a candidate of its own)."""
     grid = []
-    for border, report, tick, r2s, empty, partial in itertools.product(
-        BorderConvention, REPORTS, (Tick.TUPLE, Tick.TIME), R2S, (True, False), (False, True)
+    ticks = [(Tick.TUPLE, 1), (Tick.TIME, 1)]
+    for border, report, (tick, batch), r2s, empty, partial in itertools.product(
+        BorderConvention, REPORTS, [*ticks, *((Tick.BATCH, n) for n in BATCH_SIZES)], R2S, (True, False),
+        (False, True)
     ):
+        if tick is Tick.BATCH and not _ticks_matter(report):
+            continue
         grid.append(EngineSemantics(border=border, report=report, tick=tick, r2s=r2s, empty_notification=empty,
-                                    leading_partial=partial, time_unit=TimeUnit.MS, t0=None))
+                                    leading_partial=partial, time_unit=TimeUnit.MS, t0=None, batch_size=batch))
     return grid
 
 
@@ -200,8 +221,8 @@ def _ticks_matter(report: ReportPolicy) -> bool:
     return Strategy.WINDOW_CLOSE not in report.strategies and Strategy.PERIODIC not in report.strategies
 
 
-def alignments(probes: Sequence[Probe], observations: Iterable[ProbeObservation]) -> list[int | None]:
-    """Registration (None), t0 = 0, and each fixed t0 (mod β) that the engine's report times
+def alignments(probes: Sequence[Probe], observations: Iterable[ProbeObservation]) -> list[Alignment]:
+    """Registration (None), the first element, t0 = 0, and each fixed t0 (mod β) that the engine's report times
     share across probes. Only reports at instants without data count (an evaluation at an
     element's time says nothing about borders); the probes start at different instants
     mod β, so a grid that shows up in two of them is the engine's, not the data's."""
@@ -211,7 +232,7 @@ def alignments(probes: Sequence[Probe], observations: Iterable[ProbeObservation]
         data = set(by_name[observation.probe].element_times.values())
         seen.update({r.application_time % SLIDE_MS for r in observation.log.responses
                      if r.application_time is not None and r.application_time not in data})
-    return [None, *sorted({0} | {residue for residue, probes in seen.items() if probes >= 2})]
+    return [None, FIRST_ELEMENT, *sorted({0} | {residue for residue, probes in seen.items() if probes >= 2})]
 
 
 # --- judging every candidate ----------------------------------------------------------------------
@@ -237,13 +258,13 @@ class ProbeJudge:
     the oracle expects before R for a t0 fixed earlier.
     """
 
-    def __init__(self, probe: Probe, observation: ProbeObservation, aligns: Sequence[int | None]) -> None:
+    def __init__(self, probe: Probe, observation: ProbeObservation, aligns: Sequence[Alignment]) -> None:
         from rsp_workbench.oracle.run import engine_relations
         from rsp_workbench.query.parser import parse_query
 
         self.probe = probe
         self.query = parse_query(probe.query_text)
-        self.t0 = {a: probe.registration if a is None else a for a in aligns}
+        self.t0 = {a: _t0_of(probe, a) for a in aligns}
         log = observation.log
         inside = tuple(r for r in log.responses if r.application_time is None
                        or probe.registration <= r.application_time <= probe.horizon)
@@ -252,22 +273,27 @@ class ProbeJudge:
         self.engine_times = {False: [r.time for r in raw], True: [r.time for r in regroup_by_time(raw)]}
         self.timed = all(r.time is not None for r in raw)
         self._answers: dict[tuple[Any, ...], Any] = {}
-        self._outcomes: dict[Candidate, Outcome] = {}
+        self._outcomes: dict[tuple[EngineSemantics, int, bool], Outcome] = {}
+        self._times: dict[tuple[Any, ...], list[int | None]] = {}  # the candidate's evaluation times
 
     def answer(self, semantics: EngineSemantics, t0: int) -> Any:
         """The oracle's answer (an `ExpectedAnswer`) for these semantics with windows from ``t0``."""
         from rsp_workbench.oracle.reference import ExpectedAnswer
         from rsp_workbench.oracle.run import compute_expected
 
-        base_key = (semantics.border, semantics.report, semantics.tick if _ticks_matter(semantics.report) else None,
-                    semantics.leading_partial)
-        key = (*base_key, semantics.r2s, semantics.empty_notification, t0)
+        key = _answer_key(semantics, t0)
+        base_key = key[:4]
         if key not in self._answers:
             cached = _ORACLE_CACHE.setdefault((self.probe.name, self.probe.elements, base_key), {})
             if (t0,) not in cached:
                 base = replace(semantics, r2s=R2S.RSTREAM, empty_notification=True)
                 vectors = [(v,) for v in sorted(set(self.t0.values()) | {t0}) if (v,) not in cached]
-                cached.update(compute_expected(self.query, self.probe.streams, base, vectors, end=self.probe.horizon))
+                computed = compute_expected(self.query, self.probe.streams, base, vectors, end=self.probe.horizon)
+                # the relations are read for every R2S × notification candidate: materialised once
+                # (the oracle's may be computed lazily from its deltas on each read); the
+                # emissions are made here, per candidate, from them
+                cached.update({vector: ExpectedAnswer(answer.t0, tuple(answer.evaluations), tuple(answer.relations), ())
+                               for vector, answer in computed.items()})
             plain = cached[(t0,)]
             emissions = apply_r2s(semantics.r2s, ((e.time, e.sequence, r) for e, r in zip(plain.evaluations, plain.relations)),
                                   empty_notification=semantics.empty_notification)
@@ -291,18 +317,26 @@ class ProbeJudge:
         """Cheap necessary condition: the engine evaluated when the candidate says (if it says when)."""
         if not self.timed:
             return True
-        answer = self.answer(candidate.semantics, self.t0[candidate.alignment])
-        expected = [Relation(e.time, e.operation, Counter()) for e in answer.emissions]
-        if candidate.regroup:
-            expected = regroup_by_time(expected)
-        return self.engine_times[candidate.regroup] == [r.time for r in expected]
+        t0 = self.t0[candidate.alignment]
+        key = (*_answer_key(candidate.semantics, t0), candidate.regroup)
+        times = self._times.get(key)
+        if times is None:
+            answer = self.answer(candidate.semantics, t0)
+            if candidate.regroup:
+                times = [r.time for r in regroup_by_time([Relation(e.time, e.operation, Counter())
+                                                          for e in answer.emissions])]
+            else:
+                times = [e.time for e in answer.emissions]
+            self._times[key] = times
+        return self.engine_times[candidate.regroup] == times
 
     def outcome(self, candidate: Candidate) -> Outcome:
         """None when the candidate explains the probe; else the first divergence (RSP-QL Def. 26)."""
         from rsp_workbench.oracle.judge import JudgeOptions, RecordedRun
         from rsp_workbench.oracle.judge import judge as judge_run
 
-        if candidate not in self._outcomes:
+        key = (candidate.semantics, self.t0[candidate.alignment], candidate.regroup)  # alignments may share a t0
+        if key not in self._outcomes:
             run = RecordedRun(self.query, self.probe.streams, self.log, candidate.semantics, self.probe.horizon)
             options = JudgeOptions(t0=(self.t0[candidate.alignment],), regroup=candidate.regroup, quality=False)
             payload = judge_run(run, options, expected=self._expected).payload
@@ -312,14 +346,29 @@ class ProbeJudge:
                 outcome = Divergence.from_json(divergence) if divergence else Divergence(
                     self.t0[candidate.alignment], 0, None, None, Counter(), Counter(),
                     str(payload.get("error") or payload.get("verdict")), 0)
-            self._outcomes[candidate] = outcome
-        return self._outcomes[candidate]
+            self._outcomes[key] = outcome
+        return self._outcomes[key]
 
     def explains(self, candidate: Candidate) -> bool:
         return self.times_agree(candidate) and self.outcome(candidate) is None
 
 
-def all_candidates(aligns: Sequence[int | None]) -> list[Candidate]:
+def _answer_key(semantics: EngineSemantics, t0: int) -> tuple[Any, ...]:
+    """What the oracle's answer to a probe depends on: (border, report, tick where it matters,
+    leading partial windows) — one oracle run —, then R2S, notification and t0."""
+    tick = (semantics.tick, semantics.batch_size) if _ticks_matter(semantics.report) else None
+    return (semantics.border, semantics.report, tick, semantics.leading_partial, semantics.r2s,
+            semantics.empty_notification, t0)
+
+
+def _t0_of(probe: Probe, alignment: Alignment) -> int:
+    """The t0 an alignment gives on a probe."""
+    if alignment is None:
+        return probe.registration
+    return probe.first_element if alignment == FIRST_ELEMENT else int(alignment)
+
+
+def all_candidates(aligns: Sequence[Alignment]) -> list[Candidate]:
     return [Candidate(s, a, g) for s in semantics_grid() for a in aligns for g in (False, True)]
 
 
@@ -341,7 +390,7 @@ def _window_of(probe: Probe, candidate: Candidate, time: int | None) -> tuple[in
     if time is None:
         return None
     s = candidate.semantics
-    t0 = probe.registration if candidate.alignment is None else candidate.alignment
+    t0 = _t0_of(probe, candidate.alignment)
     spec = WindowSpec(probe.size_ms, SLIDE_MS, t0, s.border, s.leading_partial)
     window = spec.closing_at(time) if not _ticks_matter(s.report) else spec.active(time, s.active_window)
     return None if window is None else (window.open, window.close)
@@ -356,11 +405,18 @@ def fault_signature(probe: Probe, candidate: Candidate, divergence: Divergence) 
       [o, o + β/2) and what is extra just after the close [c, c + β/2): the window was
       read shifted later;
     * ``null_aggregate``: each missing mapping binds a numeric 0 and the engine gave the
-      same mapping without it (unbound).
+      same mapping without it (unbound);
+    * ``late_drop``: nothing extra; every missing mapping reads only elements that arrived
+      after a later one (a watermark dropped them).
     """
     missing, extra = divergence.missing, divergence.extra
     if not missing and not extra:
         return None
+    late = probe.late_elements
+    if late and missing and not extra and all(
+        (times := _elements_of(probe, mapping)) and all(t in late for t in times) for mapping in missing
+    ):
+        return "late_drop"
     if missing and extra and all(
         any(numeric_value(term) == 0 for _, term in as_mapping(mapping)) for mapping in missing
     ):
@@ -402,6 +458,8 @@ def overrides_from(preset: EngineSemantics, candidate: Candidate) -> dict[str, A
         changes["report"] = str(s.report)
     if s.tick is not preset.tick and _ticks_matter(s.report):
         changes["tick"] = s.tick.value
+    if s.tick is Tick.BATCH and s.batch_size != preset.batch_size and _ticks_matter(s.report):
+        changes["batch_size"] = s.batch_size
     if s.r2s is not preset.r2s:
         changes["r2s"] = s.r2s.value
     if s.empty_notification != preset.empty_notification:
@@ -410,9 +468,16 @@ def overrides_from(preset: EngineSemantics, candidate: Candidate) -> dict[str, A
         changes["leading_partial"] = s.leading_partial
     if candidate.regroup != (preset.grouping is Grouping.BINDING):  # what the judge must do with the responses
         changes["grouping"] = "binding" if candidate.regroup else "evaluation"
-    preset_alignment = None if preset.t0 is None else preset.t0 % SLIDE_MS
+    preset_alignment: Alignment = preset.t0 % SLIDE_MS if preset.t0 is not None else (
+        FIRST_ELEMENT if preset.anchor is Anchor.FIRST_ELEMENT else None)
     if candidate.alignment != preset_alignment:
-        changes["t0"] = "hidden" if candidate.alignment is None else candidate.alignment
+        fixed = candidate.fixed_t0
+        if fixed is not None or preset.t0 is not None:
+            changes["t0"] = "hidden" if fixed is None else fixed
+        if fixed is None:
+            anchor = Anchor.FIRST_ELEMENT if candidate.alignment == FIRST_ELEMENT else Anchor.REGISTRATION
+            if anchor is not preset.anchor:
+                changes["anchor"] = anchor.value
     return changes
 
 
@@ -437,11 +502,11 @@ def name_candidate(
 
 def consistent_time_units(candidate: Candidate, probes: Sequence[Probe]) -> list[str]:
     """Units under which the observed alignment is an admissible t0 on every probe (RSP-QL Thm. 1)."""
-    if candidate.alignment is None:
+    if candidate.fixed_t0 is None:
         return [unit.value for unit in TimeUnit]
     units = []
     for unit in TimeUnit:
-        if all(any((t0 - candidate.alignment) % SLIDE_MS == 0 for t0 in admissible_t0(p.registration, SLIDE_MS, unit.millis))
+        if all(any((t0 - candidate.fixed_t0) % SLIDE_MS == 0 for t0 in admissible_t0(p.registration, SLIDE_MS, unit.millis))
                for p in probes):
             units.append(unit.value)
     return units

@@ -86,6 +86,12 @@ def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str,
                         f"FILE:ENGINE{hint}", field="ENGINE")
     if faults and any(faults.values()) and engine_type != "secret":
         raise UserError(f"fault knobs belong to the secret engine, not to {engine_type!r}", field="--fault")
+    if parameters:
+        from rsp_workbench.experiment.runs import check_engine_parameters
+
+        parameters = check_engine_parameters(engine_type, parameters, Path.cwd())
+        if engine_type in programs and not preset:
+            chosen = programs[engine_type].preset_for(parameters)
     base = preset_semantics(chosen) if chosen else EngineSemantics()
     config = EngineConfig(engine_type, base.with_overrides(dict(semantics or {})), dict(faults or {}),
                           dict(parameters or {}), name=name)
@@ -97,11 +103,24 @@ def builtin_target(name: str, *, preset: str | None = None, faults: Mapping[str,
     else:
         create_engine(config)  # unknown faults and bad parameters fail here, once, not in every probe
     parts = [f"type {engine_type}"] + ([f"preset {chosen}"] if chosen else [])
+    if parameters:
+        parts.append("parameters " + ", ".join(f"{k}={v}" for k, v in parameters.items()))
     if semantics:
         parts.append("semantics " + ", ".join(f"{k}={v}" for k, v in semantics.items()))
     if faults:
         parts.append("faults " + ", ".join(k for k, v in faults.items() if v))
-    return ProbeTarget(name, config, description=", ".join(parts))
+    label = name + "".join(f" {key}={value}" for key, value in (parameters or {}).items())
+    return ProbeTarget(label, config, description=", ".join(parts))
+
+
+def parameter_combinations(name: str) -> list[dict[str, Any]]:
+    """Every parameter combination the engine type ``name`` declares a preset for (a program
+    engine's variants, `rsp_workbench.engine.ProgramEngine.combinations`); a type without
+    variants, or a preset, has one: no parameters."""
+    from rsp_workbench.engine import PROGRAM_ENGINES
+
+    program = PROGRAM_ENGINES.get(name)
+    return program.combinations() if program is not None and name not in ENGINE_REGISTRY else [{}]
 
 
 def experiment_target(path: str | os.PathLike[str], engine_id: str | None) -> ProbeTarget:

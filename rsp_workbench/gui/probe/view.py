@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -42,6 +43,7 @@ from rsp_workbench.gui.probe.model import (
     STATUS_COLOURS,
     UNEXPLAINED_COLOUR,
     builtin_engines,
+    combination_choices,
     details_text,
     headline_html,
     probes_ran,
@@ -50,13 +52,16 @@ from rsp_workbench.gui.probe.model import (
     probe_target,
     takes_fault_knob,
 )
+from rsp_workbench.gui.probe.side_by_side import SideBySide
 from rsp_workbench.probe.infer import ProbeInference
 from rsp_workbench.probe.runner import ProbeRunOptions, ProbeTarget, probe_engine
+
 
 class ProbeDialog(QDialog):
     """Choose an engine, probe it, read what its answers say about its semantics."""
 
-    finishedProbe = Signal(object)  # the ProbeInference (tests, the main window)
+    finishedProbe = Signal(object)  # the ProbeInference (tests, the main window); the last one of several
+    finishedProbes = Signal(object)  # every ProbeInference of the run (one per engine/combination)
 
     def __init__(self, tasks: TaskRegistry, experiment_source: Callable[[], Any] | None = None,
                  parent: QWidget | None = None, options: ProbeRunOptions | None = None) -> None:
@@ -81,9 +86,14 @@ class ProbeDialog(QDialog):
         for fault in FAULTS:
             self.fault_combo.addItem(fault, fault)
         self.fault_combo.setToolTip("switch on a fault knob of the secret engine (the probe is not told)")
+        self.combination_combo = QComboBox()
+        self.combination_combo.setObjectName("probeCombination")
+        self.combination_combo.setToolTip("the engine parameters to probe the type with (the combinations it declares "
+                                          "a preset for), or every combination, side by side")
         self.engine_combo.currentIndexChanged.connect(self._engine_changed)
         form = QFormLayout()
         form.addRow("Engine", self.engine_combo)
+        form.addRow("Parameters", self.combination_combo)
         form.addRow("Fault knob", self.fault_combo)
 
         self.start_button = QPushButton("Probe")
@@ -136,17 +146,27 @@ class ProbeDialog(QDialog):
         self.details.setReadOnly(True)
         self.details.setPlaceholderText("faults and unexplained probes (first divergence) appear here")
 
+        answer = QWidget()
         tables = QHBoxLayout()
+        tables.setContentsMargins(0, 0, 0, 0)
         tables.addWidget(self.parameters_table, 1)
         tables.addWidget(self.probes_table, 1)
+        answer_layout = QVBoxLayout(answer)
+        answer_layout.setContentsMargins(0, 0, 0, 0)
+        answer_layout.addWidget(self.headline)
+        answer_layout.addLayout(tables, 3)
+        answer_layout.addWidget(self.details, 2)
+        self.side_by_side = SideBySide()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("probeTabs")
+        self.tabs.addTab(answer, "Answer")
+        self.tabs.addTab(self.side_by_side, "Side by side (SECRET)")
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
-        layout.addWidget(self.headline)
-        layout.addLayout(tables, 3)
-        layout.addWidget(self.details, 2)
+        layout.addWidget(self.tabs, 1)
         fit_to_screen(self, 1100, 700)
         self.refresh_engines()
 
@@ -184,14 +204,33 @@ class ProbeDialog(QDialog):
 
     @Slot()
     def _engine_changed(self) -> None:
-        self.fault_combo.setEnabled(takes_fault_knob(str(self.engine_combo.currentData() or "")))
+        key = str(self.engine_combo.currentData() or "")
+        self.fault_combo.setEnabled(takes_fault_knob(key))
         if not self.fault_combo.isEnabled():
             self.fault_combo.setCurrentIndex(0)
+        self.combination_combo.clear()
+        for label, parameters in combination_choices(key):
+            self.combination_combo.addItem(label, parameters)
+        self.combination_combo.setEnabled(self.combination_combo.count() > 1)
+
+    def select_combination(self, label: str) -> None:
+        """A parameter combination by its label (``window=time``, ``every combination``)."""
+        index = self.combination_combo.findText(label)
+        if index < 0:
+            raise ValueError(f"no combination {label!r} for this engine")
+        self.combination_combo.setCurrentIndex(index)
 
     def target(self) -> ProbeTarget:
+        return self.targets()[0]
+
+    def targets(self) -> list[ProbeTarget]:
+        """The engine chosen, once per parameter combination asked for."""
         key = str(self.engine_combo.currentData() or "")
         fault = self.fault_combo.currentData() if self.fault_combo.isEnabled() else None
-        return probe_target(key, fault, self._experiment() if key.startswith("experiment:") else None)
+        experiment = self._experiment() if key.startswith("experiment:") else None
+        chosen = self.combination_combo.currentData()
+        combinations = [p for _, p in combination_choices(key) if p is not None] if chosen is None else [chosen]
+        return [probe_target(key, fault, experiment, parameters) for parameters in combinations]
 
     # ------------------------------------------------------------------ running
     @Slot()
@@ -199,10 +238,11 @@ class ProbeDialog(QDialog):
         if self.task is not None:
             return None
         try:
-            target = self.target()
+            targets = self.targets()
         except UserError as error:
             self.show_error("Cannot probe this engine", str(error))
             return None
+        target = targets[0]
         if target.external:
             from rsp_workbench.stand.confirm import describe_command
 
@@ -211,19 +251,30 @@ class ProbeDialog(QDialog):
                 return None
         options = self.options
 
-        def work(state: TaskState) -> ProbeInference:
-            def progress(done: int, total: int, message: str) -> None:
-                state.report_progress(done / max(1, total), f"[{done}/{total}] {message}")
+        def work(state: TaskState) -> list[ProbeInference]:
+            inferences: list[ProbeInference] = []
+            for index, one in enumerate(targets):
+                if state.cancel_event.is_set():
+                    break
+                prefix = f"{one.label}: " if len(targets) > 1 else ""
 
-            return probe_engine(target, options, cancel=state.cancel_event, progress=progress)
+                def progress(done: int, total: int, message: str, index: int = index, prefix: str = prefix) -> None:
+                    state.report_progress((index + done / max(1, total)) / len(targets),
+                                          f"{prefix}[{done}/{total}] {message}")
+
+                inferences.append(probe_engine(one, options, cancel=state.cancel_event, progress=progress))
+            return inferences
 
         self.inference = None
         self._clear()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
-        self.status.setText(f"Probing {target.label} ({target.description})…")
+        what = f"{target.label} ({target.description})" if len(targets) == 1 else \
+            f"{len(targets)} combinations of {target.config.type}"
+        self.status.setText(f"Probing {what}…")
         self.start_button.setEnabled(False)
         self.engine_combo.setEnabled(False)
+        self.combination_combo.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.task = self.tasks.start(f"probe {target.label}", work)
         self.task.progress.connect(self._on_progress)
@@ -245,13 +296,23 @@ class ProbeDialog(QDialog):
         self.status.setText(message)
 
     @Slot(object)
-    def _on_finished(self, inference: ProbeInference) -> None:
+    def _on_finished(self, inferences: list[ProbeInference]) -> None:
+        if not inferences:
+            self.status.setText("Cancelled before a probe ran.")
+            return
+        inference = inferences[-1]
         self.inference = inference
+        for each in inferences:
+            self.side_by_side.add(each)
         cancelled = self.task is not None and self.task.state.cancelled
+        several = f" ({len(inferences)} engines: see Side by side)" if len(inferences) > 1 else ""
         self.status.setText("Cancelled: the answer below uses the probes that finished." if cancelled
                             else f"Done: {sum(o.ok for o in inference.observations)} of "
-                                 f"{len(inference.observations)} probes ran.")
+                                 f"{len(inference.observations)} probes ran{several}.")
         self.show_inference(inference)
+        if len(inferences) > 1:
+            self.tabs.setCurrentWidget(self.side_by_side)
+        self.finishedProbes.emit(inferences)
         self.finishedProbe.emit(inference)
 
     @Slot(object, str)
@@ -264,6 +325,7 @@ class ProbeDialog(QDialog):
         self.task = None
         self.start_button.setEnabled(True)
         self.engine_combo.setEnabled(True)
+        self.combination_combo.setEnabled(self.combination_combo.count() > 1)
         self.cancel_button.setEnabled(False)
         ran, total = probes_ran(self.inference) if self.inference is not None else (1, 1)
         # a cancelled probe shows the share that ran (the runner reports the cancelled ones as done too)
