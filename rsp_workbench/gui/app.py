@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # this interpreter's flags (a `multiprocessing` child puts its working directory first otherwise)
         import os
 
-        from rsp_workbench.stand.processes import isolated_python_command
+        from rsp_workbench.engine import isolated_python_command
 
         os.execv(sys.executable, isolated_python_command("rsp_workbench.gui.app", *sys.argv[1:]))
     from rsp_workbench.gui.platform_check import display_problem

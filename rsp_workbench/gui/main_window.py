@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
     def settings_dialog(self) -> Any:
         """A Settings dialog on this window's settings and the user settings file."""
         from rsp_workbench.gui.library.settings_dialog import SettingsDialog
-        from rsp_workbench.pipeline.spark import settings_path
+        from rsp_workbench.experiment.spark_master import settings_path
 
         return SettingsDialog(self.settings, settings_path(), self)
 

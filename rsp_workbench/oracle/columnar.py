@@ -238,8 +238,8 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     last = last_time  # time of the last element so far
     try:
         with nullcontext(text) if text is not None else open_text(name) as handle:
-            for text in _text_blocks(handle):
-                lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
+            for block in _text_blocks(handle):
+                lines = pc.split_pattern(pa.array([block], pa.large_string()), "\n").flatten()
                 lines = lines.slice(0, len(lines) - 1).cast(pa.string())  # the text ends with "\n"
                 strict = pc.match_substring_regex(lines, _STRICT_LINE)
                 if pc.all(strict).as_py():

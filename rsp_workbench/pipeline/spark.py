@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, NoReturn
 
 from rsp_workbench.errors import UserError
 # the master's order of precedence is shared with the Spark streaming engine (a program of its own)
-from rsp_workbench.experiment.spark_master import DEFAULT_MASTER, MASTER_ENV, resolve_master, settings_path
+from rsp_workbench.experiment.spark_master import resolve_master
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession

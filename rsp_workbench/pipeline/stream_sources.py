@@ -202,7 +202,8 @@ def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 1
     iterator = iter(elements)
     position = first_pos
     while chunk := list(islice(iterator, size)):
-        yield _batch(*([e[i] for e in chunk] for i in range(4)), range(position, position + len(chunk)))
+        s, p, o, t = ([e[i] for e in chunk] for i in range(4))
+        yield _batch(s, p, o, t, range(position, position + len(chunk)))
         position += len(chunk)
 
 

@@ -439,8 +439,8 @@ def fault_signature(probe: Probe, candidate: Candidate, divergence: Divergence) 
             return "late_purge"
     if not _ticks_matter(candidate.semantics.report):
         early = all((times := _elements_of(probe, m)) and all(open_ <= t < open_ + half for t in times) for m in missing)
-        late = all((times := _elements_of(probe, m)) and all(close <= t < close + half for t in times) for m in extra)
-        if early and late and divergence.actual_time == divergence.expected_time:
+        kept = all((times := _elements_of(probe, m)) and all(close <= t < close + half for t in times) for m in extra)
+        if early and kept and divergence.actual_time == divergence.expected_time:
             return "border_drift"
     return None
 

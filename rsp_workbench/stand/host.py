@@ -45,7 +45,8 @@ from rsp_workbench.stand.protocol import (
     response_from_message,
     stimulus_message,
 )
-from rsp_workbench.stand.processes import EngineProcess, isolated_python_command, new_run_mark, reap, start_engine
+from rsp_workbench.engine import isolated_python_command
+from rsp_workbench.stand.processes import EngineProcess, new_run_mark, reap, start_engine
 from rsp_workbench.stand.run_folder import RunFolder, RunResult, TracedStimulus
 from rsp_workbench.stand.streamer import MODES, RealTimeSchedule
 

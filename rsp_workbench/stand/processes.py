@@ -36,7 +36,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import psutil
 
 # how every Python engine program starts (in the engine interface: program engines start Python too)
-from rsp_workbench.engine import isolated_python_command  # noqa: F401 - re-exported
 
 #: Environment variable every engine process (and all it starts) carries: the run's mark.
 RUN_MARK = "RSPWB_ENGINE_RUN"

@@ -115,7 +115,7 @@ def test_modules_next_to_an_experiment_never_run(tmp_path: Path, launcher: str) 
             pytest.skip("no installed rspwb console script next to this interpreter")
         command, cwd = [str(console)], elsewhere
     else:
-        from rsp_workbench.stand.processes import isolated_python_command
+        from rsp_workbench.engine import isolated_python_command
 
         command, cwd = isolated_python_command("rsp_workbench.cli.main"), experiment_folder
     out = tmp_path / "bundle"
@@ -226,7 +226,7 @@ def test_the_launchers_start_python_isolated() -> None:
 def test_the_worker_command_ignores_the_working_directory_and_pythonpath(tmp_path: Path) -> None:
     """The worker command itself, started in a planted folder also on PYTHONPATH: it answers (a close
     before register is an error message) and imports nothing from there."""
-    from rsp_workbench.stand.processes import isolated_python_command
+    from rsp_workbench.engine import isolated_python_command
 
     markers = tmp_path / "markers"
     markers.mkdir()

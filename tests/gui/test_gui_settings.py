@@ -73,7 +73,7 @@ def test_a_wrong_field_is_named_and_nothing_is_stored(dialog, settings, config: 
 
 
 def test_ok_stores_every_field_and_keeps_the_files_other_keys(dialog, settings, config: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from rsp_workbench.pipeline.spark import resolve_master
+    from rsp_workbench.experiment.spark_master import resolve_master
 
     dialog.master_edit.setText("local[4]")
     dialog.results_edit.setText(str(tmp_path / "bundles"))

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit, QVBo
 
 from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.experiment.model import KPI_NAMES, ORACLE_MATCHES, STAND_MODES
-from rsp_workbench.pipeline.spark import MASTER_ENV
+from rsp_workbench.experiment.spark_master import MASTER_ENV
 from rsp_workbench.gui.designer.fields import DesignerSection, grid_of, yaml_value
 from rsp_workbench.gui.designer.semantics import T0_RULES, semantics_form
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel, parse_scalar

@@ -143,7 +143,7 @@ def write_settings(settings: Settings, settings_file: Path, values: UserSettings
 
 def master_override(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> str:
     """The Spark master the environment imposes over the settings file ("" if none)."""
-    from rsp_workbench.pipeline.spark import MASTER_ENV
+    from rsp_workbench.experiment.spark_master import MASTER_ENV
 
     return environ.get(MASTER_ENV, "").strip()
 

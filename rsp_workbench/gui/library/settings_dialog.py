@@ -34,7 +34,7 @@ from rsp_workbench.gui.library.model import (
 )
 from rsp_workbench.gui.runs.model import RESULTS_DIR_ENV, default_results_dir
 from rsp_workbench.gui.text import escape_html
-from rsp_workbench.pipeline.spark import MASTER_ENV
+from rsp_workbench.experiment.spark_master import MASTER_ENV
 
 
 class SettingsDialog(QDialog):
