@@ -32,7 +32,7 @@ from rsp_workbench.results.bundle import ORACLE_FILE, RUNS_DIR, YABENCH_DIR
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.fit import shown_path
 from rsp_workbench.gui.results.common import ResultsView
-from rsp_workbench.gui.text import escape_html
+from rsp_workbench.gui.text import escape_html, verdict_text
 from rsp_workbench.gui.results.eviction import EvictionView
 from rsp_workbench.gui.results.heaven import HeavenDashboardView
 from rsp_workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
@@ -293,7 +293,7 @@ class ResultsBrowser(QWidget):
         colour = STATUS_COLOURS.get(bundle.status, "#333")
         counts: dict[str, int] = {}
         for row in bundle.rows:
-            key = str(row.get("verdict") or row.get("status"))
+            key = verdict_text(row.get("verdict"), row.get("recall")).split(" · ")[0] or str(row.get("status"))
             counts[key] = counts.get(key, 0) + 1
         counted = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
         started = bundle.manifest.get("started")  # a published folder does not say when it ran

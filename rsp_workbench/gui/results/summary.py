@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from rsp_workbench.results.bundle import TABLE_COLUMNS
 from rsp_workbench.gui.results.common import ResultsView
 from rsp_workbench.gui.results.matrix import STATE_COLOURS
+from rsp_workbench.gui.text import verdict_text
 from rsp_workbench.results.view_data import BundleData
 
 # The report's columns (rsp_workbench.results.bundle.TABLE_COLUMNS) plus where the run sits and what it cost.
@@ -22,7 +23,9 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
 RATIO_KEYS = {"precision", "recall"}
 
 
-def cell_text(key: str, value: Any) -> str:
+def cell_text(key: str, value: Any, row: Mapping[str, Any] | None = None) -> str:
+    if key == "verdict" and value is not None:
+        return verdict_text(value, (row or {}).get("recall"))
     if value is None:
         return "–"
     if isinstance(value, float):
@@ -66,11 +69,12 @@ class SummaryView(ResultsView):
         for r, row in enumerate(self.rows):
             for c, (_, key) in enumerate(SUMMARY_COLUMNS):
                 value = row.get(key)
-                item = QTableWidgetItem(cell_text(key, value))
+                item = QTableWidgetItem(cell_text(key, value, row))
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if key == "verdict" and value in STATE_COLOURS:
-                    item.setBackground(QBrush(QColor(STATE_COLOURS[str(value)])))
+                state = item.text().split(" · ")[0] if key == "verdict" else None
+                if state in STATE_COLOURS:
+                    item.setBackground(QBrush(QColor(STATE_COLOURS[str(state)])))
                 if key == "error" and value:
                     item.setToolTip(str(value))
                 self.table.setItem(r, c, item)
