@@ -116,3 +116,77 @@ def test_teaching_shows_the_four_columns_without_scrolling_sideways_at_1024(teac
     assert last.mapTo(scroll.viewport(), last.rect().bottomRight()).x() <= scroll.viewport().width()
     teaching.resize(1400, 760)  # wide enough again: two parameters a row
     assert not any(w.narrow for w in teaching.column_widgets)
+
+
+# ---------------------------------------------------------------------- results: the header at 1024 px
+
+
+def test_the_results_header_stays_one_line_at_1024(browser, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from tests.gui.support import write_bundle
+
+    verdicts = ("correct", "incorrect", "error", "timeout", "failed")
+    runs = [{"case": i, "repetition": 0, "engine": f"engine-{i}", "query": "q", "verdict": v, "variables": {}}
+            for i, v in enumerate(verdicts)]
+    deep = tmp_path / "a-rather-long-folder-name-for-results" / "of-the-sweep-over-window-sizes-2026"
+    bundle = write_bundle(deep / "bundle-of-a-long-experiment-name", "an-experiment-with-a-rather-long-name-too", runs)
+    browser.resize(1016, 640)
+    browser.open_bundle(bundle)
+    qtbot.wait(20)
+    one_line = browser.title.fontMetrics().lineSpacing() + 8
+    assert browser.title.height() <= one_line and browser.title.minimumSizeHint().width() < 1016
+    tabs_at = browser.tabs.y()
+    assert "…" in browser.title.text() and browser.title.toolTip() == str(bundle)
+    assert "5 runs (1 correct, 1 error, 1 failed, 1 incorrect, 1 timeout)" in browser.title.text()
+    browser.resize(3000, 640)
+    qtbot.wait(20)
+    assert "…" not in browser.title.text() and browser.tabs.y() == tabs_at  # wider: the whole path, same place
+
+
+# ---------------------------------------------------------------------- results: boxplots
+
+
+def _one_repetition(bundle: Path, target: Path) -> Path:
+    """The bundle with each BOXPLOTS_ line cut to its first repetition (what a 1-repetition run writes)."""
+    import shutil
+
+    shutil.copytree(bundle, target)
+    for file in target.glob("yabench/*/BOXPLOTS_*"):
+        lines = file.read_text(encoding="utf-8").splitlines()
+        cut = [";".join(part.split(",")[0] for part in line.split(";")) for line in lines[1:]]
+        file.write_text("\n".join([lines[0], *cut]) + "\n", encoding="utf-8")
+    return target
+
+
+def _drawn_tick_labels(axis) -> list[str]:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(200, 200, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        return [text for _, _, text in axis.generateDrawSpecs(painter)[2]]
+    finally:
+        painter.end()
+
+
+def test_one_repetition_drops_the_boxplot_column_and_ratio_axes_show_0_and_1(browser, real_bundle: Path, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    browser.resize(1016, 640)
+    quality = browser.quality_view
+    browser.open_bundle(real_bundle)
+    browser.tabs.setCurrentWidget(quality)
+    qtbot.wait(20)
+    assert all(plot.isVisible() for plot in quality.box_plot.values())
+    assert quality.box_plot["precision"].width() > 0 and "2 repetitions" in quality.status.text()
+    browser.open_bundle(_one_repetition(real_bundle, tmp_path / "one"))
+    qtbot.wait(20)
+    assert not any(plot.isVisible() for plot in quality.box_plot.values())  # no blank panels
+    assert quality.pr_plot.width() > 0.9 * quality.chart.width()  # the left column takes the room
+    assert "one repetition, no spread" in quality.status.text()
+    assert {"0", "1.0"} <= set(_drawn_tick_labels(quality.pr_plot.getAxis("left")))
+    browser.open_bundle(real_bundle)  # back to two repetitions: the column again, ranged afresh
+    qtbot.wait(20)
+    assert all(plot.isVisible() for plot in quality.box_plot.values())
+    assert quality.box_plot["precision"].width() > 0.2 * quality.chart.width()
+    low, high = quality.box_plot["recall"].viewRange()[1]
+    assert low <= 0 and high >= 1.0
+    assert {"0", "1.0"} <= set(_drawn_tick_labels(quality.box_plot["recall"].getAxis("left")))
+    assert quality.box_plot["delay"].getAxis("bottom").labelText == quality.size_plot.getAxis("bottom").labelText
