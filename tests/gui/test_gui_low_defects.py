@@ -190,3 +190,31 @@ def test_one_repetition_drops_the_boxplot_column_and_ratio_axes_show_0_and_1(bro
     assert low <= 0 and high >= 1.0
     assert {"0", "1.0"} <= set(_drawn_tick_labels(quality.box_plot["recall"].getAxis("left")))
     assert quality.box_plot["delay"].getAxis("bottom").labelText == quality.size_plot.getAxis("bottom").labelText
+
+
+# ---------------------------------------------------------------------- results: latency × memory
+
+
+def test_latency_memory_keeps_its_title_and_every_bar_inside_the_frame(browser, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    import math
+
+    from tests.gui.support import write_bundle
+
+    numbers = {"naive": ([1.0, 9.0], [30.0, 60.0]), "incremental": ([2.0, 2.5], [31.0, 32.0])}
+    runs = [{"case": 0, "repetition": rep, "engine": engine, "engine_type": engine, "query": "q", "verdict": "correct",
+             "variables": {"STIM": 1}, "latency_ms_mean": latencies[rep], "peak_rss_mb": memory[rep]}
+            for engine, (latencies, memory) in numbers.items() for rep in range(2)]
+    browser.resize(1016, 640)
+    browser.open_bundle(write_bundle(tmp_path / "heaven", "heaven-grid", runs))
+    view = browser.heaven_view
+    browser.tabs.setCurrentWidget(view)
+    qtbot.wait(20)
+    plot = view.plot
+    # the plot fits the chart (a long title made it wider, cutting the title, the right ticks and the bars there)
+    assert plot.titleLabel.item.boundingRect().width() <= plot.width() <= view.chart.viewport().width()
+    (x_low, x_high), (y_low, y_high) = plot.viewRange()
+    bars = [(math.log10(lo), math.log10(hi)) for lo, hi in ((1.0, 9.0), (2.0, 2.5))]
+    memory = [(math.log10(lo), math.log10(hi)) for lo, hi in ((30.0, 60.0), (31.0, 32.0))]
+    x_margin, y_margin = 0.03 * (x_high - x_low), 0.03 * (y_high - y_low)  # a marker's half width stays inside
+    assert all(x_low + x_margin <= lo and hi <= x_high - x_margin for lo, hi in bars)
+    assert all(y_low + y_margin <= lo and hi <= y_high - y_margin for lo, hi in memory)
