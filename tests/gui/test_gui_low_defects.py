@@ -218,3 +218,32 @@ def test_latency_memory_keeps_its_title_and_every_bar_inside_the_frame(browser, 
     x_margin, y_margin = 0.03 * (x_high - x_low), 0.03 * (y_high - y_low)  # a marker's half width stays inside
     assert all(x_low + x_margin <= lo and hi <= x_high - x_margin for lo, hi in bars)
     assert all(y_low + y_margin <= lo and hi <= y_high - y_margin for lo, hi in memory)
+
+
+# ---------------------------------------------------------------------- runs: the live chart
+
+
+def test_a_lone_live_sample_gets_its_own_time_scale_and_one_time_axis_in_seconds(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from rsp_workbench.gui.runs.run_detail import RunDetail
+    from tests.gui.support import entry_for, event
+
+    entry = entry_for(tmp_path)
+    entry.start(0.0)
+    entry.apply(event("validate", total=2, data={"streams": 1}), 0.0)
+    entry.apply(event("engine", run_id="r1", data={"engine": "csparql", "stimuli": 5}), 1.0)
+    entry.apply(event("kpi", run_id="r1", data={"time": 0.05, "rss_mb": 38.5, "cpu_percent": 20.0}), 1.1)
+    detail = RunDetail(lambda: 2.0)
+    qtbot.addWidget(detail)
+    detail.resize(1000, 470)  # the Runs tab at 1024×700
+    detail.show()
+    detail.show_run(entry, force=True)
+    low, high = detail.rss_plot.viewRange()[0]
+    assert low == 0.0 and 0.09 <= high <= 0.11  # the sample in the middle of 0…0.1 s, not at the start of 0…1 s
+    for at in (0.15, 0.25):
+        entry.apply(event("kpi", run_id="r1", data={"time": at, "rss_mb": 39.0, "cpu_percent": 20.0}), 1.2)
+    detail.show_run(entry, force=True)
+    qtbot.wait(20)
+    assert not detail.rss_plot.getAxis("bottom").style["showValues"]  # the RSS plot shows no time values
+    time_axis = detail.cpu_plot.getAxis("bottom")
+    assert "(s)" in time_axis.labelString() and time_axis.autoSIPrefixScale == 1.0  # seconds, never ms
+    detail.close()
