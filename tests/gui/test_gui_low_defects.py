@@ -247,3 +247,109 @@ def test_a_lone_live_sample_gets_its_own_time_scale_and_one_time_axis_in_seconds
     time_axis = detail.cpu_plot.getAxis("bottom")
     assert "(s)" in time_axis.labelString() and time_axis.autoSIPrefixScale == 1.0  # seconds, never ms
     detail.close()
+
+
+# ---------------------------------------------------------------------- timeline export
+
+
+def test_the_timeline_csv_has_one_row_per_window_whatever_the_zoom(browser, real_bundle: Path, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    import json
+
+    browser.open_bundle(real_bundle)
+    cell = next(c for c in browser.data.matrix.cells.values() if c.divergence_run)
+    browser.show_divergence(cell.divergence_run, cell.divergence_t_ms)
+    view = browser.timeline_view
+    qtbot.waitUntil(lambda: bool(view.runs), timeout=30_000)
+    oracle = json.loads((real_bundle / "runs" / cell.divergence_run / "oracle.json").read_text(encoding="utf-8"))
+    files = []
+    for zoom, name in (((0, 1000), "near.csv"), ((0, 60_000), "far.csv")):
+        view.timeline.set_time_range(*zoom)
+        view.timeline.refresh()
+        view.ask_save_path = lambda kind, name=name: str(tmp_path / name)
+        view._export("csv")
+        files.append((tmp_path / name).read_text(encoding="utf-8"))
+    assert files[0] == files[1]  # not what the pixels hold: the same file at any zoom
+    rows = list(csv.DictReader(files[0].splitlines()))
+    assert len(rows) == len(oracle["windows"]) and {r["run_id"] for r in rows} == {cell.divergence_run}
+    for row, window in zip(rows, oracle["windows"]):
+        assert (int(row["start_ms"]), int(row["end_ms"])) == (window["start"], window["end"])
+        assert (int(row["expected"]), int(row["actual"])) == (window["expected_size"], window["actual_size"])
+        matched = round(window["recall"] * window["expected_size"]) if window["expected_size"] else 0
+        assert int(row["missing"]) == window["expected_size"] - matched
+        assert int(row["extra"]) == window["actual_size"] - matched
+        assert row["verdict"] == ("ok" if int(row["missing"]) == int(row["extra"]) == 0 else "diverging")
+    assert any(row["verdict"] == "diverging" for row in rows)  # the run diverges somewhere
+
+
+def test_the_exported_timeline_picture_has_a_title_and_a_legend(browser, real_bundle: Path, tmp_path: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    browser.open_bundle(real_bundle)
+    cell = next(c for c in browser.data.matrix.cells.values() if c.divergence_run)
+    browser.show_divergence(cell.divergence_run, cell.divergence_t_ms)
+    view = browser.timeline_view
+    qtbot.waitUntil(lambda: bool(view.runs), timeout=30_000)
+    from rsp_workbench.gui.results.timeline import export, plot
+
+    timeline = view.timeline
+    seen: dict[str, object] = {}
+
+    def spy(shown, title: str):  # type: ignore[no-untyped-def]
+        seen["title"] = title
+        return export.captioned(shown, title)
+
+    monkeypatch.setattr(plot, "captioned", spy)
+    names = [name for _, name in export.legend_entries(timeline)]
+    assert "expected window" in names and "expected evaluation" in names
+    assert any(name.endswith(": emissions") for name in names)
+    view.ask_save_path = lambda kind: str(tmp_path / f"t.{kind}")
+    view._export("png")
+    assert (tmp_path / "t.png").stat().st_size > 1000
+    assert cell.divergence_run in str(seen["title"]) and "—" in str(seen["title"])
+    assert timeline.item.titleLabel.text == "" or not timeline.item.titleLabel.isVisible()  # gone after the export
+
+
+# ---------------------------------------------------------------------- sweep cases: their variables
+
+
+SWEEP = [{"case": case, "repetition": 0, "engine": "csparql", "query": "q", "verdict": "correct",
+          "variables": {"WSIZE": size, "RATE": rate, "TEMP": 50.0}}
+         for case, (size, rate) in enumerate([("1s", 10), ("1s", 100), ("5s", 10), ("5s", 100)])]
+
+
+def test_the_summary_shows_each_cases_variables_in_the_table_and_the_csv(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import copy
+    import csv
+
+    from tests.gui.support import write_bundle
+
+    browser.open_bundle(write_bundle(tmp_path / "sweep", "a-sweep", copy.deepcopy(SWEEP)))
+    view = browser.summary_view
+    assert [view.cell(r, "case variables") for r in range(4)] == [
+        "WSIZE=1s, RATE=10", "WSIZE=1s, RATE=100", "WSIZE=5s, RATE=10", "WSIZE=5s, RATE=100"]  # TEMP is the same
+    rows = list(csv.DictReader(open(view.export_csv(tmp_path / "summary.csv"), encoding="utf-8")))
+    assert [(r["case"], r["WSIZE"], r["RATE"]) for r in rows] == [("0", "1s", "10"), ("1", "1s", "100"),
+                                                                 ("2", "5s", "10"), ("3", "5s", "100")]
+    assert "TEMP" not in rows[0] and "variables" not in rows[0]
+
+
+def test_the_quality_csv_gives_each_window_its_cases_variables(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    import types
+
+    import numpy as np
+
+    from rsp_workbench.gui.results.quality import QualityView
+    from rsp_workbench.results.view_data import WindowSeries
+
+    view = QualityView()
+    qtbot.addWidget(view)
+    rows = [{**row, "run_id": f"case{row['case']}-rep0-csparql-q"} for row in SWEEP]
+    view.data = types.SimpleNamespace(bundle=types.SimpleNamespace(rows=rows))
+    one = np.ones(2)
+    view.series = [WindowSeries(f"case{case}-rep0-csparql-q", "csparql", np.array([0.0, 1000.0]),
+                                np.array([1000.0, 2000.0]), one, one, one, one, one, np.array([5.0, np.nan]))
+                   for case in (1, 2)]
+    header, table = view.csv_table()
+    table = list(table)
+    assert header[-2:] == ["WSIZE", "RATE"]
+    assert [tuple(row[-2:]) for row in table] == [("1s", 100)] * 2 + [("5s", 10)] * 2
+    assert [row[1] for row in table] == ["case1-rep0-csparql-q"] * 2 + ["case2-rep0-csparql-q"] * 2

@@ -32,6 +32,7 @@ from rsp_workbench.results.view_data import (
     WindowBoxplots,
     WindowSeries,
     box_stats,
+    case_variables,
     read_runs,
     read_window_series,
     rows_in_group,
@@ -362,7 +363,8 @@ class QualityView(RunGroupView):
         return self.chart
 
     def csv_table(self) -> tuple[list[str], Iterable[Sequence[Any]]]:
-        """Per window of the shown runs, then the per-repetition values of the boxplots (``;``-joined).
+        """Per window of the shown runs, then the per-repetition values of the boxplots (``;``-joined);
+        each row ends with its case's values of the variables that vary across the bundle.
 
         The rows are made as the file is written, from whole columns (no list per window first)."""
         header = ["kind", "source", "engine", "window", "start_ms", "end_ms", "precision", "recall",
@@ -370,8 +372,20 @@ class QualityView(RunGroupView):
         engines = self.visible_engines()
         series = [s for s in self.series if s.engine in engines]
         boxplots = [b for b in self.boxplots if b.engine in engines]
-        return header, itertools.chain(itertools.chain.from_iterable(map(_window_rows, series)),
-                                       itertools.chain.from_iterable(map(_repetition_rows, boxplots)))
+        rows = self.data.bundle.rows if self.data is not None else ()
+        names = case_variables(rows)
+        by_run = {r.get("run_id"): r.get("variables") or {} for r in rows}
+        by_case = {r.get("case"): r.get("variables") or {} for r in rows}
+
+        def values(variables: Any) -> tuple[Any, ...]:
+            return tuple(variables.get(name) for name in names)
+
+        def window_rows(run: WindowSeries) -> Iterator[Sequence[Any]]:
+            extra = values(by_run.get(run.run_id, {}))
+            return ((*row, *extra) for row in _window_rows(run))
+
+        repetitions = ((*row, *values(by_case.get(b.case, {}))) for b in boxplots for row in _repetition_rows(b))
+        return header + names, itertools.chain(itertools.chain.from_iterable(map(window_rows, series)), repetitions)
 
 
 def _window_rows(series: WindowSeries, chunk: int = 65_536) -> Iterator[Sequence[Any]]:
