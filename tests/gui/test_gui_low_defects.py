@@ -353,3 +353,46 @@ def test_the_quality_csv_gives_each_window_its_cases_variables(qtbot, no_leaks) 
     assert header[-2:] == ["WSIZE", "RATE"]
     assert [tuple(row[-2:]) for row in table] == [("1s", 100)] * 2 + [("5s", 10)] * 2
     assert [row[1] for row in table] == ["case1-rep0-csparql-q"] * 2 + ["case2-rep0-csparql-q"] * 2
+
+
+# ---------------------------------------------------------------------- designer: a table cell edited with its editor
+
+
+def test_editing_a_variable_in_its_cell_commits_without_a_qt_warning(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QtMsgType, Qt, qInstallMessageHandler
+    from PySide6.QtWidgets import QApplication, QLineEdit
+
+    from rsp_workbench.gui.designer.fields import MappingTable
+    from rsp_workbench.gui.designer.view import DesignerView
+    from tests.paths import DATA
+
+    view = DesignerView()
+    qtbot.addWidget(view)
+    view.resize(1000, 650)
+    view.show()
+    view.open_file(DATA / "experiments" / "full.yaml")
+    view.show_section("variables")
+    table = next(t.table for t in view.findChildren(MappingTable) if t.table.rowCount() and t.isVisible())
+    name = table.item(0, 0).text()
+    messages: list[str] = []
+
+    def keep(kind: QtMsgType, context: object, message: str) -> None:
+        messages.append(message)
+
+    previous = qInstallMessageHandler(keep)
+    try:
+        for key, text in ((Qt.Key.Key_Return, "7s"), (Qt.Key.Key_Tab, "9s")):  # the two ways a cell is committed
+            item = table.item(0, 1)
+            table.setCurrentItem(item)
+            table.editItem(item)
+            qtbot.waitUntil(lambda: isinstance(QApplication.focusWidget(), QLineEdit))
+            editor = QApplication.focusWidget()
+            editor.selectAll()
+            qtbot.keyClicks(editor, text)
+            qtbot.keyClick(editor, key)
+            qtbot.wait(50)
+            assert view.model.get(("variables", name)) == text
+    finally:
+        qInstallMessageHandler(previous)
+    assert not [m for m in messages if "commitData" in m or "does not belong" in m], messages
+    view.close()
