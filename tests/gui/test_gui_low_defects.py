@@ -98,6 +98,8 @@ def test_teaching_labels_keep_off_the_markers_and_the_lanes(teaching, qtbot, exa
     markers = [view_box.mapViewToScene(QPointF(p.pos().x(), p.pos().y())) for p in timeline.evaluations.points()]
     assert markers and timeline._labels
     lowest_lane = max(m.y() for m in markers)  # scene y grows downwards: the evaluation row nearest the streams
+    lanes = sorted({round(m.y()) for m in markers})
+    assert all(upper + 13 <= lower for upper, lower in zip(lanes, lanes[1:]))  # one marker high each, no overlap
     for label in timeline._labels:
         rect = label.sceneBoundingRect()
         assert not any(rect.adjusted(-7, -7, 7, 7).contains(m) for m in markers), label.toPlainText()

@@ -57,11 +57,11 @@ REPORT_CHOICES = (
 
 READOUT_MIN_WIDTH = 200
 LABEL_GAP_PX = 8  # horizontal room between two point labels on one level
-LABEL_ANCHOR, LABEL_STEP = 1.3, 1.1  # a point label's bottom, and each stacked level, in label heights above it
+LABEL_ANCHOR, LABEL_STEP = 1.3, 0.85  # a point label's bottom, and each stacked level, in label heights (with margins)
 LABEL_PAD_PX = 4  # px between the top label and what is drawn above it
 BAND_HEIGHT, BAND_BELOW = 0.5, 0.6  # a stream's window bands: their height and how far below its elements they start
 ROW_GAP = 0.7  # data units between a stream's top label and the elements of the stream above (its bands fit in it)
-EVALUATION_GAP, EVALUATION_STEP = 0.4, 0.5  # the evaluation rows: above the top stream's labels, one per column
+EVALUATION_GAP_PX, EVALUATION_ROW_PX = 4, 17  # the evaluation rows above the top stream's labels: one marker high each
 MAX_LABEL_SHARE = 0.75  # of the plot's height the labels may take (a very short plot overlaps rather than vanishes)
 
 
@@ -119,23 +119,23 @@ class TeachingRows:
 
 
 def teaching_rows(label_levels_per_stream: list[int], columns: int, label_px: float, plot_px: float) -> TeachingRows:
-    """Rows that leave each stream's stacked labels their room in pixels: a stream's window bands
-    (below its elements) start above the labels of the stream under it, the evaluation rows above
-    the top stream's labels (the labels were drawn over both). Bands and markers are placed in data
-    units, labels take pixels, so the span S solves S = units + label pixels × S / plot height."""
+    """Rows that leave each stream's stacked labels and each evaluation row their room in pixels:
+    a stream's window bands (below its elements) start above the labels of the stream under it,
+    the evaluation rows, one marker high each, above the top stream's labels (the labels were
+    drawn over both, and squeezed rows over each other). Bands are placed in data units, labels
+    and markers take pixels, so the span S solves S = units + pixels × S / plot height."""
     room_px = [(LABEL_ANCHOR - 1 + LABEL_STEP * levels) * label_px + LABEL_PAD_PX if levels else 0.0
                for levels in label_levels_per_stream]
-    units = (BAND_BELOW + 0.1 + ROW_GAP * max(0, len(room_px) - 1) + EVALUATION_GAP
-             + EVALUATION_STEP * max(0, columns - 1) + EVALUATION_STEP / 2)
-    share = min(MAX_LABEL_SHARE, sum(room_px) / max(plot_px, 1.0))
+    marker_px = EVALUATION_GAP_PX + EVALUATION_ROW_PX * columns
+    units = BAND_BELOW + 0.1 + ROW_GAP * max(0, len(room_px) - 1)
+    share = min(MAX_LABEL_SHARE, (sum(room_px) + marker_px) / max(plot_px, 1.0))
     per_px = units / (1.0 - share) / max(plot_px, 1.0)  # data units per pixel of the plot
     streams, y = [], 0.0
     for index, room in enumerate(room_px):
         streams.append(y)
         y += room * per_px + (ROW_GAP if index < len(room_px) - 1 else 0.0)
-    evaluations = tuple(y + EVALUATION_GAP + EVALUATION_STEP * index for index in range(columns))
-    top = (evaluations[-1] if evaluations else y) + EVALUATION_STEP / 2
-    return TeachingRows(tuple(streams), evaluations, -BAND_BELOW - 0.1, top)
+    evaluations = tuple(y + (EVALUATION_GAP_PX + EVALUATION_ROW_PX * (index + 0.5)) * per_px for index in range(columns))
+    return TeachingRows(tuple(streams), evaluations, -BAND_BELOW - 0.1, y + marker_px * per_px)
 
 
 class PolicyColumnWidget(QGroupBox):
