@@ -40,6 +40,7 @@ from rsp_workbench.results.view_data import (
 
 ALL_CELLS = "all cells"
 SCATTER_TITLE = "mean latency × mean peak RSS"  # short: a longer one was cut at 1024 px
+LONE_SPAN = 0.02  # log10 units around a lone value (±5 %)
 RANGE_MARGIN = 0.08  # of the span (log10) around every marker and bar end, so none is clipped at the frame
 NO_VARIABLE = "(none)"
 
@@ -209,7 +210,7 @@ class HeavenDashboardView(ResultsView):
                                 ("y", [p.memory_min for p in shown], [p.memory_max for p in shown])):
             lo = float(np.log10(max(min(low), 1e-12)))
             hi = float(np.log10(max(high)))
-            span = max(hi - lo, 0.02 * max(abs(hi), 1.0), 1e-3)  # one point: a little room either side
+            span = hi - lo if hi - lo > 1e-9 else LONE_SPAN  # one value: a little room either side
             setter = self.plot.setXRange if axis == "x" else self.plot.setYRange
             setter(lo - RANGE_MARGIN * span, hi + RANGE_MARGIN * span, padding=0)
 

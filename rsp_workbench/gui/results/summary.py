@@ -71,6 +71,7 @@ class SummaryView(ResultsView):
     def set_data(self, data: BundleData) -> None:
         self.rows = data.bundle.rows
         self.varying = case_variables(self.rows)
+        self.table.setColumnHidden([key for _, key in SUMMARY_COLUMNS].index("variables"), not self.varying)
         # a published YABench folder's runs are named by test (a load: stations, interval), not by query
         query = [key for _, key in SUMMARY_COLUMNS].index("query")
         self.table.setHorizontalHeaderItem(query, QTableWidgetItem("test (load)" if data.bundle.published else "query"))
