@@ -40,12 +40,13 @@ def test_a_bounded_memory_run_reads_complete_or_partial() -> None:
     from rsp_workbench.gui.text import verdict_text
 
     assert verdict_text("recall", 1.0) == "complete"
-    assert verdict_text("recall", 0.8333) == "partial · recall 0.83"
+    assert verdict_text("recall", 0.8333) == "partial · recall 0.833"
+    assert verdict_text("recall", 0.004) == "partial · recall 0.004"  # not 0.00
     assert verdict_text("correct", 0.5) == "correct" and verdict_text(None) == ""
     trace = EngineRunTrace("case0-rep0-fifo-chain", engine="fifo")
     trace.set_row({"status": "ok", "verdict": "recall", "recall": 0.5})
     cells = engine_run_cells(trace)
-    assert cells[1] == "partial · recall 0.50" and verdict_colour(cells[1]) == verdict_colour("partial") != "#000"
+    assert cells[1] == "partial · recall 0.5" and verdict_colour(cells[1]) == verdict_colour("partial") != "#000"
 
 
 def test_the_summary_names_an_eviction_runs_verdict(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -22,6 +22,7 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("latency ms", "latency_ms_mean"), ("wall s", "wall_s"), ("error", "error"),
 )
 RATIO_KEYS = {"precision", "recall"}
+VARIABLES_WIDTH = 240  # px: the widest "case variables" column (the verdict stays in view at 1024 px)
 
 
 def variables_text(variables: Any, names: Sequence[str]) -> str | None:
@@ -88,9 +89,13 @@ class SummaryView(ResultsView):
                 state = item.text().split(" · ")[0] if key == "verdict" else None
                 if state in STATE_COLOURS:
                     item.setBackground(QBrush(QColor(STATE_COLOURS[str(state)])))
-                if key == "error" and value:
+                if key in ("error", "variables") and value:
                     item.setToolTip(str(value))
                 self.table.setItem(r, c, item)
+        variables = [key for _, key in SUMMARY_COLUMNS].index("variables")
+        if self.table.columnWidth(variables) > VARIABLES_WIDTH:  # a sweep's many variables: elided, whole in the tooltip
+            self.table.horizontalHeader().setSectionResizeMode(variables, QHeaderView.ResizeMode.Interactive)
+            self.table.setColumnWidth(variables, VARIABLES_WIDTH)
         if not self.rows:
             self.show_message("This bundle lists no runs (yet).")
             return
