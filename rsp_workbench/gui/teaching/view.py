@@ -57,7 +57,7 @@ REPORT_CHOICES = (
 
 READOUT_MIN_WIDTH = 200
 LABEL_GAP_PX = 8  # horizontal room between two point labels on one level
-LABEL_ANCHOR, LABEL_STEP = 1.3, 0.85  # a point label's bottom, and each stacked level, in label heights (with margins)
+LABEL_ANCHOR, LABEL_STEP = 1.3, 1.1  # a point label's bottom, and each stacked level, in label heights (with margins)
 LABEL_PAD_PX = 4  # px between the top label and what is drawn above it
 BAND_HEIGHT, BAND_BELOW = 0.5, 0.6  # a stream's window bands: their height and how far below its elements they start
 ROW_GAP = 0.7  # data units between a stream's top label and the elements of the stream above (its bands fit in it)
