@@ -56,8 +56,18 @@ apt_install() {
     if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else return 1; fi
   fi
   command -v apt-get >/dev/null 2>&1 || return 1
-  if [ "$apt_updated" -eq 0 ]; then $sudo apt-get update -qq && apt_updated=1; fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+  # apt's and dpkg's progress ("Selecting previously unselected package…", "Unpacking…", "Setting
+  # up…") goes to a log, not the terminal; errors stay on stderr, and the log's end is shown on failure
+  local log status=0
+  log=$(mktemp "${TMPDIR:-/tmp}/rspwb-apt.XXXXXX")
+  if [ "$apt_updated" -eq 0 ]; then $sudo apt-get update -qq >"$log" && apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq -o Dpkg::Use-Pty=0 "$@" >>"$log" || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "install: apt-get install $* failed (exit $status); the end of its output:" >&2
+    tail -n 20 "$log" >&2
+  fi
+  rm -f "$log"
+  return "$status"
 }
 
 # --- Java for Spark -------------------------------------------------------------------------

@@ -5,8 +5,10 @@ Writes docs/gui-library.png, gui-designer.png, gui-designer-invalid.png, gui-des
 gui-designer-streams.png, gui-designer-queries.png, gui-designer-query-file.png, gui-designer-variables.png,
 gui-designer-1024.png,
 gui-teaching.png, gui-teaching-coupon.png, gui-probe.png, gui-probe-side-by-side.png, gui-runs.png, gui-runs-done.png,
-gui-timeline.png, gui-results-compare.png, gui-results-compare-published.png, gui-designer-imported.png
-(the coupon, finished-run, timeline, results-summary and compare shots also at 1024×700: ``*-1024.png``) and
+gui-timeline.png, gui-timeline-export.png (the timeline's PNG export: title and legend), gui-results-compare.png,
+gui-results-compare-published.png, gui-designer-imported.png
+(the coupon, finished-run, timeline, results-summary, quality, latency × memory and compare shots also at
+1024×700: ``*-1024.png``) and
 gui-results-*.png (the Results
 browser on smoke-size runs of the samples, a YABench-layout folder made from one of them, and the
 Overlay of both). No Spark is started.
@@ -105,8 +107,6 @@ RESULTS_SHOTS = (
 def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     """The Results browser on smoke-size bundles of the samples (run here, ~3 min on two cores;
     set RSPWB_SCREENSHOT_BUNDLES=DIR to keep them in DIR and reuse them next time)."""
-    from PySide6.QtWidgets import QApplication
-
     from rsp_workbench.results.reader import open_bundle
     from rsp_workbench.experiment import load_experiment
     from rsp_workbench.pipeline.run_experiment import run_experiment
@@ -120,20 +120,30 @@ def results_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
         if not (bundle / "manifest.json").is_file() or open_bundle(bundle).status != "ok":
             shutil.rmtree(bundle, ignore_errors=True)
             run_experiment(load_experiment(ROOT / "sample_experiments" / sample), bundle, size="smoke", assume_yes=True)
-        if window.results.folder != bundle:
-            task = window.results.open_bundle(bundle)  # a Task when the bundle is read in the background
-            while task is not None and (task.is_running() or window.results.data is None
-                                        or window.results.data.bundle.folder != bundle):
-                task.wait(100)
-                QApplication.processEvents()
+        show_bundle(window, bundle)
         window.results.tabs.setCurrentWidget(getattr(window.results, view))
         if view == "quality_view":  # the drifting C-SPARQL windows, both repetitions as boxplots
             window.results.quality_view.engine_combo.setCurrentText("csparql")
         if view == "resources_view":  # the largest Heaven cell: the most samples at smoke size
             window.results.resources_view.group_combo.setCurrentIndex(3)
         shot(file)
+    show_bundle(window, folder / "heaven")  # one repetition: no boxplot column
+    window.results.tabs.setCurrentWidget(window.results.quality_view)
+    shot("gui-results-quality-one-repetition.png")
     published_shots(window, shot, folder)
     window.resize(size)
+
+
+def show_bundle(window: Any, bundle: Path) -> None:
+    """Open ``bundle`` in the Results browser and wait until it is shown."""
+    from PySide6.QtWidgets import QApplication
+
+    if window.results.folder != bundle:
+        task = window.results.open_bundle(bundle)  # a Task when the bundle is read in the background
+        while task is not None and (task.is_running() or window.results.data is None
+                                    or window.results.data.bundle.folder != bundle):
+            task.wait(100)
+            QApplication.processEvents()
 
 
 def yabench_layout(bundle: Path, target: Path) -> Path:
@@ -233,6 +243,9 @@ def timeline_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
     settle()
     settle()  # the selected window's bindings
     shot("gui-timeline.png")
+    from rsp_workbench.gui.results.timeline.export import export_to
+
+    print(export_to(view.timeline, "png", DOCS / "gui-timeline-export.png", view.runs))  # titled, with a legend
     view.size_edit.setText("10s")
     view.slide_edit.setText("5s")
     view.show_lanes(synthetic_lanes(2_000_000, stations=12, interval_ms=100), "synthetic 2M")
@@ -272,6 +285,7 @@ def runs_shots(window: Any, shot: Callable[[str], None], tmp: Path) -> None:
 
 
 SMALL_SHOTS = ("gui-teaching-coupon.png", "gui-runs-done.png", "gui-timeline.png", "gui-results-summary.png",
+               "gui-results-quality.png", "gui-results-heaven.png", "gui-results-quality-one-repetition.png",
                "gui-results-compare.png")
 GROUPS = ("library", "designer", "teaching", "probe", "runs", "timeline", "results", "compare")
 

@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping, NoReturn
+from typing import TYPE_CHECKING, BinaryIO, Iterator, Mapping, NoReturn
 
 from rsp_workbench.errors import UserError
 # the master's order of precedence is shared with the Spark streaming engine (a program of its own)
@@ -240,6 +240,39 @@ def session_config(master: str, extra: Mapping[str, str] | None = None) -> dict[
     return conf
 
 
+INCUBATOR_NOTICE = b"WARNING: Using incubator modules:"
+
+
+def copy_jvm_stderr(source: BinaryIO, target_fd: int = 2) -> None:
+    """Copy the JVM's stderr to ours line by line, all but the JVM's start-up notice that it loads
+    ``jdk.incubator.vector``. Spark's launcher always adds ``--add-modules=jdk.incubator.vector``
+    and the JVM prints that notice on ``System.err`` at every start; no JVM option turns it off,
+    so this one line is dropped here and everything else the JVM says (errors) still shows."""
+    for line in iter(source.readline, b""):
+        if not line.startswith(INCUBATOR_NOTICE):
+            os.write(target_fd, line)
+    source.close()
+
+
+def _launch_jvm(master: str, app_name: str, conf: Mapping[str, str]) -> None:
+    """Start Spark's JVM with its stderr through :func:`copy_jvm_stderr` (the session the builder
+    makes next reuses this gateway). Nothing when a gateway exists already (a JVM started by
+    ``spark-submit`` or an earlier session)."""
+    from subprocess import PIPE
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    spark_conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(list(conf.items()))
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": PIPE})
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.stderr is not None:
+        threading.Thread(target=copy_jvm_stderr, args=(process.stderr,), name="jvm-stderr", daemon=True).start()
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
 _lock = threading.Lock()
 _session: "SparkSession | None" = None
 
@@ -259,11 +292,13 @@ def get_spark(
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.master(resolved).appName(app_name)
-        for key, value in session_config(resolved, conf).items():
+        config = session_config(resolved, conf)
+        for key, value in config.items():
             builder = builder.config(key, value)
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.getsignal(signal.SIGINT) if in_main else None
         try:
+            _launch_jvm(resolved, app_name, config)
             session = builder.getOrCreate()
         except Exception as error:  # Py4J/JVM start-up failures
             raise SparkUnavailable(f"Spark did not start with master {resolved}: {error}") from None

@@ -52,6 +52,7 @@ ORACLE_SHARE = 0.1  # of the loading progress: reading oracle.json (then the str
 ORACLE_COLUMNS: Mapping[str, ColumnKind] = {
     "start": "int", "end": "int", "precision": "optional", "recall": "optional",
     "reconstructed_start": "optional", "reconstructed_end": "optional",
+    "expected_size": "optional", "actual_size": "optional", "window_triples": "optional",  # the per-window export
 }
 
 
@@ -123,6 +124,7 @@ class BundleRun:
     experiment_error: str | None = None
     evaluation_instants: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # of `evaluations`
     evaluation_windows: tuple[WindowInstance, ...] = ()  # the window each of `evaluations` reads
+    windows: Mapping[str, np.ndarray] = field(default_factory=dict)  # oracle.json's per-window columns (ORACLE_COLUMNS)
     _static: Any = field(default=None, repr=False)
     _whole_answer: Any = field(default=None, repr=False)  # `_static` and this: filled under `_ORACLE_LOCK`
 
@@ -416,7 +418,7 @@ def timeline_run(
         first_divergence_ms=int(first) if isinstance(first, int) else None, notes=tuple(notes),
         engine_parameters=engine_parameters, experiment_error=experiment_error, _static=static,
         evaluation_instants=np.fromiter((e.time for e in evaluations), dtype=np.int64, count=len(evaluations)),
-        evaluation_windows=tuple(e.window for e in evaluations),
+        evaluation_windows=tuple(e.window for e in evaluations), windows=oracle_windows,
     )
     report(1.0, "done")
     return run

@@ -380,6 +380,17 @@ def value_order(value: Any) -> tuple[int, float, str]:
         return (1, 0.0, str(value))
 
 
+def case_variables(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The variables whose values differ across the runs (what tells a sweep's cases apart), in
+    declaration order; relabellings included, unlike :func:`grid_axes` (the exports list them all)."""
+    names: dict[str, set[str]] = {}
+    for row in rows:
+        for name, value in (row.get("variables") or {}).items():
+            names.setdefault(str(name), set()).add(json.dumps(value, sort_keys=True))
+    return [name for name, values in names.items()
+            if len(values) > 1 or any(name not in (row.get("variables") or {}) for row in rows)]
+
+
 def grid_axes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The variables that vary across the runs, in declaration order, each independent of the
     earlier ones (a variable that is a one-to-one relabelling of an earlier one, e.g. Heaven's

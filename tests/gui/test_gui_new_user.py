@@ -73,8 +73,8 @@ def test_runs_cancel_keeps_oracle_total_and_drops_the_eta(tmp_path: Path) -> Non
     entry._end(6.0)
     entry.status = CANCELLED
     assert entry.stages["oracle"].expected == 3
-    assert entry.stage_text("oracle", 100.0) == "1/3 · cancelled"
-    assert entry.stage_text("engines", 100.0) == "1/3 · cancelled"
+    assert entry.stage_text("oracle", 100.0) == "cancelled · 1 of 3 finished"
+    assert entry.stage_text("engines", 100.0) == "cancelled · 1 of 3 finished"
 
 
 def test_runs_source_counts_runs_at_the_chosen_size(qtbot, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]

@@ -50,3 +50,39 @@ def test_app_prints_the_problem_instead_of_starting_qt(monkeypatch: pytest.Monke
     monkeypatch.setattr(platform_check, "display_problem", lambda: "no display: DISPLAY is not set")
     assert app.main(["rsp-workbench"]) == 1
     assert capsys.readouterr().err == "rsp-workbench: no display: DISPLAY is not set\n"
+
+
+FAKE_APT = """#!/bin/sh
+[ "$1" = update ] && exit 0
+echo "Selecting previously unselected package libxcb-icccm4:amd64."
+echo "Preparing to unpack .../libxcb-icccm4_0.4.1-1.1_amd64.deb ..."
+echo "Unpacking libxcb-icccm4:amd64 (0.4.1-1.1) ..."
+echo "Setting up libxcb-icccm4:amd64 (0.4.1-1.1) ..."
+case "$*" in *broken*) echo "E: Unable to locate package broken" >&2; exit 100 ;; esac
+"""
+
+
+@pytest.mark.parametrize("packages, fails", [("libxcb-icccm4", False), ("libxcb-icccm4 broken", True)])
+def test_install_keeps_dpkg_progress_off_the_terminal_and_errors_on_it(tmp_path, packages: str, fails: bool) -> None:  # type: ignore[no-untyped-def]
+    """``./install.sh`` apt-installs Qt's libraries quietly: dpkg's per-package lines are not printed,
+    apt's errors are (with the end of the output that led to them)."""
+    import os
+    import subprocess
+
+    from tests.paths import ROOT
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("apt-get", FAKE_APT), ("id", "#!/bin/sh\necho 0\n")):
+        (bin_dir / name).write_text(text, encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    script = (f'eval "$(sed -n \'/^apt_install() {{/,/^}}/p\' {ROOT / "install.sh"})"\n'
+              f"apt_updated=0\napt_install {packages}\n")
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert result.stdout == ""
+    assert (result.returncode != 0) is fails
+    if fails:
+        assert "E: Unable to locate package broken" in result.stderr and "apt-get install" in result.stderr
+    else:
+        assert result.stderr == ""

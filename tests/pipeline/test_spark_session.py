@@ -131,3 +131,49 @@ def test_job_group_cancellation(spark) -> None:
     assert errors and "cancel" in str(errors[0]).lower()
     assert time.monotonic() - began < 45
     assert spark_module.active_spark() is spark
+
+
+def test_the_jvm_start_notice_is_dropped_and_the_rest_of_its_stderr_kept() -> None:
+    """Spark's JVM prints "WARNING: Using incubator modules: jdk.incubator.vector" at every start
+    (Spark's launcher adds the module); that line goes, every other line reaches our stderr."""
+    import io
+
+    from rsp_workbench.pipeline.spark import copy_jvm_stderr
+
+    read_end, write_end = os.pipe()
+    jvm = io.BytesIO(b"WARNING: Using incubator modules: jdk.incubator.vector\n"
+                     b"Exception in thread \"main\" java.lang.OutOfMemoryError\n"
+                     b"WARNING: something else\n")
+    copy_jvm_stderr(jvm, write_end)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as copied:
+        assert copied.read() == b"Exception in thread \"main\" java.lang.OutOfMemoryError\nWARNING: something else\n"
+
+
+def test_the_session_factory_starts_the_jvm_with_its_stderr_filtered(monkeypatch) -> None:
+    import io
+    import subprocess
+    import types
+
+    pyspark = pytest.importorskip("pyspark")
+    from pyspark import java_gateway
+
+    launched: dict[str, object] = {}
+    copied = threading.Event()
+
+    def fake_launch(conf, popen_kwargs=None):  # type: ignore[no-untyped-def]
+        launched.update(conf=dict(conf.getAll()), popen_kwargs=popen_kwargs)
+        return types.SimpleNamespace(proc=types.SimpleNamespace(stderr=io.BytesIO(b"")), jvm=object())
+
+    def fake_copy(source, target_fd=2):  # type: ignore[no-untyped-def]
+        copied.set()
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(java_gateway, "launch_gateway", fake_launch)
+    monkeypatch.setattr(spark_module, "copy_jvm_stderr", fake_copy)
+    monkeypatch.setattr(pyspark.SparkContext, "_gateway", None)
+    monkeypatch.setattr(pyspark.SparkContext, "_jvm", None)
+    spark_module._launch_jvm("local[1]", "rspwb-test", {"spark.ui.enabled": "false"})
+    assert launched["popen_kwargs"] == {"stderr": subprocess.PIPE}
+    assert launched["conf"] == {"spark.master": "local[1]", "spark.app.name": "rspwb-test", "spark.ui.enabled": "false"}
+    assert copied.wait(5) and pyspark.SparkContext._gateway is not None

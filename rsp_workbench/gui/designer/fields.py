@@ -111,6 +111,19 @@ def table_height(table: QTableWidget, rows: int) -> None:
     table.setMinimumHeight(header + rows * table.verticalHeader().defaultSectionSize() + 6)
 
 
+def refill_rows(table: QTableWidget, rows: int) -> None:
+    """Empty every cell of ``table`` and give it ``rows`` rows, keeping the rows it has.
+
+    A table showing the model again after one of its own cells was edited must not remove that
+    cell's row: the edit is applied while the table commits the cell's editor, and clearing the
+    table with ``setRowCount(0)`` there left Qt committing an editor whose row was gone ("commitData
+    called with an editor that does not belong to this view"). Emptied cells keep their rows."""
+    table.setRowCount(rows)
+    for row in range(rows):
+        for column in range(table.columnCount()):
+            table.takeItem(row, column)
+
+
 def fit_rows(table: QTableWidget, minimum: int, maximum: int = 10) -> None:
     """Height for the rows shown plus a free one (between ``minimum`` and ``maximum`` rows), so
     short tables do not push the rest of a form off screen and long ones scroll inside."""
@@ -159,11 +172,9 @@ class MappingTable(QWidget):
 
     def show_mapping(self, mapping: Any) -> None:
         blocked = self.table.blockSignals(True)
-        items = mapping.items() if isinstance(mapping, dict) else []
-        self.table.setRowCount(0)
-        for name, value in items:
-            row = self.table.rowCount()
-            self.table.insertRow(row)
+        items = list(mapping.items()) if isinstance(mapping, dict) else []
+        refill_rows(self.table, len(items))
+        for row, (name, value) in enumerate(items):
             self.table.setItem(row, 0, table_item(str(name), name))
             text = self._text(value)
             self.table.setItem(row, 1, table_item(text, value, tooltip=block_tooltip(value)))

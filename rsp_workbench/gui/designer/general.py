@@ -23,7 +23,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rsp_workbench.gui.designer.fields import DesignerSection, cell_value, fit_rows, table_item, yaml_value
+from rsp_workbench.gui.designer.fields import (
+    DesignerSection,
+    cell_value,
+    fit_rows,
+    refill_rows,
+    table_item,
+    yaml_value,
+)
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel
 
 NO_COUNT = "— (the document is not valid)"
@@ -164,11 +171,10 @@ class CasesTable(QWidget):
                     columns.append(str(name))
         blocked = self.table.blockSignals(True)
         self._columns = columns
-        self.table.setRowCount(0)
         self.table.setColumnCount(len(columns))
+        refill_rows(self.table, len(items))
         self.table.setHorizontalHeaderLabels(columns)
         for row, case in enumerate(items):
-            self.table.insertRow(row)
             entry = case if isinstance(case, dict) else {}
             for column, name in enumerate(columns):
                 value = entry.get(name, MISSING)

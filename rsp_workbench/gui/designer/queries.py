@@ -33,6 +33,7 @@ from rsp_workbench.gui.designer.fields import (
     cell_value,
     fill_list,
     item_list,
+    refill_rows,
     table_height,
     table_item,
     yaml_value,
@@ -172,10 +173,8 @@ class QueriesSection(DesignerSection):
         text, _ = self._query_template()
         names = sorted(template_variables(text)) if text else []
         blocked = self.query_vars.blockSignals(True)
-        self.query_vars.setRowCount(0)
-        for name in names:
-            row = self.query_vars.rowCount()
-            self.query_vars.insertRow(row)
+        refill_rows(self.query_vars, len(names))
+        for row, name in enumerate(names):
             self.query_vars.setItem(row, 0, table_item(name, name, editable=False))
             self.query_vars.setItem(row, 1, self._variable_cell(name, True))
         self.query_vars.blockSignals(blocked)
@@ -186,9 +185,8 @@ class QueriesSection(DesignerSection):
         windows = query_windows(template, syntax if isinstance(syntax, str) else None)
         self._windows = windows
         blocked = self.window_table.blockSignals(True)
-        self.window_table.setRowCount(0)
+        refill_rows(self.window_table, max(1, len(windows)))  # no window: one row says why
         for row, window in enumerate(windows):
-            self.window_table.insertRow(row)
             self.window_table.setItem(row, 0, table_item(window.stream or "(unnamed)", editable=False))
             for column, part in ((1, window.size), (2, window.slide)):
                 variable = WindowField.variable(part)
@@ -206,7 +204,6 @@ class QueriesSection(DesignerSection):
             self.window_table.setItem(row, 3, self._window_binding_item(window_stream_iri(template, window)))
         if not windows:
             unreadable = self.model.unreadable_query_file(self.query_index)
-            self.window_table.insertRow(0)
             self.window_table.setItem(0, 0, table_item(
                 f"cannot read {unreadable} (paths are relative to the experiment file)" if unreadable is not None
                 else "no window clause found (plain SPARQL: the whole stream)", editable=False))

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from rsp_workbench.experiment.model import STATIC_FORMATS
-from rsp_workbench.gui.designer.fields import DesignerSection, Shown, table_height, table_item, yaml_value
+from rsp_workbench.gui.designer.fields import DesignerSection, Shown, refill_rows, table_height, table_item, yaml_value
 from rsp_workbench.gui.designer.model import MISSING, DesignerModel
 
 
@@ -59,10 +59,9 @@ class StaticSection(DesignerSection):
         layout.addStretch(1)
 
     def _show_static(self, value: Any) -> None:
-        self.static_table.setRowCount(0)
-        for item in value if isinstance(value, list) else []:
-            row = self.static_table.rowCount()
-            self.static_table.insertRow(row)
+        entries = value if isinstance(value, list) else []
+        refill_rows(self.static_table, len(entries))
+        for row, item in enumerate(entries):
             entry = item if isinstance(item, dict) else {"file": item}
             for column, key in enumerate(("file", "graph", "format")):
                 shown = yaml_value(entry.get(key, MISSING))

@@ -33,7 +33,7 @@ from rsp_workbench.results.bundle import ORACLE_FILE, RUNS_DIR, YABENCH_DIR
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.fit import shown_path
 from rsp_workbench.gui.results.common import ResultsView
-from rsp_workbench.gui.text import escape_html
+from rsp_workbench.gui.text import escape_html, verdict_text
 from rsp_workbench.gui.results.eviction import EvictionView
 from rsp_workbench.gui.results.heaven import HeavenDashboardView
 from rsp_workbench.gui.results.matrix import UNKNOWN_TIME, CorrectnessMatrixView
@@ -42,6 +42,7 @@ from rsp_workbench.gui.results.quality import QualityView
 from rsp_workbench.gui.library.model import recent_size
 from rsp_workbench.gui.results.resources import ResourcesView
 from rsp_workbench.gui.results.summary import SummaryView
+from rsp_workbench.gui.results.title import BundleTitle
 from rsp_workbench.results.reader import not_a_bundle, open_bundle
 from rsp_workbench.results.view_data import BundleData, bundle_data
 
@@ -137,9 +138,8 @@ class ResultsBrowser(QWidget):
         self.ask_report_path: Callable[[Path], str | None] = lambda suggested: QFileDialog.getSaveFileName(
             self, "Export report", str(suggested), "HTML (*.html)")[0] or None
         self.report_task: Any = None
-        self.title = QLabel("<b>No bundle open.</b> Open the folder <code>rspwb run EXPERIMENT --out DIR</code> wrote.")
+        self.title = BundleTitle("<b>No bundle open.</b> Open the folder <code>rspwb run EXPERIMENT --out DIR</code> wrote.")
         self.title.setObjectName("bundleTitle")
-        self.title.setWordWrap(True)
         self.problems = QLabel()
         self.problems.setObjectName("bundleProblems")
         self.problems.setWordWrap(True)
@@ -299,8 +299,7 @@ class ResultsBrowser(QWidget):
                 return None
             self.show_data(data)
             return None
-        self.title.setText(f"reading <code>{shown_path(self.title, folder)}</code> ({count} runs) …")
-        self.title.setToolTip(str(folder))
+        self.title.show_line("reading ", folder, f" ({count} runs) …")
 
         def read(state: Any) -> BundleData:
             return bundle_data(open_bundle(folder, partial=True), lambda: state.cancelled, state.report_progress)
@@ -327,16 +326,14 @@ class ResultsBrowser(QWidget):
         colour = STATUS_COLOURS.get(bundle.status, "#333")
         counts: dict[str, int] = {}
         for row in bundle.rows:
-            key = str(row.get("verdict") or row.get("status"))
+            key = verdict_text(row.get("verdict"), row.get("recall")).split(" · ")[0] or str(row.get("status"))
             counts[key] = counts.get(key, 0) + 1
         counted = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
         started = bundle.manifest.get("started")  # a published folder does not say when it ran
-        self.title.setText(
+        self.title.show_line(
             f"<b>{escape_html(bundle.name)}</b> — <span style='color:{colour}'><b>{escape_html(bundle.status)}</b></span>; "
             f"{len(bundle.rows)} runs ({escape_html(counted)}); "
-            + (f"started {escape_html(str(started))}; " if started else "") +
-            f"<code>{shown_path(self.title, bundle.folder)}</code>")
-        self.title.setToolTip(str(bundle.folder))
+            + (f"started {escape_html(str(started))}; " if started else ""), bundle.folder)
         lines = [f"<span style='color:#c62828'>{escape_html(str(p))}</span>" for p in data.problems]
         lines += [f"<span style='color:#ef6c00'>{escape_html(n)}</span>" for n in bundle.notes]
         shown = lines if len(lines) <= SHOWN_PROBLEMS else lines[:SHOWN_PROBLEMS - 1] + [
@@ -376,7 +373,7 @@ class ResultsBrowser(QWidget):
 
     @Slot(float, str)
     def _on_load_progress(self, fraction: float, message: str) -> None:
-        self.title.setText(f"reading <code>{shown_path(self.title, self.folder or '')}</code>: {escape_html(message)} …")
+        self.title.show_line("reading ", self.folder or "", f": {escape_html(message)} …")
 
     def _show_failure(self, error: object, folder: Path | None = None) -> None:
         """Say why a folder could not be read, naming it once; a bundle already shown stays (and stays current)."""
@@ -395,8 +392,7 @@ class ResultsBrowser(QWidget):
         if folder is not None:
             self.folder = folder
         why = error.message if names_folder and isinstance(error, UserError) else kind + str(error)
-        self.title.setText(f"<b>Cannot read</b> <code>{shown_path(self.title, self.folder or '')}</code>")
-        self.title.setToolTip(str(self.folder))
+        self.title.show_line("<b>Cannot read</b> ", self.folder or "")
         self.problems.setText(f"<span style='color:#c62828'>{escape_html(why)}</span>")
         self.problems.setVisible(True)
 

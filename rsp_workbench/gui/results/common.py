@@ -296,3 +296,16 @@ class RunGroupView(ResultsView):
     def _on_group_changed(self, index: int) -> None:
         raise NotImplementedError
 
+
+
+RATIO_TICKS = [(v / 10, f"{v / 10:.1f}".replace("0.0", "0")) for v in range(0, 11, 2)]  # 0, 0.2, …, 1.0
+RATIO_RANGE = (-0.1, 1.1)  # room for half a label beyond 0 and 1 (pyqtgraph drops a label that overflows its axis)
+
+
+def ratio_axis(plot: Any) -> None:
+    """A 0–1 axis (precision, recall) with every tick labelled, 1.0 included: pyqtgraph hides a
+    label that reaches past the axis end, and at 1024 px the top label was the one that went."""
+    axis = plot.getAxis("left")
+    axis.setTicks([RATIO_TICKS, []])
+    axis.setStyle(hideOverlappingLabels=False)
+    plot.setYRange(*RATIO_RANGE, padding=0)

@@ -39,6 +39,9 @@ from rsp_workbench.results.view_data import (
 )
 
 ALL_CELLS = "all cells"
+SCATTER_TITLE = "mean latency × mean peak RSS"  # short: a longer one was cut at 1024 px
+LONE_SPAN = 0.02  # log10 units around a lone value (±5 %)
+RANGE_MARGIN = 0.08  # of the span (log10) around every marker and bar end, so none is clipped at the frame
 NO_VARIABLE = "(none)"
 
 
@@ -72,7 +75,7 @@ class HeavenDashboardView(ResultsView):
 
         self.chart = new_chart()
         self.chart.setObjectName("heavenChart")
-        self.plot = self.chart.addPlot(title="mean latency × mean peak RSS (bars: min–max over repetitions)")
+        self.plot = self.chart.addPlot(title=SCATTER_TITLE)  # what the bars are: the status line below
         style_plot(self.plot, bottom="latency per stimulus (ms, log)", left="peak RSS (MB, log)")
         for name in ("bottom", "left"):
             self.plot.getAxis(name).setLogMode(True)  # the data are log10 values (ErrorBarItem is not log-aware)
@@ -193,9 +196,23 @@ class HeavenDashboardView(ResultsView):
                 self.legend.addItem(sample, ", ".join(f"{k}={v}" for k, v in cell) or "all runs")
         self.plot.getAxis("bottom").setTicks([log_ticks([v for p in shown for v in (p.latency_min, p.latency_max)])])
         self.plot.getAxis("left").setTicks([log_ticks([v for p in shown for v in (p.memory_min, p.memory_max)])])
-        self.plot.enableAutoRange()
+        self._fit_range(shown)
         self.status.setText(f"{len(shown)} point(s): marker = mean over the repetitions, bars = min–max; "
                             f"hover a marker for its values")
+
+    def _fit_range(self, shown: list[ApproachPoint]) -> None:
+        """The view spans every bar end (min–max over the repetitions), not only the markers: autorange
+        cut bars and half markers at the frame. A margin keeps the outermost marker whole."""
+        if not shown:
+            self.plot.enableAutoRange()
+            return
+        for axis, low, high in (("x", [p.latency_min for p in shown], [p.latency_max for p in shown]),
+                                ("y", [p.memory_min for p in shown], [p.memory_max for p in shown])):
+            lo = float(np.log10(max(min(low), 1e-12)))
+            hi = float(np.log10(max(high)))
+            span = hi - lo if hi - lo > 1e-9 else LONE_SPAN  # one value: a little room either side
+            setter = self.plot.setXRange if axis == "x" else self.plot.setYRange
+            setter(lo - RANGE_MARGIN * span, hi + RANGE_MARGIN * span, padding=0)
 
     @staticmethod
     def _tip(x: float, y: float, data: Any) -> str:

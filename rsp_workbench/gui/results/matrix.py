@@ -17,6 +17,8 @@ from rsp_workbench.results.view_data import BundleData, CorrectnessMatrix, Matri
 
 STATE_COLOURS = {
     "correct": "#c8e6c9",
+    "complete": "#c8e6c9",  # a bounded-memory join that found every answer
+    "partial": "#fff9c4",
     "incorrect": "#ffcdd2",
     "error": "#ffe0b2",
     "failed": "#ffe0b2",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from rsp_workbench.errors import UserError
+from rsp_workbench.gui.text import verdict_text
 from rsp_workbench.results.bundle import EXPERIMENT_COPY, Bundle
 
 if TYPE_CHECKING:
@@ -43,8 +44,11 @@ WINDOW_METRICS = ("precision", "recall", "actual_size", "expected_size")
 NO_VALUE = "–"
 
 
-def cell_text(key: str, value: Any) -> str:
-    """A summary value as the Results tables show it (ratios to 3 decimals, other numbers to 4 digits)."""
+def cell_text(key: str, value: Any, row: Mapping[str, Any] | None = None) -> str:
+    """A summary value as the Results tables show it (ratios to 3 decimals, other numbers to 4 digits;
+    a recall-judged verdict with its recall, from ``row``)."""
+    if key == "verdict" and value is not None:
+        return verdict_text(value, (row or {}).get("recall"))
     if value is None:
         return NO_VALUE
     if isinstance(value, float):
@@ -181,8 +185,8 @@ def compare_bundles(a: Bundle, b: Bundle) -> BundleComparison:
 
 
 def _compared(row_a: Mapping[str, Any] | None, row_b: Mapping[str, Any] | None, a: Bundle, b: Bundle) -> ComparedRun:
-    cells = tuple(ComparedCell(cell_text(key, row_a.get(key)) if row_a is not None else NO_VALUE,
-                               cell_text(key, row_b.get(key)) if row_b is not None else NO_VALUE)
+    cells = tuple(ComparedCell(cell_text(key, row_a.get(key), row_a) if row_a is not None else NO_VALUE,
+                               cell_text(key, row_b.get(key), row_b) if row_b is not None else NO_VALUE)
                   for _, key in COMPARED_COLUMNS)
     shown, published = (row_a, a.published) if row_a is not None else (row_b, b.published)
     assert shown is not None

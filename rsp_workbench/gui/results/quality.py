@@ -19,12 +19,20 @@ from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.qt import pg
-from rsp_workbench.gui.results.common import BAND_BRUSHES, RunGroupView, new_chart, style_plot
+from rsp_workbench.gui.results.common import (
+    BAND_BRUSHES,
+    RATIO_RANGE,
+    RunGroupView,
+    new_chart,
+    ratio_axis,
+    style_plot,
+)
 from rsp_workbench.gui.text import escape_html
 from rsp_workbench.results.view_data import (
     WindowBoxplots,
     WindowSeries,
     box_stats,
+    case_variables,
     read_runs,
     read_window_series,
     rows_in_group,
@@ -93,8 +101,8 @@ class QualityView(RunGroupView):
         style_plot(self.pr_plot, left="precision / recall")
         style_plot(self.delay_plot, left="delay (ms)")
         style_plot(self.size_plot, bottom="application time (window end)", units_bottom="s", left="bindings")
-        self.pr_plot.setYRange(-0.02, 1.05, padding=0)
-        self.pr_plot.setLimits(yMin=-0.05, yMax=1.1)
+        ratio_axis(self.pr_plot)
+        self.pr_plot.setLimits(yMin=RATIO_RANGE[0], yMax=RATIO_RANGE[1])
         self.delay_plot.setXLink(self.pr_plot)
         self.size_plot.setXLink(self.pr_plot)
         for plot in (self.pr_plot, self.delay_plot, self.size_plot):  # a content-change run: millions of windows
@@ -111,11 +119,14 @@ class QualityView(RunGroupView):
             plot = self.chart.addPlot(row=row, col=1)
             style_plot(plot, left=f"{metric}" + (" (ms)" if metric == "delay" else ""),
                        bottom="window" if metric == "delay" else "")
+            if metric != "delay":
+                ratio_axis(plot)
             self.box_plot[metric] = plot
         self.box_plot["recall"].setXLink(self.box_plot["precision"])
         self.box_plot["delay"].setXLink(self.box_plot["precision"])
         self.box_items: dict[str, list[_EngineBoxes]] = {metric: [] for metric in BOX_METRICS}
         self.box_extent: tuple[float, float] | None = None
+        self._box_column_out = False
         self.box_plot["delay"].setToolTip(DELAY_MEANING)
         layout = self.chart.ci.layout
         layout.setColumnStretchFactor(0, 3)
@@ -161,9 +172,12 @@ class QualityView(RunGroupView):
             return
         self.show_content()
         self.redraw()
+        repetitions = max((b.repetitions for b in self.boxplots), default=0)
         self.status.setText("; ".join(notes) if notes else
                             f"{len(series)} run(s), {sum(len(s) for s in series):,} windows; "
-                            f"boxplots over {max((b.repetitions for b in self.boxplots), default=0)} repetition(s)")
+                            + (f"boxplots over {repetitions} repetitions" if repetitions > 1 else
+                               "no boxplots: " + ("one repetition, no spread" if repetitions else
+                                                  "no repetitions recorded")))
 
     @Slot(int)
     def _on_engine_changed(self, index: int) -> None:
@@ -232,7 +246,7 @@ class QualityView(RunGroupView):
         self._draw_boxplots([b for b in self.boxplots if b.engine in engines])
         if shown or self.box_extent is not None:
             self._fit_time_axis(shown)
-            self.pr_plot.setYRange(-0.02, 1.05, padding=0)
+            self.pr_plot.setYRange(*RATIO_RANGE, padding=0)
 
     def _fit_time_axis(self, shown: Sequence[WindowSeries]) -> None:
         """The shared time axis spans every window band, point and box (the boxes of the last
@@ -261,18 +275,32 @@ class QualityView(RunGroupView):
         brushes = [pg.mkBrush(*BAND_BRUSHES[i % 2]) for i in range(len(windows))]
         self.bands.setOpts(x0=x0, x1=x1, y0=0.0, height=1.05, brushes=brushes, pen=None)
 
+    def _show_box_column(self, shown: bool) -> None:
+        """Take the boxplots out of the chart's grid, or put them back (a hidden plot keeps its room)."""
+        if self._box_column_out != shown:
+            return
+        grid = self.chart.ci.layout
+        for row, metric in enumerate(BOX_METRICS):
+            plot = self.box_plot[metric]
+            if shown:
+                grid.addItem(plot, row, 1)
+            else:
+                grid.removeItem(plot)
+            plot.setVisible(shown)
+        self._box_column_out = not shown
+        grid.setColumnStretchFactor(1, 2 if shown else 0)
+
     def _draw_boxplots(self, boxplots: Sequence[WindowBoxplots]) -> None:
         """One box per window and engine (q1–q3, median, min–max whiskers); at the window's time when
         the borders are known (ORACLE_<engine>_1), so that the column lines up with the left one."""
         repetitions = max((b.repetitions for b in boxplots), default=0)
-        if not boxplots:
-            note = "across repetitions: none recorded for these runs"
-        elif repetitions < 2:
-            note = "across repetitions: one repetition only, no spread"
-        else:
-            note = f"across {repetitions} repetitions"
-        if repetitions < 2:
-            boxplots = []  # one value per box is no distribution: the note says so
+        note = f"across {repetitions} repetitions"
+        # one value per box is no distribution: the column goes (the status line says why) instead
+        # of three blank panels, and the left column takes the width
+        spread = repetitions >= 2
+        if not spread:
+            boxplots = []
+        self._show_box_column(spread)
         positions = [b.positions() for b in boxplots]
         on_time = bool(boxplots) and all(p is not None for p in positions)
         edges: list[float] = []  # the outermost box edges: the x range must show them whole
@@ -280,8 +308,8 @@ class QualityView(RunGroupView):
             plot = self.box_plot[metric]
             plot.setXLink(self.pr_plot if on_time else (self.box_plot["precision"] if metric != "precision" else None))
             plot.setTitle(f"{metric} {note}" if metric == "precision" else metric)
-            if metric == "delay":
-                plot.setLabel("bottom", "application time (window end)" if on_time else "window",
+            if metric == "delay":  # the same words as the left column's axis when they share it
+                plot.setLabel("bottom", "application time (window end)" if on_time else "window (number)",
                               units="s" if on_time else None)
             for index, boxplot in enumerate(boxplots):
                 colour = self.colours.get(boxplot.engine, "#333")
@@ -322,9 +350,9 @@ class QualityView(RunGroupView):
                 slot.medians.setData([], [])
                 for item in (slot.boxes, slot.whiskers, slot.medians):
                     item.setVisible(False)
-            plot.enableAutoRange(axis="y")
+            plot.enableAutoRange(axis="y")  # no range left from the bundle shown before
             if metric in ("precision", "recall"):
-                plot.setYRange(-0.02, 1.05, padding=0)
+                plot.setYRange(*RATIO_RANGE, padding=0)
         self.box_extent = (min(edges), max(edges)) if edges and on_time else None
         if boxplots and not on_time:
             count = max(len(b.precision) for b in boxplots)
@@ -335,7 +363,8 @@ class QualityView(RunGroupView):
         return self.chart
 
     def csv_table(self) -> tuple[list[str], Iterable[Sequence[Any]]]:
-        """Per window of the shown runs, then the per-repetition values of the boxplots (``;``-joined).
+        """Per window of the shown runs, then the per-repetition values of the boxplots (``;``-joined);
+        each row ends with its case's values of the variables that vary across the bundle.
 
         The rows are made as the file is written, from whole columns (no list per window first)."""
         header = ["kind", "source", "engine", "window", "start_ms", "end_ms", "precision", "recall",
@@ -343,8 +372,20 @@ class QualityView(RunGroupView):
         engines = self.visible_engines()
         series = [s for s in self.series if s.engine in engines]
         boxplots = [b for b in self.boxplots if b.engine in engines]
-        return header, itertools.chain(itertools.chain.from_iterable(map(_window_rows, series)),
-                                       itertools.chain.from_iterable(map(_repetition_rows, boxplots)))
+        rows = self.data.bundle.rows if self.data is not None else ()
+        names = case_variables(rows)
+        by_run = {r.get("run_id"): r.get("variables") or {} for r in rows}
+        by_case = {r.get("case"): r.get("variables") or {} for r in rows}
+
+        def values(variables: Any) -> tuple[Any, ...]:
+            return tuple(variables.get(name) for name in names)
+
+        def window_rows(run: WindowSeries) -> Iterator[Sequence[Any]]:
+            extra = values(by_run.get(run.run_id, {}))
+            return ((*row, *extra) for row in _window_rows(run))
+
+        repetitions = ((*row, *values(by_case.get(b.case, {}))) for b in boxplots for row in _repetition_rows(b))
+        return header + names, itertools.chain(itertools.chain.from_iterable(map(window_rows, series)), repetitions)
 
 
 def _window_rows(series: WindowSeries, chunk: int = 65_536) -> Iterator[Sequence[Any]]:

@@ -12,14 +12,23 @@ from rsp_workbench.results.bundle import TABLE_COLUMNS
 from rsp_workbench.gui.results.common import ResultsView
 from rsp_workbench.gui.results.matrix import STATE_COLOURS
 from rsp_workbench.gui.results.model import cell_text
-from rsp_workbench.results.view_data import BundleData
+from rsp_workbench.results.view_data import BundleData, case_variables
 
 # The report's columns (rsp_workbench.results.bundle.TABLE_COLUMNS) plus where the run sits and what it cost.
 SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
-    TABLE_COLUMNS[0][:2], ("case", "case"), ("rep", "repetition"), *(c[:2] for c in TABLE_COLUMNS[1:3]),
+    TABLE_COLUMNS[0][:2], ("case", "case"), ("case variables", "variables"), ("rep", "repetition"),
+    *(c[:2] for c in TABLE_COLUMNS[1:3]),
     ("status", "status"), *(c[:2] for c in TABLE_COLUMNS[3:]), ("windows", "windows"),
     ("latency ms", "latency_ms_mean"), ("wall s", "wall_s"), ("error", "error"),
 )
+VARIABLES_WIDTH = 240  # px: the widest "case variables" column (the verdict stays in view at 1024 px)
+
+
+def variables_text(variables: Any, names: Sequence[str]) -> str | None:
+    """``STIM=10, WINDOW=1s``: a run's values of the variables that vary across the bundle."""
+    if not isinstance(variables, Mapping) or not names:
+        return None
+    return ", ".join(f"{name}={variables[name]}" for name in names if name in variables) or None
 
 
 class SummaryView(ResultsView):
@@ -32,6 +41,7 @@ class SummaryView(ResultsView):
         super().__init__(parent)
         self.setObjectName("resultsSummary")
         self.rows: Sequence[Mapping[str, Any]] = ()
+        self.varying: list[str] = []  # the variables that tell the cases apart (a sweep's "case 0…7" alone did not)
         self.add_export_buttons()
         self.table = QTableWidget(0, len(SUMMARY_COLUMNS))
         self.table.setObjectName("summaryTable")
@@ -48,6 +58,8 @@ class SummaryView(ResultsView):
 
     def set_data(self, data: BundleData) -> None:
         self.rows = data.bundle.rows
+        self.varying = case_variables(self.rows)
+        self.table.setColumnHidden([key for _, key in SUMMARY_COLUMNS].index("variables"), not self.varying)
         # a published YABench folder's runs are named by test (a load: stations, interval), not by query
         query = [key for _, key in SUMMARY_COLUMNS].index("query")
         self.table.setHorizontalHeaderItem(query, QTableWidgetItem("test (load)" if data.bundle.published else "query"))
@@ -56,14 +68,21 @@ class SummaryView(ResultsView):
         for r, row in enumerate(self.rows):
             for c, (_, key) in enumerate(SUMMARY_COLUMNS):
                 value = row.get(key)
-                item = QTableWidgetItem(cell_text(key, value))
+                if key == "variables":
+                    value = variables_text(value, self.varying)
+                item = QTableWidgetItem(cell_text(key, value, row))
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if key == "verdict" and value in STATE_COLOURS:
-                    item.setBackground(QBrush(QColor(STATE_COLOURS[str(value)])))
-                if key == "error" and value:
+                state = item.text().split(" · ")[0] if key == "verdict" else None
+                if state in STATE_COLOURS:
+                    item.setBackground(QBrush(QColor(STATE_COLOURS[str(state)])))
+                if key in ("error", "variables") and value:
                     item.setToolTip(str(value))
                 self.table.setItem(r, c, item)
+        variables = [key for _, key in SUMMARY_COLUMNS].index("variables")
+        if self.table.columnWidth(variables) > VARIABLES_WIDTH:  # a sweep's many variables: elided, whole in the tooltip
+            self.table.horizontalHeader().setSectionResizeMode(variables, QHeaderView.ResizeMode.Interactive)
+            self.table.setColumnWidth(variables, VARIABLES_WIDTH)
         if not self.rows:
             self.show_message("This bundle lists no runs (yet).")
             return
@@ -83,5 +102,9 @@ class SummaryView(ResultsView):
         return self.table
 
     def csv_table(self) -> tuple[list[str], list[list[Any]]]:
+        """The table's columns, each varying variable in a column of its own (in place of their text)."""
         keys = [key for _, key in SUMMARY_COLUMNS]
-        return keys, [[row.get(key) for key in keys] for row in self.rows]
+        at = keys.index("variables")
+        header = keys[:at] + self.varying + keys[at + 1:]
+        return header, [[row.get(key) for key in keys[:at]] + [(row.get("variables") or {}).get(name) for name in self.varying]
+                        + [row.get(key) for key in keys[at + 1:]] for row in self.rows]

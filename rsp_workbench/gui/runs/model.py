@@ -23,6 +23,7 @@ from rsp_workbench.results.bundle import MANIFEST, Bundle
 from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.model import Experiment
+from rsp_workbench.gui.text import verdict_text
 
 if TYPE_CHECKING:
     from rsp_workbench.gui.designer.model import DesignerModel
@@ -310,21 +311,22 @@ class StageProgress:
         """``n/N · ETA m:ss`` (what the progress bar says).
 
         ``outcome`` is the run's status once it no longer runs (``cancelling``, ``cancelled``,
-        ``failed``…): an unfinished stage then says so instead of an ETA that will not come.
+        ``failed``…): an unfinished stage then says what happened first and how many items finished
+        (``cancelled · 0 of 2 finished``), since "1/2 · cancelled" read as one of two done or running.
         """
         expected = self.expected
         if expected is None:
             if outcome is not None:
-                return outcome if self.done == 0 else f"{self.done}/? · {outcome}"
+                return outcome if self.done == 0 else f"{outcome} · {self.done} finished"
             return "waiting" if not self.active else f"{self.done}/? · running"
         if expected == 0:
             return "nothing to do"
+        if outcome is not None and self.done < expected:
+            return f"{outcome} · {self.done} of {expected} finished"
         parts = [f"{self.done}/{expected}"]
         eta = self.eta_s(now)
         if self.done >= expected:
             parts.append("done")
-        elif outcome is not None:
-            parts.append(outcome)
         elif eta is not None:
             parts.append(f"ETA {format_duration(eta)}")
         elif self.active:
@@ -343,6 +345,7 @@ class EngineRunTrace:
     responses: int = 0
     status: str = RUNNING
     verdict: str | None = None
+    recall: float | None = None  # a bounded-memory join's verdict is its recall
     error: str | None = None
     peak_rss_mb: float | None = None
     times: list[float] = field(default_factory=list)
@@ -367,6 +370,7 @@ class EngineRunTrace:
         self.engine = str(row.get("engine") or self.engine)
         self.status = str(row.get("status") or self.status)
         self.verdict = row.get("verdict")
+        self.recall = row.get("recall")
         self.error = row.get("error")
         if row.get("responses") is not None:
             self.responses = int(row["responses"])
@@ -590,14 +594,14 @@ class RunQueue:
 
 STATUS_COLOURS = {QUEUED: "#616161", RUNNING: "#1565c0", CANCELLING: "#ef6c00", OK: "#2e7d32",
                   FAILED: "#c62828", CANCELLED: "#ef6c00"}
-VERDICT_COLOURS = {"correct": "#2e7d32", "ok": "#2e7d32", "incorrect": "#c62828", "failed": "#c62828",
+VERDICT_COLOURS = {"correct": "#2e7d32", "ok": "#2e7d32", "complete": "#2e7d32", "partial": "#ef6c00", "incorrect": "#c62828", "failed": "#c62828",
                    "timeout": "#c62828", "error": "#c62828", "cancelled": "#ef6c00", RUNNING: "#1565c0"}
 KEPT_LISTED = 12  # finished engine runs named in a failed run's error
 
 
 def verdict_colour(text: str) -> str:
-    """The colour of an engine run's verdict (or status) in the run table."""
-    return VERDICT_COLOURS.get(text, "#000")
+    """The colour of an engine run's verdict (or status) in the run table ("partial · recall 0.83": partial's)."""
+    return VERDICT_COLOURS.get(text.split(" · ")[0], "#000")
 
 
 def queue_item_text(entry: ExperimentRun, now: float) -> str:
@@ -624,6 +628,7 @@ def elapsed_text(entry: ExperimentRun, now: float) -> str:
 def engine_run_cells(trace: EngineRunTrace) -> tuple[str, str, str, str, str, str]:
     """An engine run's row: run id, verdict (or status), engine, responses, stimuli, peak RSS."""
     stimuli = f"{trace.stimuli_done}/{trace.stimuli}" if trace.stimuli is not None else str(trace.stimuli_done or "")
-    return (trace.run_id, trace.verdict or trace.status, trace.engine, str(trace.responses), stimuli,
+    verdict = verdict_text(trace.verdict, trace.recall) if trace.verdict else trace.status
+    return (trace.run_id, verdict, trace.engine, str(trace.responses), stimuli,
             "" if trace.peak_rss_mb is None else f"{trace.peak_rss_mb:.1f}")
 

@@ -40,6 +40,7 @@ from rsp_workbench.gui.runs.model import (
 )
 from rsp_workbench.gui.text import escape_html, plural
 
+LONE_SAMPLE_SPAN_S = 0.05  # a lone sample's time axis: its time either side, at least this
 FEW_SAMPLES = 60  # up to this many samples, the chart marks each one
 RSS_COLOUR, CPU_COLOUR = "#1565c0", "#d81b60"
 STAGE_LABELS = {"generate": "Generate streams", "engines": "Engine runs", "oracle": "Oracle"}
@@ -141,6 +142,11 @@ class RunDetail(QWidget):
         self.cpu_plot.setLabel("left", "CPU", units="%")
         self.cpu_plot.setLabel("bottom", "time since engine start", units="s")
         self.cpu_plot.setXLink(self.rss_plot)
+        # the time axis is the CPU plot's: values and label under it only, always in seconds (the RSS plot's
+        # own tick values read as an RSS axis in seconds, and the SI prefix switched to ms at some widths)
+        self.rss_plot.getAxis("bottom").setStyle(showValues=False)
+        for axis in (self.cpu_plot.getAxis("bottom"), self.rss_plot.getAxis("left"), self.cpu_plot.getAxis("left")):
+            axis.enableAutoSIPrefix(False)
         for plot in (self.rss_plot, self.cpu_plot):
             plot.showGrid(x=True, y=True, alpha=0.2)
             plot.setClipToView(True)
@@ -316,5 +322,7 @@ class RunDetail(QWidget):
             curve.setSymbol(symbol)
         self.rss_curve.setData(trace.times, trace.rss_mb)
         self.cpu_curve.setData(trace.times, trace.cpu_percent)
-        fit_samples(self.rss_plot, [trace.times], [trace.rss_mb])  # one sample too: no −10…10 s, no RSS < 0
+        # one sample too: no −10…10 s, no RSS < 0, and a lone sample at 0.05 s on 0…0.1 s, not 0…1 s
+        lone_span = min(1.0, max([LONE_SAMPLE_SPAN_S, *trace.times[:1]]))
+        fit_samples(self.rss_plot, [trace.times], [trace.rss_mb], x_span=lone_span)
         self.cpu_plot.setYRange(0, max(100.0, max(trace.cpu_percent, default=0.0)), padding=0.05)

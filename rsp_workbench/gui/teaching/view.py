@@ -11,10 +11,11 @@ and every column's evaluation instants. All values come from
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from html import unescape
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -56,6 +57,12 @@ REPORT_CHOICES = (
 
 READOUT_MIN_WIDTH = 200
 LABEL_GAP_PX = 8  # horizontal room between two point labels on one level
+LABEL_ANCHOR, LABEL_STEP = 1.3, 1.1  # a point label's bottom, and each stacked level, in label heights (with margins)
+LABEL_PAD_PX = 4  # px between the top label and what is drawn above it
+BAND_HEIGHT, BAND_BELOW = 0.5, 0.6  # a stream's window bands: their height and how far below its elements they start
+ROW_GAP = 0.7  # data units between a stream's top label and the elements of the stream above (its bands fit in it)
+EVALUATION_GAP_PX, EVALUATION_ROW_PX = 4, 17  # the evaluation rows above the top stream's labels: one marker high each
+MAX_LABEL_SHARE = 0.75  # of the plot's height the labels may take (a very short plot overlaps rather than vanishes)
 
 
 WORD_JOINER = "\u2060"  # no line break here (Qt breaks after "?", "=", "-"… even inside a name)
@@ -70,6 +77,12 @@ def _whole(text: str) -> str:
 def _mapping_html(text: str) -> str:
     """One solution mapping's text: may break between ``?var=value`` pairs, never inside one."""
     return ", ".join(_whole(pair) for pair in text.split(", "))
+
+
+def _element_html(element: Any) -> str:
+    """One stream element's text: may break between its terms (a narrow column), never inside one."""
+    terms = (shorten(element.subject), shorten(element.predicate), shorten(element.object), f"@ {seconds(element.t)}")
+    return " ".join(_whole(term) for term in terms)
 
 
 def _pieces(html: str) -> list[str]:
@@ -95,6 +108,36 @@ def label_levels(starts: list[float], widths: list[float], gap: float) -> list[i
     return levels
 
 
+@dataclass(frozen=True)
+class TeachingRows:
+    """Where the timeline draws each stream's elements and each column's evaluations (data units)."""
+
+    streams: tuple[float, ...]
+    evaluations: tuple[float, ...]
+    bottom: float
+    top: float
+
+
+def teaching_rows(label_levels_per_stream: list[int], columns: int, label_px: float, plot_px: float) -> TeachingRows:
+    """Rows that leave each stream's stacked labels and each evaluation row their room in pixels:
+    a stream's window bands (below its elements) start above the labels of the stream under it,
+    the evaluation rows, one marker high each, above the top stream's labels (the labels were
+    drawn over both, and squeezed rows over each other). Bands are placed in data units, labels
+    and markers take pixels, so the span S solves S = units + pixels × S / plot height."""
+    room_px = [(LABEL_ANCHOR - 1 + LABEL_STEP * levels) * label_px + LABEL_PAD_PX if levels else 0.0
+               for levels in label_levels_per_stream]
+    marker_px = EVALUATION_GAP_PX + EVALUATION_ROW_PX * columns
+    units = BAND_BELOW + 0.1 + ROW_GAP * max(0, len(room_px) - 1)
+    share = min(MAX_LABEL_SHARE, (sum(room_px) + marker_px) / max(plot_px, 1.0))
+    per_px = units / (1.0 - share) / max(plot_px, 1.0)  # data units per pixel of the plot
+    streams, y = [], 0.0
+    for index, room in enumerate(room_px):
+        streams.append(y)
+        y += room * per_px + (ROW_GAP if index < len(room_px) - 1 else 0.0)
+    evaluations = tuple(y + (EVALUATION_GAP_PX + EVALUATION_ROW_PX * (index + 0.5)) * per_px for index in range(columns))
+    return TeachingRows(tuple(streams), evaluations, -BAND_BELOW - 0.1, y + marker_px * per_px)
+
+
 class PolicyColumnWidget(QGroupBox):
     """One column: its SECRET parameters (editable) and what it does at the current instant."""
 
@@ -107,8 +150,11 @@ class PolicyColumnWidget(QGroupBox):
         self.setStyleSheet(f"QGroupBox {{ border: 2px solid {colour}; border-radius: 4px; margin-top: 6px; }}")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        form = QGridLayout()  # two parameters a row: the readout keeps the height (no scrolling at 820 px)
+        # two parameters a row: the readout keeps the height (no scrolling at 820 px); one a row when
+        # four columns would not fit side by side (1024 px): see arrange()
+        form = self.form = QGridLayout()
         form.setContentsMargins(0, 0, 0, 0)
+        self.narrow = False
         self.preset = QComboBox()
         self.preset.addItems([*PRESETS, "custom"])
         self.border = QComboBox()
@@ -123,18 +169,13 @@ class PolicyColumnWidget(QGroupBox):
         self.empty = QCheckBox("notify empty relations")
         self.empty.setText("notify empty")
         self.empty.setToolTip("notify empty relations (an empty evaluation is streamed)")
-        for row, column, span, label, widget in ((0, 0, 3, "Preset", self.preset), (1, 0, 1, "Border", self.border),
-                                                 (1, 2, 1, "Tick", self.tick), (2, 0, 3, "Report", self.report),
-                                                 (3, 0, 1, "R2S", self.r2s)):
-            form.addWidget(QLabel(label), row, column)
-            form.addWidget(widget, row, column + 1, 1, span)
-        form.addWidget(self.empty, 3, 2, 1, 2)
-        form.setColumnStretch(1, 1)
-        form.setColumnStretch(3, 1)
-        for combo, letters in ((self.preset, 6), (self.border, 9), (self.r2s, 6), (self.tick, 4)):
+        self.labels = {name: QLabel(name) for name in ("Preset", "Border", "Tick", "Report", "R2S")}
+        for combo, letters in ((self.preset, 6), (self.border, 9), (self.r2s, 6), (self.tick, 4), (self.report, 9)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(letters)
+        self.arrange(narrow=False)
         layout.addLayout(form)
+        self.wide_width = self.minimumSizeHint().width()  # the room two parameters a row need
         self.readout = QLabel()
         self.readout.setObjectName(f"readout{index}")
         self.readout.setWordWrap(True)
@@ -149,6 +190,28 @@ class PolicyColumnWidget(QGroupBox):
         self.r2s.activated.connect(lambda _: self._override(r2s=self.r2s.currentText()))
         self.tick.activated.connect(lambda _: self._override(tick=self.tick.currentText()))
         self.empty.clicked.connect(lambda checked: self._override(empty_notification=bool(checked)))
+
+    def arrange(self, narrow: bool) -> None:
+        """Lay the parameters out two a row (``narrow`` False) or one a row, ``notify empty`` last:
+        two a row need ~300 px, and four columns of that hid the fourth behind a scrollbar at 1024 px."""
+        self.narrow = narrow
+        form = self.form
+        while form.count():
+            form.takeAt(0)
+        wide = ((0, 0, 3, "Preset", self.preset), (1, 0, 1, "Border", self.border), (1, 2, 1, "Tick", self.tick),
+                (2, 0, 3, "Report", self.report), (3, 0, 1, "R2S", self.r2s))
+        tall = ((0, 0, 1, "Preset", self.preset), (1, 0, 1, "Border", self.border), (2, 0, 1, "Tick", self.tick),
+                (3, 0, 1, "Report", self.report), (4, 0, 1, "R2S", self.r2s))
+        for row, column, span, label, widget in (tall if narrow else wide):
+            form.addWidget(self.labels[label], row, column)
+            form.addWidget(widget, row, column + 1, 1, span)
+        if narrow:
+            form.addWidget(self.empty, 5, 1)
+        else:
+            form.addWidget(self.empty, 3, 2, 1, 2)
+        form.setColumnStretch(1, 1)
+        form.setColumnStretch(3, 0 if narrow else 1)
+        form.invalidate()
 
     @Slot(int)
     def _on_preset(self, _: int) -> None:
@@ -172,6 +235,7 @@ class PolicyColumnWidget(QGroupBox):
             combo.blockSignals(blocked)
         blocked = self.report.blockSignals(True)
         self.report.setCurrentText(str(semantics.report))
+        self.report.lineEdit().setCursorPosition(0)  # a narrow field shows the policy's start, not its end
         self.report.blockSignals(blocked)
         self.empty.setChecked(semantics.empty_notification)
         try:
@@ -187,7 +251,7 @@ class PolicyColumnWidget(QGroupBox):
         for state in view.windows:
             label = "Scope" if len(view.windows) == 1 else f"Scope {_whole(state.name)}"
             scope = _whole(format_scope(state.scope)) if state.scope else "— (no active window)"
-            content = "<br>".join(_whole(format_element(e)) for e in state.content) or "<i>empty</i>"
+            content = "<br>".join(_element_html(e) for e in state.content) or "<i>empty</i>"
             parts.append(f"<b>{label}</b> {scope} holds:<br>{content}")
         if view.reports:
             for relation in view.returned:
@@ -237,7 +301,10 @@ class TeachingTimeline(pg.PlotWidget):
         for item in (self.windows, self.active, self.points, self.evaluations, self.instant):
             self.addItem(item)
         self._labels: list[pg.TextItem] = []
+        self._laid_out_for = 0.0
+        self._label_probe = pg.TextItem("Xg")  # measures a label's height (never shown)
         self.instant.sigPositionChangeFinished.connect(self._on_instant_dragged)
+        self.getPlotItem().getViewBox().sigResized.connect(self._on_resized)
 
     @Slot(object)
     def _on_instant_dragged(self, line: Any) -> None:
@@ -257,17 +324,24 @@ class TeachingTimeline(pg.PlotWidget):
         # seconds per pixel at the shown range: labels that would touch go on stacked levels
         per_px = (example.end / 1000 + 1.0) / max(200, self.getPlotItem().getViewBox().width() or self.width() - 120)
         metrics = self.fontMetrics()
-        for row, stream in enumerate(streams):
-            y = float(row)
-            ticks.append((y, shorten(f"<{stream}>")))
+        placed = []
+        for stream in streams:
             elements = sorted(example.streams[stream], key=lambda e: e.t)
             texts = [f"{shorten(element.subject)} {shorten(element.object)}" for element in elements]
             levels = label_levels([e.t / 1000 for e in elements], [metrics.horizontalAdvance(t) * per_px for t in texts],
                                   LABEL_GAP_PX * per_px)
+            placed.append((elements, texts, levels))
+        plot_px = self.getPlotItem().getViewBox().height()
+        self._laid_out_for = plot_px
+        label_px = self._label_probe.textItem.boundingRect().height()  # the text and its document margins
+        rows = teaching_rows([1 + max(levels, default=-1) for _, _, levels in placed], len(model.columns),
+                             label_px, plot_px or max(100, self.height() - 60))
+        for stream, (elements, texts, levels), y in zip(streams, placed, rows.streams):
+            ticks.append((y, shorten(f"<{stream}>")))
             for element, text, level in zip(elements, texts, levels):
                 xs.append(element.t / 1000)
                 ys.append(y)
-                label = pg.TextItem(text, color="#333", anchor=(0.5, 1.3 + 1.1 * level))
+                label = pg.TextItem(text, color="#333", anchor=(0.5, LABEL_ANCHOR + LABEL_STEP * level))
                 label.setPos(element.t / 1000, y)
                 self.addItem(label)
                 self._labels.append(label)
@@ -288,14 +362,14 @@ class TeachingTimeline(pg.PlotWidget):
         view = model.view(column_index)
         active_scopes = {(state.scope.open, state.scope.close) for state in view.windows if state.scope}
         for declaration, spec in zip(model.query.windows, specs):
-            row = streams.index(declaration.stream)
+            row = rows.streams[streams.index(declaration.stream)]
             lanes = max(1, -(-spec.size // spec.slide))
             for window in spec.closing_within(0, example.end + spec.size):
                 if window.open > example.end:
                     continue
                 lane = window.index % lanes
-                height = 0.5 / lanes
-                bottom = row - 0.6 + lane * height
+                height = BAND_HEIGHT / lanes
+                bottom = row - BAND_BELOW + lane * height
                 target = (ax0, aw, ay0, ah) if (window.open, window.close) in active_scopes else (x0, widths, y0, heights)
                 target[0].append(window.open / 1000)
                 target[1].append((window.close - window.open) / 1000)
@@ -305,8 +379,7 @@ class TeachingTimeline(pg.PlotWidget):
         self.active.setOpts(x0=ax0, width=aw, y0=ay0, height=ah)
         # evaluation markers: one row per column, above the streams
         ex, ey, brushes = [], [], []
-        for index in range(len(model.columns)):
-            y = len(streams) + index * 0.5
+        for index, y in enumerate(rows.evaluations):
             ticks.append((y, f"ET {model.columns[index].label}"))
             try:
                 evaluations = model.answer(index).evaluations
@@ -320,7 +393,16 @@ class TeachingTimeline(pg.PlotWidget):
         self.getPlotItem().getAxis("left").setTicks([ticks])
         self.instant.setValue(model.time / 1000)
         self.setXRange(-0.5, example.end / 1000 + 0.5, padding=0)
-        self.setYRange(-0.8, len(streams) + len(model.columns) * 0.5, padding=0.02)
+        self.setYRange(rows.bottom, rows.top, padding=0)
+
+    @Slot()
+    def _on_resized(self) -> None:
+        """The labels' room is measured in pixels: lay the rows out again for another plot height."""
+        if self.view._shown and abs(self.getPlotItem().getViewBox().height() - self._laid_out_for) > 1:
+            try:
+                self.show_model(max(0, self.view.timeline_column.currentIndex()))
+            except UserError:
+                pass
 
 
 class TeachingView(QWidget):
@@ -408,9 +490,10 @@ class TeachingView(QWidget):
         self.column_widgets = [PolicyColumnWidget(self, i) for i in range(len(self.model.columns))]
         for widget in self.column_widgets:
             self.columns_layout.addWidget(widget, 1)
-        scroll = QScrollArea()
+        scroll = self.columns_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(columns_widget)
+        scroll.installEventFilter(self)  # its width decides how the columns lay out their parameters
         self.message = QLabel()
         self.message.setStyleSheet("color: #c62828")
 
@@ -434,6 +517,21 @@ class TeachingView(QWidget):
         if not self._shown:
             self._shown = True
             self.refresh()
+
+    def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802
+        if watched is self.columns_scroll and event.type() == QEvent.Type.Resize:
+            self.fit_columns()
+        return super().eventFilter(watched, event)
+
+    def fit_columns(self) -> None:
+        """One parameter a row in every column when the columns, two a row, would not fit side by side."""
+        scroll = self.columns_scroll
+        available = scroll.width() - 2 * scroll.frameWidth()
+        need = (sum(w.wide_width for w in self.column_widgets)
+                + self.columns_layout.spacing() * (len(self.column_widgets) - 1))
+        for widget in self.column_widgets:
+            if widget.narrow != (need > available):
+                widget.arrange(need > available)
 
     def _on_model_changed(self) -> None:
         if self._shown:

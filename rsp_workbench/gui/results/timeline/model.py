@@ -24,9 +24,10 @@ from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
 from rsp_workbench.gui.text import escape_html
-from rsp_workbench.results.stream_lanes import StreamLanes
+from rsp_workbench.results.stream_lanes import StreamLanes, windows_in_range
 
 WINDOW_ROW_HEIGHT = 0.35
+CSV_WINDOW_LIMIT = 1_000_000  # windows of a stream without a run exported at most
 MARKER_LIMIT = 5_000  # markers drawn per row at most (thinned beyond)
 XSD = "^^<http://www.w3.org/2001/XMLSchema#"
 
@@ -304,18 +305,89 @@ def binding_status_rows(expected: Counter[Hashable], actual: Counter[Hashable]) 
     return rows
 
 
+WINDOW_CSV_HEADER = ("run_id", "engine", "window", "start_ms", "end_ms", "elements", "expected", "actual",
+                     "missing", "extra", "verdict", "precision", "recall", "reconstructed_start_ms",
+                     "reconstructed_end_ms")
+CSV_CHUNK = 65_536  # windows turned into rows at a time (a content-change run has millions)
+
+
+def window_verdicts(columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per judged window (``oracle.json``'s columns): missing and extra bindings and a verdict.
+
+    The oracle stores precision = matched / actual and recall = matched / expected per window, so
+    matched = recall × expected; missing = expected − matched, extra = actual − matched. The verdict
+    is ``ok``, ``diverging`` (something missing or extra; unknown quality counts as diverging, as on
+    the plot) or ``ok on reconstructed borders`` (gracious mode matched it on other borders)."""
+    expected = np.nan_to_num(columns["expected_size"], nan=0.0)
+    actual = np.nan_to_num(columns["actual_size"], nan=0.0)
+    recall = np.nan_to_num(columns["recall"], nan=0.0)
+    matched = np.where(expected > 0, np.rint(recall * expected), 0.0)
+    missing = (expected - matched).astype(np.int64)
+    extra = np.maximum(actual - matched, 0).astype(np.int64)
+    diverging = (np.nan_to_num(columns["precision"], nan=0.0) < 1.0) | (recall < 1.0)
+    shifted = ~np.isnan(columns["reconstructed_start"])
+    verdict = np.where(diverging, "diverging", np.where(shifted, "ok on reconstructed borders", "ok"))
+    return missing, extra, verdict
+
+
+def _number(value: float) -> Any:
+    """A CSV cell: integers as integers, NaN (unknown) as empty."""
+    if value != value:
+        return ""
+    return int(value) if float(value).is_integer() else round(float(value), 6)
+
+
+def run_window_rows(run: Any) -> Any:
+    """One CSV row (``WINDOW_CSV_HEADER``) per window the oracle judged in ``run`` (a ``BundleRun``),
+    whatever the zoom: the same file for the same run."""
+    columns = run.windows
+    if not columns or not len(columns.get("start", ())):
+        return
+    missing, extra, verdict = window_verdicts(columns)
+    for first in range(0, len(columns["start"]), CSV_CHUNK):
+        part = slice(first, first + CSV_CHUNK)
+        values = [np.asarray(columns[k][part]).tolist() for k in ("start", "end", "window_triples", "expected_size",
+                                                                  "actual_size", "precision", "recall",
+                                                                  "reconstructed_start", "reconstructed_end")]
+        for offset, (start, end, triples, expected, actual, precision, recall, r_start, r_end) in enumerate(zip(*values)):
+            index = first + offset
+            yield (run.run_id, run.engine, index + 1, int(start), int(end), _number(triples), _number(expected),
+                   _number(actual), int(missing[index]), int(extra[index]), str(verdict[index]), _number(precision),
+                   _number(recall), _number(r_start), _number(r_end))
+
+
+def write_window_csv(path: str | Path, runs: Sequence[Any]) -> Path:
+    """The shown run and its overlays, one row per judged window with expected, actual, missing and
+    extra bindings and the window's verdict (the per-pixel buckets it held before changed with the zoom)."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(WINDOW_CSV_HEADER)
+        for run in runs:
+            writer.writerows(run_window_rows(run))
+    return Path(path)
+
+
 def write_shown_csv(path: str | Path, shown: Mapping[str, Any], lane_names: Sequence[str],
                     diverging: Sequence[tuple[int, int]],
-                    reconstructed: Mapping[str, tuple[list[tuple[int, int]], tuple[int, int]]]) -> Path:
-    """What is shown: lane counts per bucket (or elements), windows, markers."""
+                    reconstructed: Mapping[str, tuple[list[tuple[int, int]], tuple[int, int]]],
+                    lanes: StreamLanes | None = None, spec: WindowSpec | None = None) -> Path:
+    """A stream without a run: per window of ``spec`` in view, its elements (per lane); or the
+    elements one instant a row when few are shown; then windows and markers."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["kind", "lane", "start_ms", "end_ms", "count"])
-        if shown.get("mode") == "density":
-            edges, counts = shown["bins"]
-            for lane, count in zip(lane_names, counts):
-                for i in np.nonzero(count)[0]:
-                    writer.writerow(["elements", lane, int(edges[i]), int(edges[i + 1]), int(count[i])])
+        if shown.get("mode") == "density" and lanes is not None and spec is not None:
+            # whole windows, not per-pixel buckets: the same rows at any zoom that shows them
+            edges, _ = shown["bins"]
+            windows = windows_in_range(spec, float(edges[0]), float(edges[-1]), limit=CSV_WINDOW_LIMIT)
+            for window in windows:
+                # t ≥ open (> open for an open start) and t < close (≤ close for a closed end), as integer edges
+                low = window.open + (0 if window.border.contains(window.open, window.close, window.open) else 1)
+                high = window.close + (1 if window.border.contains(window.open, window.close, window.close) else 0)
+                counts = np.diff(lanes._positions(np.array([low, high], dtype=np.float64)), axis=1)
+                for lane, count in zip(lane_names, counts[:, 0]):
+                    if count:
+                        writer.writerow(["elements", lane, window.open, window.close, int(count)])
         elif shown.get("mode") == "points":  # one row per lane and instant: a graph's triples are counted
             xs, ys = shown["points"]
             at = Counter(zip(np.round(np.asarray(xs) * 1000).astype(np.int64).tolist(), np.asarray(ys).astype(int).tolist()))

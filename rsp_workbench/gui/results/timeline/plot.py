@@ -34,6 +34,7 @@ from rsp_workbench.core.semantics import ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.gui.qt import pg
 from rsp_workbench.gui.results.timeline.bindings import WindowPanel
+from rsp_workbench.gui.results.timeline.export import captioned
 from rsp_workbench.gui.results.common import export_svg
 from rsp_workbench.gui.results.timeline.model import (
     WINDOW_ROW_HEIGHT,
@@ -45,6 +46,7 @@ from rsp_workbench.gui.results.timeline.model import (
     segments,
     window_marks,
     write_shown_csv,
+    write_window_csv,
 )
 from rsp_workbench.results.stream_lanes import StreamLanes, windows_in_range
 
@@ -450,23 +452,25 @@ class WindowTimeline(QWidget):
         return self.panel.binding_rows()
 
     # ------------------------------------------------------------------ export
-    def export_png(self, path: str | Path, width: int | None = None) -> Path:
+    def export_png(self, path: str | Path, width: int | None = None, title: str = "") -> Path:
         from pyqtgraph.exporters import ImageExporter
 
-        exporter = ImageExporter(self.item)
-        if width:
-            exporter.parameters()["width"] = width
-        exporter.export(str(path))
+        with captioned(self, title):
+            exporter = ImageExporter(self.item)
+            if width:
+                exporter.parameters()["width"] = width
+            exporter.export(str(path))
         return Path(path)
 
-    def export_svg(self, path: str | Path) -> Path:
-        """SVG of the plot. pyqtgraph 0.14's SVGExporter fails on PySide6 6.12 (it cannot parse
-        the generator's path data), so the plot widget is rendered through QSvgGenerator."""
-        return export_svg(self.plot, path, "RSP Workbench window timeline")
+    def export_svg(self, path: str | Path, title: str = "") -> Path:
+        """SVG of the plot through QSvgGenerator (pyqtgraph 0.14's SVGExporter fails on PySide6 6.12)."""
+        with captioned(self, title):
+            return export_svg(self.plot, path, "RSP Workbench window timeline")
 
-    def export_csv(self, path: str | Path) -> Path:
-        """What is shown: lane counts per bucket (or elements), windows, markers."""
-        return write_shown_csv(path, self._shown or {}, self.lanes.names, self.diverging, self.reconstructed)
+    def export_csv(self, path: str | Path, runs: Sequence[Any] = ()) -> Path:
+        """``runs`` (``BundleRun``s): a row per judged window; no run: the stream per window in view."""
+        return write_window_csv(path, runs) if runs else write_shown_csv(
+            path, self._shown or {}, self.lanes.names, self.diverging, self.reconstructed, self.lanes, self.spec)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self._timer.stop()

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from rsp_workbench.core.semantics import BorderConvention, ReportPolicy
 from rsp_workbench.core.windows import WindowInstance, WindowSpec
 from rsp_workbench.errors import UserError
+from rsp_workbench.gui.results.timeline.export import export_to
 from rsp_workbench.gui.results.timeline.model import (
     BindingsResult,
     LoadedRun,
@@ -441,7 +442,7 @@ class TimelineView(QWidget):
         path = self.ask_save_path(kind)
         if not path:
             return
-        {"png": self.timeline.export_png, "svg": self.timeline.export_svg, "csv": self.timeline.export_csv}[kind](path)
+        export_to(self.timeline, kind, path, self.runs)
         show_passing_note(self.status, f"exported {escape_html(path)}", EXPORT_NOTE_MS)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
