@@ -266,7 +266,7 @@ def _launch_jvm(master: str, app_name: str, conf: Mapping[str, str]) -> None:
     if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return
     spark_conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(list(conf.items()))
-    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": PIPE})
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": PIPE})  # type: ignore[no-untyped-call]  # PySpark ships no annotations here
     process = getattr(gateway, "proc", None)
     if process is not None and process.stderr is not None:
         threading.Thread(target=copy_jvm_stderr, args=(process.stderr,), name="jvm-stderr", daemon=True).start()

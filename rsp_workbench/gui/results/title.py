@@ -50,7 +50,7 @@ class BundleTitle(QLabel):
         code = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         code.setPointSizeF(self.font().pointSizeF())
         room = self.contentsRect().width() - self._html_width(prefix + suffix) - 8
-        shown = QFontMetrics(code).elidedText(path, Qt.TextElideMode.ElideMiddle, max(MIN_PATH_PX, room))
+        shown = QFontMetrics(code).elidedText(path, Qt.TextElideMode.ElideMiddle, int(max(MIN_PATH_PX, room)))
         super().setText(f"{prefix}<code>{escape_html(shown)}</code>{suffix}")
 
     def _html_width(self, html: str) -> float:

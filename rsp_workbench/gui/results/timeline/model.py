@@ -403,7 +403,7 @@ def write_shown_csv(path: str | Path, shown: Mapping[str, Any], lane_names: Sequ
         for engine, times in shown.get("engines", {}).items():
             for t in times:
                 writer.writerow(["emission", engine, int(t), int(t), ""])
-        for engine, (windows, shift) in reconstructed.items():
-            for o, c in windows:
+        for engine, (borders, shift) in reconstructed.items():
+            for o, c in borders:
                 writer.writerow([f"reconstructed (start {shift[0]:+d}, end {shift[1]:+d})", engine, o, c, ""])
     return Path(path)
