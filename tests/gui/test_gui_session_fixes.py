@@ -199,7 +199,7 @@ def test_a_cancelled_probe_keeps_its_progress(qtbot, no_leaks) -> None:  # type:
     dialog.progress.setRange(0, 100)  # as start() does
     dialog._on_progress(2 / 9, "[2/9] probe p1")
     dialog._on_progress(9 / 9, "[9/9] probe q6 cancelled")  # the runner counts cancelled probes as done
-    dialog._on_finished(_partial_inference())
+    dialog._on_finished([_partial_inference()])  # the task delivers one inference per probed engine
     dialog._on_done()
     assert dialog.progress.value() == 22 and "partial" in dialog.headline.text()
 
@@ -460,7 +460,7 @@ def test_a_probe_report_can_be_copied(qtbot, no_leaks) -> None:  # type: ignore[
     dialog = ProbeDialog(TaskRegistry())
     qtbot.addWidget(dialog)
     assert not dialog.copy_button.isEnabled()
-    dialog._on_finished(_partial_inference())
+    dialog._on_finished([_partial_inference()])  # the task delivers one inference per probed engine
     assert dialog.copy_button.isEnabled()
     text = dialog.copy_report()
     assert QApplication.clipboard().text() == text and "preset: csparql" in text and "probes: 2 of 9 ran" in text
