@@ -176,6 +176,7 @@ def test_the_watermark_probe_is_hand_checked(preset: str, expected: list[tuple[i
     assert answer_of(preset, "watermark") == expected
 
 
+@pytest.mark.slow  # the whole inference over every candidate when nothing explains a probe: ~30 s
 def test_a_watermark_that_drops_the_late_element_is_named() -> None:
     """Spark's watermark (max event time − delay, delay < 200 ms) drops c: csparql's window
     [2250, 3250) then holds only the filler and answers the empty relation; what is missing
