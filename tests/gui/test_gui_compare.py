@@ -32,6 +32,16 @@ def changed_copy(bundle: Path, target: Path) -> Path:
     document = json.loads(oracle.read_text())
     document["windows"][1]["recall"] = 0.25
     oracle.write_text(json.dumps(document))
+    windows = target / "runs" / RUN / "windows.parquet"  # what Bundle.windows reads first
+    if windows.is_file():
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(windows)
+        recall = table.column("recall").to_pylist()
+        recall[1] = 0.25
+        pq.write_table(table.set_column(table.schema.get_field_index("recall"), "recall",
+                                        pa.array(recall, table.schema.field("recall").type)), windows)
     summary = json.loads((target / "summary.json").read_text())
     for row in summary["runs"]:
         if row["run_id"] == RUN:
