@@ -8,6 +8,7 @@ workbench's own factory (so the factory is what the tests exercise). A JVM start
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Iterator
 
 # GUI tests run without a display (docs/design/STYLE.md); set before anything imports Qt.
@@ -35,6 +36,18 @@ def spark() -> Iterator[object]:
     session = get_spark("local[1]", app_name="rsp-workbench-tests", conf=TEST_SPARK_CONF)
     yield session
     stop_spark()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Spark's planner verdicts (``rspwb validate`` of spark-streaming queries) are kept for this run
+    only, in one folder every worker shares (set before xdist starts them): a sample validated at
+    both sizes asks Spark once, and no verdict kept by an earlier run or by the user's own is used."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and "RSPWB_SPARK_CHECK_CACHE" not in os.environ:
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="rspwb-tests-spark-check-")
+        os.environ["RSPWB_SPARK_CHECK_CACHE"] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -185,16 +185,19 @@ def test_counts_in_append_mode_leave_when_the_watermark_passes_the_window(tmp_pa
 
 
 @pytest.mark.slow
-def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validate(tmp_path: Path) -> None:
+def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     needs_spark()
-    verdicts = sparkstream.check([
+    monkeypatch.setenv(sparkstream.CHECK_CACHE_ENV, str(tmp_path / "kept"))
+    registers = [
         {"type": "register", "engine": {"type": "spark-streaming", "parameters": {"output": "complete"}},
          "query": {"id": "rooms", "text": ROOMS, "syntax": "csparql"}, "static": {"default": [], "named": {}}},
         {"type": "register", "engine": {"type": "spark-streaming", "parameters": {"output": "append", "watermark": "none"}},
          "query": {"id": "q", "text": COUNTS, "syntax": "csparql"}, "static": {"default": [], "named": {}}},
         {"type": "register", "engine": {"type": "spark-streaming", "parameters": {}},
          "query": {"id": "rooms", "text": ROOMS, "syntax": "csparql"}, "static": {"default": [], "named": {}}},
-    ])
+    ]
+    verdicts = sparkstream.check(registers)
     assert verdicts[0] is not None and verdicts[0].startswith("Spark refuses the query: ")
     assert ("Invalid streaming output mode: complete. This output mode is not supported for no streaming "
             "aggregations on streaming DataFrames/DataSets") in verdicts[0]
@@ -202,6 +205,17 @@ def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validat
                                         "for streaming aggregations without watermark") in verdicts[1]
     assert verdicts[2] is None
     assert all(v is None or "\n" not in v for v in verdicts)
+    # Spark's verdicts are kept: asked again (validate at another size, the designer's next edit),
+    # no JVM starts and the answers are the same; a changed message is asked about again
+    assert len(list((tmp_path / "kept").glob("*.json"))) == 3
+
+    def no_jvm(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark was asked again")
+
+    monkeypatch.setattr(sparkstream.subprocess, "run", no_jvm)
+    assert sparkstream.check(registers) == verdicts
+    with pytest.raises(AssertionError, match="asked again"):
+        sparkstream.check([{**registers[2], "query": {**registers[2]["query"], "id": "other"}}])
 
 
 @pytest.mark.slow
@@ -211,12 +225,18 @@ def test_a_spark_job_failure_fails_that_run_only_in_one_line(tmp_path: Path, mon
 
     needs_spark()
     monkeypatch.setenv("RSPWB_SPARK_FAIL_AT_STIMULUS", "1")
+    # the sample without its update-mode engine (a JVM less; the failure is the same in either mode)
+    sample = (SAMPLES / "spark-streaming.yaml").read_text(encoding="utf-8")
+    update = next(line for line in sample.splitlines(keepends=True) if line.startswith("  - {id: update,"))
+    experiment = tmp_path / "spark-streaming.yaml"
+    experiment.write_text(sample.replace(update, "").replace("../teaching/", f"{SAMPLES.parent / 'teaching'}/"),
+                          encoding="utf-8")
     out = tmp_path / "bundle"
-    assert main(["run", str(SAMPLES / "spark-streaming.yaml"), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) in (0, 1)
+    assert main(["run", str(experiment), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) in (0, 1)
     capsys.readouterr()
     assert main(["report", str(out), "--json"]) in (0, 1)
     rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["runs"]}
-    assert rows["append"]["status"] == rows["update"]["status"] == "failed"
+    assert set(rows) == {"append", "spark-append-preset"} and rows["append"]["status"] == "failed"
     assert rows["spark-append-preset"]["status"] == "ok" and rows["spark-append-preset"]["verdict"] == "correct"
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-append-rooms")).read_text())
     error = run.get("error") or ""
