@@ -206,7 +206,7 @@ def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validat
     assert verdicts[2] is None
     assert all(v is None or "\n" not in v for v in verdicts)
     # Spark's verdicts are kept: asked again (validate at another size, the designer's next edit),
-    # no JVM starts and the answers are the same; a changed message is asked about again
+    # no JVM starts and the answers are the same, whatever the query is called; another query is asked about
     assert len(list((tmp_path / "kept").glob("*.json"))) == 3
 
     def no_jvm(*args: object, **kwargs: object) -> None:
@@ -215,7 +215,9 @@ def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validat
     monkeypatch.setattr(sparkstream.subprocess, "run", no_jvm)
     assert sparkstream.check(registers) == verdicts
     with pytest.raises(AssertionError, match="asked again"):
-        sparkstream.check([{**registers[2], "query": {**registers[2]["query"], "id": "other"}}])
+        sparkstream.check([{**registers[2], "query": {**registers[2]["query"], "text": COUNTS}}])
+    renamed = {**registers[2], "query": {**registers[2]["query"], "id": "renamed"}}
+    assert sparkstream.check([renamed]) == [None]
 
 
 @pytest.mark.slow

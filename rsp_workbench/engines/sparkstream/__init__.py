@@ -69,15 +69,19 @@ def check_cache_folder() -> Path | None:
 
 
 def _verdict_key(register: Mapping[str, Any]) -> str:
-    """The register message with everything Spark's verdict depends on besides it: the Spark version
-    and this engine's own code (the plan and the job compile the query; the adapter starts it)."""
+    """What Spark's verdict on a register message depends on: the query, the engine's parameters and
+    the static data (not the engine's or the query's name), the Spark version, and this engine's own
+    code (the plan and the job compile the query; the adapter starts it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         spark = version("pyspark")
     except PackageNotFoundError:
         spark = "none"
-    digest = hashlib.sha256(json.dumps(register, sort_keys=True, default=str).encode() + spark.encode())
+    query, engine = register.get("query") or {}, register.get("engine") or {}
+    asked = {"query": {key: query.get(key) for key in ("text", "syntax", "dialect")},
+             "parameters": engine.get("parameters") or {}, "static": register.get("static") or {}}
+    digest = hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode() + spark.encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(source.read_bytes())
     return digest.hexdigest()
