@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections import Counter
@@ -88,3 +89,16 @@ def require_built(engine: str, missing: str | None) -> None:
     if engine in required or "all" in required:
         pytest.fail(f"RSPWB_ENGINES_REQUIRED names {engine} but {missing}")
     pytest.skip(missing)
+
+
+def run_and_report(experiment: Path, out: Path, capsys: pytest.CaptureFixture[str], *size: str,
+                   codes: tuple[int, ...] = (0, 1)) -> dict[str, dict[str, object]]:
+    """``rspwb run EXPERIMENT [--size SIZE] --out OUT``, then ``rspwb report OUT --json``: its rows by
+    engine id (both commands' exit codes among ``codes``: 1 when a run failed or is incorrect)."""
+    from rsp_workbench.cli.main import main
+
+    sizes = ["--size", size[0]] if size else []
+    assert main(["run", str(experiment), *sizes, "--out", str(out), "--yes", "--quiet"]) in codes
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) in codes
+    return {str(row["engine"]): row for row in json.loads(capsys.readouterr().out)["runs"]}

@@ -24,7 +24,7 @@ from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
 from rsp_workbench.streams.model import StreamElement
-from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, detections, require_built
+from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, detections, require_built, run_and_report
 from tests.paths import ROOT
 
 SAMPLES = ROOT / "sample_experiments" / "real-engines"
@@ -169,16 +169,11 @@ def test_an_out_of_memory_error_is_one_fatal_line_with_the_jvm_s_message() -> No
 @pytest.mark.slow
 def test_an_out_of_memory_error_fails_that_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from rsp_workbench.cli.main import main
-
     needs_esper()
     monkeypatch.setenv("RSPWB_ESPER_OOM_AT_STIMULUS", "2")
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Xmx128m")  # a heap filled in a moment, not a quarter of the machine's
     out = tmp_path / "bundle"
-    assert main(["run", str(SAMPLES / "esper.yaml"), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) in (0, 1)
-    capsys.readouterr()
-    assert main(["report", str(out), "--json"]) in (0, 1)
-    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["runs"]}
+    rows = run_and_report(SAMPLES / "esper.yaml", out, capsys, "smoke")
     assert {rows[e]["status"] for e in ("time-batch", "time-snapshot", "time-all")} == {"failed"}
     assert rows["csparql-preset"]["status"] == "ok" and rows["csparql-preset"]["verdict"] == "correct"
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-time-batch-rooms")).read_text())

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import rsp_workbench.engines.rsprs as rsprs
-from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, detections, require_built
+from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, detections, require_built, run_and_report
 from tests.paths import ROOT
 from rsp_workbench.core.semantics import PRESETS, R2S, BorderConvention, ReportPolicy, Strategy, Tick
 from rsp_workbench.engine import EngineConfig, group_contemporaneous
@@ -135,15 +135,10 @@ def test_a_panic_in_rsp_rs_is_one_fatal_error_line_with_its_own_message() -> Non
 
 def test_a_panic_fails_that_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from rsp_workbench.cli.main import main
-
     needs_rsprs()
     monkeypatch.setenv("RSPWB_RSPRS_PANIC_AT_STIMULUS", "2")
     out = tmp_path / "bundle"
-    assert main(["run", str(SAMPLES / "rsprs.yaml"), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) in (0, 1)
-    capsys.readouterr()
-    assert main(["report", str(out), "--json"]) in (0, 1)
-    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["runs"]}
+    rows = run_and_report(SAMPLES / "rsprs.yaml", out, capsys, "smoke")
     assert rows["rsprs"]["status"] == "failed"
     assert rows["rsprs-preset"]["status"] == "ok" and rows["rsprs-preset"]["verdict"] == "correct"
     run = json.loads(next(path for path in out.rglob("run.json") if path.parent.name.endswith("-rsprs-rooms")).read_text())
@@ -203,14 +198,9 @@ def test_the_rsprs_preset_is_what_the_readme_declares() -> None:
 
 
 def test_sample_rooms_experiment_judges_rsprs_correct_under_its_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from rsp_workbench.cli.main import main
-
     needs_rsprs()
     out = tmp_path / "bundle"
-    assert main(["run", str(SAMPLES / "rsprs.yaml"), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) == 0
-    capsys.readouterr()
-    assert main(["report", str(out), "--json"]) == 0
-    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["runs"]}
+    rows = run_and_report(SAMPLES / "rsprs.yaml", out, capsys, "smoke", codes=(0,))
     assert rows["rsprs"]["status"] == "ok" and rows["rsprs"]["verdict"] == "correct"
     assert rows["rsprs"]["responses"] == 2 and rows["rsprs"]["first_divergence"] is None
     assert {row["verdict"] for row in rows.values()} == {"correct"}
@@ -242,17 +232,12 @@ def test_rsprs_on_a_small_sg1_stream_is_judged_under_its_preset(legacy: bool, ve
     an unset t0: the window [0, 5000) is made at 0 and fed, then the element at 397 anchors a second
     grid, and both are reported — [0, 5000) at 5396 and [397, 5397) at 5645: one evaluation more than
     any t0 explains (README.md, item 2)."""
-    from rsp_workbench.cli.main import main
-
     needs_rsprs()
     q1 = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
     experiment = tmp_path / "sg1.yaml"
     experiment.write_text(SG1_EXPERIMENT.format(q1=q1, legacy=str(legacy).lower()))
     out = tmp_path / "bundle"
-    main(["run", str(experiment), "--out", str(out), "--yes", "--quiet"])
-    capsys.readouterr()
-    main(["report", str(out), "--json"])
-    (row,) = json.loads(capsys.readouterr().out)["runs"]
+    (row,) = run_and_report(experiment, out, capsys).values()
     assert row["status"] == "ok" and row["verdict"] == verdict, row
     if not legacy:
         divergence = row["first_divergence"]

@@ -23,7 +23,7 @@ from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
-from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, require_built
+from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, require_built, run_and_report
 from tests.paths import ROOT
 
 SAMPLES = ROOT / "sample_experiments" / "real-engines"
@@ -223,8 +223,6 @@ def test_spark_s_planner_refuses_complete_mode_without_an_aggregation_at_validat
 @pytest.mark.slow
 def test_a_spark_job_failure_fails_that_run_only_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from rsp_workbench.cli.main import main
-
     needs_spark()
     monkeypatch.setenv("RSPWB_SPARK_FAIL_AT_STIMULUS", "1")
     # the sample without its update-mode engine (a JVM less; the failure is the same in either mode)
@@ -234,10 +232,7 @@ def test_a_spark_job_failure_fails_that_run_only_in_one_line(tmp_path: Path, mon
     experiment.write_text(sample.replace(update, "").replace("../teaching/", f"{SAMPLES.parent / 'teaching'}/"),
                           encoding="utf-8")
     out = tmp_path / "bundle"
-    assert main(["run", str(experiment), "--size", "smoke", "--out", str(out), "--yes", "--quiet"]) in (0, 1)
-    capsys.readouterr()
-    assert main(["report", str(out), "--json"]) in (0, 1)
-    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["runs"]}
+    rows = run_and_report(experiment, out, capsys, "smoke")
     assert set(rows) == {"append", "spark-append-preset"} and rows["append"]["status"] == "failed"
     assert rows["spark-append-preset"]["status"] == "ok" and rows["spark-append-preset"]["verdict"] == "correct"
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-append-rooms")).read_text())
