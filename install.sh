@@ -175,6 +175,20 @@ install_engine_rsprs() {
       exit 1
     }
   fi
+  # Oxigraph's RocksDB is C++ (a C++ compiler) and its Rust bindings are generated at build time by
+  # bindgen, which loads libclang (Debian's libclang-dev; LIBCLANG_PATH names another): without it the
+  # build fails only after compiling all of RocksDB, so it is checked first.
+  if ! command -v c++ >/dev/null 2>&1; then
+    say "no C++ compiler; installing g++ (needed by the rsprs engine's RocksDB)"
+    apt_install g++ || { echo "install: could not install g++ (needed by engine type rsprs); install a C++ compiler," \
+                              "then rerun ./install.sh --engines rsprs" >&2; exit 1; }
+  fi
+  if [ -z "${LIBCLANG_PATH:-}" ] && ! ldconfig -p 2>/dev/null | grep -Eq 'libclang(-[0-9.]+)?\.so'; then
+    say "libclang not found; installing libclang-dev (bindgen, in the rsprs engine's build, needs it)"
+    apt_install libclang-dev || { echo "install: could not install libclang-dev (needed by engine type rsprs to" \
+                                      "build Oxigraph's RocksDB bindings); install it (sudo apt-get install libclang-dev)" \
+                                      "or set LIBCLANG_PATH, then rerun ./install.sh --engines rsprs" >&2; exit 1; }
+  fi
   say "cargo build --release --locked in rsp_workbench/engines/rsprs (rsp-rs and its dependencies; minutes the first time)"
   local build="${RSPWB_CARGO_TARGET:-${XDG_CACHE_HOME:-$HOME/.cache}/rsp-workbench/rsprs-target}"
   nice -n 10 cargo build --release --locked --quiet --manifest-path rsp_workbench/engines/rsprs/Cargo.toml \
