@@ -304,14 +304,15 @@ PRESETS: dict[str, EngineSemantics] = {
     # rsp-rs 0.3.5 (crates.io rsp-rs, a Rust port of RSP-JS's window operator) as read from its
     # code: rsp_workbench/engines/rsprs/README.md cites each line. RSP-JS's windows, but aligned on
     # the first element's time (a hidden t0; RSP-JS: 0), and a closed window is evaluated when the
-    # next element arrives whatever its content (no non-empty condition). What no parameter says
-    # (one window per element, a first element at time 0) is in the README.
+    # next element arrives whatever its content (no non-empty condition), one response per binding
+    # (as RSP-JS). What no parameter says (one window per element, a first element at time 0) is in
+    # the README.
     "rsprs": EngineSemantics(
         border=BorderConvention.CLOSED_OPEN,
         report=ReportPolicy.of(Strategy.WINDOW_CLOSE, Strategy.NEXT_ELEMENT),
         tick=Tick.TIME, r2s=R2S.RSTREAM,
         empty_notification=False, time_unit=TimeUnit.MS, t0=None, leading_partial=True,
-        anchor=Anchor.FIRST_ELEMENT,
+        anchor=Anchor.FIRST_ELEMENT, grouping=Grouping.BINDING,
     ),
     # C-SPARQL's architecture (Esper 9 windows, Jena ARQ per evaluation), one preset per EPL
     # combination of the plug-in (rsp_workbench/engines/esper/README.md cites Esper's documentation

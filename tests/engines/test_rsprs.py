@@ -259,5 +259,6 @@ def test_probe_characterises_rsprs(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["preset"] == "rsprs" and payload["overrides"] == {} and payload["failed"] == []
     assert payload["parameters"]["report"] == "window-close & next-element"
     assert payload["parameters"]["grouping"] == "binding" and payload["parameters"]["border"] == "closed-open"
-    assert payload["parameters"]["alignment"] == "registration" and payload["parameters"]["t0"] is None
+    # a hidden t0 on the first element (the battery's first-element probe tells it from the registration)
+    assert payload["parameters"]["alignment"] == "first-element" and payload["parameters"]["t0"] is None
     assert sorted(probe["probe"] for probe in payload["unexplained"]) == ["count", "gap", "origin"]
