@@ -246,6 +246,7 @@ def test_rsprs_on_a_small_sg1_stream_is_judged_under_its_preset(legacy: bool, ve
         assert times == Counter({5396: 14, 5645: 14})
 
 
+@pytest.mark.slow  # the whole probe battery on the engine
 def test_probe_characterises_rsprs(capsys: pytest.CaptureFixture[str]) -> None:
     """`rspwb probe rsprs` on the real engine: its declared preset, one response per binding, and the
     probes no parameter set explains — several windows closed by one element (only the latest is
