@@ -10,6 +10,7 @@ program, ``check`` is ``rspwb validate``'s question to it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -68,23 +69,29 @@ def check_cache_folder() -> Path | None:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rsp-workbench" / "spark-check"
 
 
-def _verdict_key(register: Mapping[str, Any]) -> str:
-    """What Spark's verdict on a register message depends on: the query, the engine's parameters and
-    the static data (not the engine's or the query's name), the Spark version, and this engine's own
-    code (the plan and the job compile the query; the adapter starts it)."""
+@functools.cache
+def _judge_digest() -> bytes:
+    """What Spark's verdicts depend on besides the message, read once per process: the Spark version
+    and this engine's own code (the plan and the job compile the query; the adapter starts it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         spark = version("pyspark")
     except PackageNotFoundError:
         spark = "none"
+    digest = hashlib.sha256(spark.encode())
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.digest()
+
+
+def _verdict_key(register: Mapping[str, Any]) -> str:
+    """What Spark's verdict on a register message depends on: the query, the engine's parameters and
+    the static data (not the engine's or the query's name), and ``_judge_digest()``."""
     query, engine = register.get("query") or {}, register.get("engine") or {}
     asked = {"query": {key: query.get(key) for key in ("text", "syntax", "dialect")},
              "parameters": engine.get("parameters") or {}, "static": register.get("static") or {}}
-    digest = hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode() + spark.encode())
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(source.read_bytes())
-    return digest.hexdigest()
+    return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode() + _judge_digest()).hexdigest()
 
 
 def _kept(folder: Path | None, key: str) -> tuple[bool, str | None]:
