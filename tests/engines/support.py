@@ -91,13 +91,13 @@ def require_built(engine: str, missing: str | None) -> None:
     pytest.skip(missing)
 
 
-def run_and_report(experiment: Path, out: Path, capsys: pytest.CaptureFixture[str], *size: str,
+def run_and_report(experiment: Path, out: Path, capsys: pytest.CaptureFixture[str], size: str | None = None,
                    codes: tuple[int, ...] = (0, 1)) -> dict[str, dict[str, object]]:
     """``rspwb run EXPERIMENT [--size SIZE] --out OUT``, then ``rspwb report OUT --json``: its rows by
     engine id (both commands' exit codes among ``codes``: 1 when a run failed or is incorrect)."""
     from rsp_workbench.cli.main import main
 
-    sizes = ["--size", size[0]] if size else []
+    sizes = ["--size", size] if size else []
     assert main(["run", str(experiment), *sizes, "--out", str(out), "--yes", "--quiet"]) in codes
     capsys.readouterr()
     assert main(["report", str(out), "--json"]) in codes

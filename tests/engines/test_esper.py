@@ -173,7 +173,7 @@ def test_an_out_of_memory_error_fails_that_run_only(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("RSPWB_ESPER_OOM_AT_STIMULUS", "2")
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Xmx128m")  # a heap filled in a moment, not a quarter of the machine's
     out = tmp_path / "bundle"
-    rows = run_and_report(SAMPLES / "esper.yaml", out, capsys, "smoke")
+    rows = run_and_report(SAMPLES / "esper.yaml", out, capsys, size="smoke")
     assert {rows[e]["status"] for e in ("time-batch", "time-snapshot", "time-all")} == {"failed"}
     assert rows["csparql-preset"]["status"] == "ok" and rows["csparql-preset"]["verdict"] == "correct"
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-time-batch-rooms")).read_text())

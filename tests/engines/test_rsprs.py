@@ -138,7 +138,7 @@ def test_a_panic_fails_that_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyP
     needs_rsprs()
     monkeypatch.setenv("RSPWB_RSPRS_PANIC_AT_STIMULUS", "2")
     out = tmp_path / "bundle"
-    rows = run_and_report(SAMPLES / "rsprs.yaml", out, capsys, "smoke")
+    rows = run_and_report(SAMPLES / "rsprs.yaml", out, capsys, size="smoke")
     assert rows["rsprs"]["status"] == "failed"
     assert rows["rsprs-preset"]["status"] == "ok" and rows["rsprs-preset"]["verdict"] == "correct"
     run = json.loads(next(path for path in out.rglob("run.json") if path.parent.name.endswith("-rsprs-rooms")).read_text())
@@ -200,7 +200,7 @@ def test_the_rsprs_preset_is_what_the_readme_declares() -> None:
 def test_sample_rooms_experiment_judges_rsprs_correct_under_its_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     needs_rsprs()
     out = tmp_path / "bundle"
-    rows = run_and_report(SAMPLES / "rsprs.yaml", out, capsys, "smoke", codes=(0,))
+    rows = run_and_report(SAMPLES / "rsprs.yaml", out, capsys, size="smoke", codes=(0,))
     assert rows["rsprs"]["status"] == "ok" and rows["rsprs"]["verdict"] == "correct"
     assert rows["rsprs"]["responses"] == 2 and rows["rsprs"]["first_divergence"] is None
     assert {row["verdict"] for row in rows.values()} == {"correct"}

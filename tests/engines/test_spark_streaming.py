@@ -232,7 +232,7 @@ def test_a_spark_job_failure_fails_that_run_only_in_one_line(tmp_path: Path, mon
     experiment.write_text(sample.replace(update, "").replace("../teaching/", f"{SAMPLES.parent / 'teaching'}/"),
                           encoding="utf-8")
     out = tmp_path / "bundle"
-    rows = run_and_report(experiment, out, capsys, "smoke")
+    rows = run_and_report(experiment, out, capsys, size="smoke")
     assert set(rows) == {"append", "spark-append-preset"} and rows["append"]["status"] == "failed"
     assert rows["spark-append-preset"]["status"] == "ok" and rows["spark-append-preset"]["verdict"] == "correct"
     run = json.loads(next(p for p in out.rglob("run.json") if p.parent.name.endswith("-append-rooms")).read_text())
