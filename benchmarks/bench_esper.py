@@ -39,17 +39,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rsp_workbench.core.semantics import PRESETS  # noqa: E402
-from rsp_workbench.core.time import parse_duration  # noqa: E402
-from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig, group_contemporaneous  # noqa: E402
+from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig  # noqa: E402
 from rsp_workbench.engines import esper  # noqa: E402
-from rsp_workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
 from rsp_workbench.query.parser import parse_query  # noqa: E402
 from rsp_workbench.query.writer import write_query  # noqa: E402
 from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
 from rsp_workbench.stand.protocol import session_bytes  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-Q1 = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
+from benchmarks.yabench_exp1 import exp1_query, exp1_stream  # noqa: E402
 
 
 def adapter_us(stderr: str) -> float:
@@ -71,10 +67,8 @@ def main() -> int:
         print("the esper engine is not built: ./install.sh --engines esper", file=sys.stderr)
         return 2
     parameters = {"window": args.window}
-    params = {"stations": args.stations, "interval": 1000, "duration": parse_duration(args.duration), "seed": 1430236906}
-    elements = [e for station, t, value in reference_observations(params) for e in observation_elements(station, t, value)]
-    stimuli = group_contemporaneous(elements)
-    q1 = Q1.read_text().replace("${WSIZE}", "5s").replace("${WSLIDE}", "5s").replace("${TEMP}", "50.0")
+    elements, stimuli = exp1_stream(args.stations, args.duration)
+    q1 = exp1_query()
     text = write_query(parse_query(q1), "csparql")
     print(f"stream: {len(elements)} triples in {len(stimuli)} stimuli (SG1, {args.stations} stations, {args.duration}); "
           f"window {args.window}")

@@ -31,13 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rsp_workbench.core.semantics import PRESETS  # noqa: E402
-from rsp_workbench.core.time import parse_duration  # noqa: E402
-from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig, group_contemporaneous  # noqa: E402
-from rsp_workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
+from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig  # noqa: E402
 from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-Q1 = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
+from benchmarks.yabench_exp1 import exp1_query, exp1_stream  # noqa: E402
 
 
 def main() -> int:
@@ -48,10 +44,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     parameters = {"output": args.output}
-    params = {"stations": args.stations, "interval": 1000, "duration": parse_duration(args.duration), "seed": 1430236906}
-    elements = [e for station, t, value in reference_observations(params) for e in observation_elements(station, t, value)]
-    stimuli = group_contemporaneous(elements)
-    q1 = Q1.read_text().replace("${WSIZE}", "5s").replace("${WSLIDE}", "5s").replace("${TEMP}", "50.0")
+    elements, stimuli = exp1_stream(args.stations, args.duration)
+    q1 = exp1_query()
     print(f"stream: {len(elements)} triples in {len(stimuli)} stimuli (SG1, {args.stations} stations, {args.duration}); "
           f"output {args.output}", flush=True)
     config = EngineConfig("spark-streaming", PRESETS[PROGRAM_ENGINES["spark-streaming"].preset_for(parameters)],
