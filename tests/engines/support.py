@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from rsp_workbench.experiment.loader import loads_experiment
+from rsp_workbench.experiment.model import Experiment
 from rsp_workbench.generators.sg1 import observation_elements
 from rsp_workbench.responses.readers import read_response_log
 from rsp_workbench.streams.model import StreamElement
@@ -102,3 +104,13 @@ def run_and_report(experiment: Path, out: Path, capsys: pytest.CaptureFixture[st
     capsys.readouterr()
     assert main(["report", str(out), "--json"]) in codes
     return {str(row["engine"]): row for row in json.loads(capsys.readouterr().out)["runs"]}
+
+
+def one_station_experiment(*engines: str) -> Experiment:
+    """An experiment (loaded) around the engines a test checks, one YAML flow mapping each: a 1 s
+    C-SPARQL window over one SG1 station."""
+    return loads_experiment("""name: x
+stream: {generator: sg1, params: {stations: 1, duration: 2s}}
+queries: [{id: q, syntax: csparql, text: "REGISTER QUERY q AS SELECT ?s FROM STREAM <urn:s> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"}]
+engines:
+""" + "".join(f"  - {engine}\n" for engine in engines))

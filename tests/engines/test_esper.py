@@ -20,11 +20,11 @@ import rsp_workbench.engines.esper as esper
 from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig, StaticGraphs, group_contemporaneous
 from rsp_workbench.errors import UserError
-from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
 from rsp_workbench.streams.model import StreamElement
-from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, detections, require_built, run_and_report
+from tests.engines.support import (EX, ROOMS, ROOMS_STREAM, answers, detections, one_station_experiment, require_built,
+                                   run_and_report)
 from tests.paths import ROOT
 
 SAMPLES = ROOT / "sample_experiments" / "real-engines"
@@ -82,18 +82,13 @@ def test_an_empty_batch_is_not_posted(tmp_path: Path) -> None:
 
 
 def test_each_parameter_combination_runs_under_its_own_preset() -> None:
-    experiment = loads_experiment("""
-name: x
-stream: {generator: sg1, params: {stations: 1, duration: 2s}}
-queries: [{id: q, syntax: csparql, text: "REGISTER QUERY q AS SELECT ?s FROM STREAM <urn:s> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"}]
-engines:
-  - {id: batch, type: esper}
-  - {id: ref, type: esper, parameters: {reference_point: 500ms}}
-  - {id: rstream, type: esper, parameters: {stream: rstream}}
-  - {id: snapshot, type: esper, parameters: {window: time}}
-  - {id: all, type: esper, parameters: {window: time, output: all}}
-  - {id: told, type: esper, preset: csparql, parameters: {window: time}}
-""")
+    experiment = one_station_experiment(
+        "{id: batch, type: esper}",
+        "{id: ref, type: esper, parameters: {reference_point: 500ms}}",
+        "{id: rstream, type: esper, parameters: {stream: rstream}}",
+        "{id: snapshot, type: esper, parameters: {window: time}}",
+        "{id: all, type: esper, parameters: {window: time, output: all}}",
+        "{id: told, type: esper, preset: csparql, parameters: {window: time}}")
     presets = {engine.id: engine.preset for engine in experiment.engines}
     assert presets == {"batch": "esper-time-batch", "ref": "esper-time-batch-ref", "rstream": "esper-time-batch-rstream",
                        "snapshot": "esper-time-snapshot", "all": "esper-time-all", "told": "csparql"}
@@ -105,12 +100,7 @@ def test_a_parameter_outside_its_choices_is_a_validation_error() -> None:
     with pytest.raises(UserError) as bad:
         from rsp_workbench.experiment.runs import expand_runs
 
-        expand_runs(loads_experiment("""
-name: x
-stream: {generator: sg1, params: {stations: 1, duration: 2s}}
-queries: [{id: q, syntax: csparql, text: "REGISTER QUERY q AS SELECT ?s FROM STREAM <urn:s> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"}]
-engines: [{id: e, type: esper, parameters: {window: length}}]
-"""))
+        expand_runs(one_station_experiment("{id: e, type: esper, parameters: {window: length}}"))
     assert "'length' is not one of time_batch, time" in str(bad.value)
 
 

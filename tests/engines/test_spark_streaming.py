@@ -19,11 +19,11 @@ from rsp_workbench.core.semantics import PRESETS, R2S, Strategy
 from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig, group_contemporaneous
 from rsp_workbench.engines.sparkstream.plan import compile_plan, filter_tree
 from rsp_workbench.errors import UserError
-from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
-from tests.engines.support import EX, ROOMS, ROOMS_STREAM, answers, require_built, run_and_report
+from tests.engines.support import (EX, ROOMS, ROOMS_STREAM, answers, one_station_experiment, require_built,
+                                   run_and_report)
 from tests.paths import ROOT
 
 SAMPLES = ROOT / "sample_experiments" / "real-engines"
@@ -89,16 +89,11 @@ def test_what_the_plan_cannot_express_is_refused_in_one_line(text: str, reason: 
 
 
 def test_each_output_mode_runs_under_its_own_preset() -> None:
-    experiment = loads_experiment("""
-name: x
-stream: {generator: sg1, params: {stations: 1, duration: 2s}}
-queries: [{id: q, syntax: csparql, text: "REGISTER QUERY q AS SELECT ?s FROM STREAM <urn:s> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"}]
-engines:
-  - {id: append, type: spark-streaming}
-  - {id: update, type: spark-streaming, parameters: {output: update, watermark: 2s}}
-  - {id: complete, type: spark-streaming, parameters: {output: complete, watermark: none}}
-  - {id: told, type: spark-streaming, preset: spark-append-aggregate}
-""")
+    experiment = one_station_experiment(
+        "{id: append, type: spark-streaming}",
+        "{id: update, type: spark-streaming, parameters: {output: update, watermark: 2s}}",
+        "{id: complete, type: spark-streaming, parameters: {output: complete, watermark: none}}",
+        "{id: told, type: spark-streaming, preset: spark-append-aggregate}")
     assert {e.id: e.preset for e in experiment.engines} == {
         "append": "spark-append", "update": "spark-update", "complete": "spark-complete", "told": "spark-append-aggregate"}
     assert all(e.dialect == "rspql" for e in experiment.engines)
@@ -112,12 +107,7 @@ def test_a_parameter_outside_its_choices_is_a_validation_error() -> None:
     from rsp_workbench.experiment.runs import expand_runs
 
     with pytest.raises(UserError) as bad:
-        expand_runs(loads_experiment("""
-name: x
-stream: {generator: sg1, params: {stations: 1, duration: 2s}}
-queries: [{id: q, syntax: csparql, text: "REGISTER QUERY q AS SELECT ?s FROM STREAM <urn:s> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"}]
-engines: [{id: e, type: spark-streaming, parameters: {output: continuous}}]
-"""))
+        expand_runs(one_station_experiment("{id: e, type: spark-streaming, parameters: {output: continuous}}"))
     assert "'continuous' is not one of append, update, complete" in str(bad.value)
 
 
