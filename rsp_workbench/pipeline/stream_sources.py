@@ -28,7 +28,7 @@ import gzip
 import io
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
@@ -336,6 +336,8 @@ def spark_stream(spark: "SparkSession", source: StreamSource) -> SparkStream:
     if source.on_disorder not in ("error", "warn"):
         raise UserError(f"on_disorder must be 'error' or 'warn', not {source.on_disorder!r}", field="on_disorder")
     report = ReadReport(source=source.path, format=source.format)
+    # the executors of a cluster (local-cluster too) run in folders of their own: a relative path is the driver's
+    source = replace(source, path=os.path.abspath(source.path))
     if source.format == "parquet":
         return SparkStream(_in_order(_parquet_frame(spark, source, report), report), report)
     if source.format not in ("csrbench-dir", "yabench", "nquads"):
