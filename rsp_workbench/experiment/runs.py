@@ -89,6 +89,7 @@ ENGINE_PARAMETERS: dict[str, dict[str, tuple[str, bool]]] = {
         "master": ("string", False),  # the Spark master (else RSPWB_SPARK_MASTER, the settings file, local[*])
         "partitions": ("positive-int", False),  # spark.sql.shuffle.partitions (the state stores): 1
         "checkpoint": ("string", False),  # the checkpoint folder (a shared one on a cluster); else a temporary one
+        "heap": ("string", False),  # spark.driver.memory: the driver's -Xmx, e.g. 2g (Spark's default: 1g)
         "startup_timeout": ("duration", False),
         "stimulus_timeout": ("duration", False),  # a micro-batch per stimulus: more than the stand's 30 s on a loaded machine
     },

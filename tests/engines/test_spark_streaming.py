@@ -9,6 +9,9 @@ is missing those tests skip, except where ``RSPWB_ENGINES_REQUIRED`` names spark
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -109,6 +112,34 @@ def test_a_parameter_outside_its_choices_is_a_validation_error() -> None:
     with pytest.raises(UserError) as bad:
         expand_runs(one_station_experiment("{id: e, type: spark-streaming, parameters: {output: continuous}}"))
     assert "'continuous' is not one of append, update, complete" in str(bad.value)
+
+
+def test_temporary_checkpoints_of_adapters_that_no_longer_run_are_removed(tmp_path: Path) -> None:
+    """A run killed by a timeout or a cancel never reaches ``close``: the next adapter removes the
+    checkpoint folders whose process is gone, never one of a live process or a user's own."""
+    from rsp_workbench.engines.sparkstream.adapter import CHECKPOINT_PREFIX, temporary_checkpoint
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    dead = tmp_path / f"{CHECKPOINT_PREFIX}{int(gone.stdout)}-abc123"
+    (dead / "offsets").mkdir(parents=True)
+    live = tmp_path / f"{CHECKPOINT_PREFIX}1-xyz"  # init: always running
+    live.mkdir()
+    users = tmp_path / "my-checkpoint"
+    users.mkdir()
+    mine = Path(temporary_checkpoint(str(tmp_path)))
+    assert mine.is_dir() and mine.name.startswith(f"{CHECKPOINT_PREFIX}{os.getpid()}-")
+    assert not dead.exists() and live.is_dir() and users.is_dir()
+
+
+def test_heap_is_the_driver_s_memory() -> None:
+    from rsp_workbench.engines.sparkstream.adapter import session_settings
+    from rsp_workbench.experiment.runs import expand_runs
+
+    assert session_settings("local[*]", {"heap": "2g"})["spark.driver.memory"] == "2g"
+    assert "spark.driver.memory" not in session_settings("local[*]", {})  # Spark's own default, 1g
+    runs = expand_runs(one_station_experiment("{id: e, type: spark-streaming, parameters: {heap: 2g}}"))
+    assert runs[0].engine.parameters["heap"] == "2g"
 
 
 def test_validate_refuses_a_query_outside_the_fragment_at_the_engine_s_line(tmp_path: Path,

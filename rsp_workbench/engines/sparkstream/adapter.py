@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -30,6 +31,9 @@ FAIL_AT_STIMULUS = "RSPWB_SPARK_FAIL_AT_STIMULUS"
 #: ``1``: the adapter measures itself and prints one ``{"profile": …}`` line on stderr at ``close``: the
 #: wall time of its stimuli and how much of it Spark spent (``addData`` + ``processAllAvailable``).
 PROFILE = "RSPWB_SPARK_PROFILE"
+#: Temporary checkpoint folders: the prefix, then the adapter's process id (whose folder it is).
+CHECKPOINT_PREFIX = "rspwb-spark-stream-"
+CHECKPOINT_NAME = re.compile(re.escape(CHECKPOINT_PREFIX) + r"(\d+)-\w+")
 #: The one stream element row of an ``advance`` (no triple): it moves the event time only.
 NO_ELEMENTS: list[list[str]] = []
 
@@ -44,7 +48,8 @@ def one_line(error: BaseException) -> str:
 
 def session_settings(master: str, parameters: Mapping[str, Any]) -> dict[str, str]:
     """The streaming engine's session: quiet, in UTC, few shuffle partitions (each is a state store
-    that every micro-batch commits), bound to the loopback interface with a local master."""
+    that every micro-batch commits), bound to the loopback interface with a local master; ``heap``
+    is the driver's ``-Xmx`` (``spark.driver.memory``, Spark's default 1g), read when its JVM starts."""
     settings = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -52,9 +57,32 @@ def session_settings(master: str, parameters: Mapping[str, Any]) -> dict[str, st
         "spark.sql.shuffle.partitions": str(parameters.get("partitions") or 1),
         "spark.sql.streaming.numRecentProgressUpdates": "10",
     }
+    if parameters.get("heap"):
+        settings["spark.driver.memory"] = str(parameters["heap"])
     if master == "local" or master.startswith("local"):
         settings.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"})
     return settings
+
+
+def temporary_checkpoint(base: str | None = None) -> str:
+    """A new checkpoint folder named after this process; first the folders of adapters that no
+    longer run are removed (one killed by a timeout or a cancelled run never reaches ``close``)."""
+    base = base or tempfile.gettempdir()
+    for entry in os.scandir(base):
+        owner = CHECKPOINT_NAME.fullmatch(entry.name)
+        if owner is not None and entry.is_dir(follow_symlinks=False) and not _running(int(owner.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{CHECKPOINT_PREFIX}{os.getpid()}-", dir=base)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 class SparkStreamingEngine(WrappedEngine):
@@ -66,6 +94,7 @@ class SparkStreamingEngine(WrappedEngine):
         self.batches: list[list[Any]] = []
         self.now: int | None = None
         self.checkpoint = ""
+        self.temporary_checkpoint = False
         self.query: Any = None
         self.fail_at = os.environ.get(FAIL_AT_STIMULUS)
         self.profile = {"stimuli": 0, "handling_ns": 0, "spark_ns": 0} if os.environ.get(PROFILE) == "1" else None
@@ -96,7 +125,8 @@ class SparkStreamingEngine(WrappedEngine):
         memory = jvm.org.apache.spark.sql.execution.streaming.runtime.MemoryStream
         self.source = memory.apply(jvm.org.apache.spark.sql.Encoders.STRING(), self.spark._jsparkSession)
         self.to_seq = jvm.scala.jdk.javaapi.CollectionConverters.asScala
-        self.checkpoint = str(parameters.get("checkpoint") or tempfile.mkdtemp(prefix="rspwb-spark-stream-"))
+        self.temporary_checkpoint = not parameters.get("checkpoint")
+        self.checkpoint = str(parameters.get("checkpoint") or temporary_checkpoint())
         from rsp_workbench.engines.sparkstream.job import answer, stream_rows
 
         result = answer(stream_rows(DataFrame(self.source.toDF(), self.spark), self.plan, failing=bool(self.fail_at)),
@@ -175,7 +205,7 @@ class SparkStreamingEngine(WrappedEngine):
             print(json.dumps({"profile": self.profile}), file=sys.stderr, flush=True)
         if self.query is not None:
             self.query.stop()
-        if self.checkpoint.startswith(tempfile.gettempdir()):
+        if self.checkpoint and self.temporary_checkpoint:  # the user's own checkpoint folder stays
             shutil.rmtree(self.checkpoint, ignore_errors=True)
 
 
