@@ -51,7 +51,8 @@ from rsp_workbench.engine import EngineConfig, group_contemporaneous  # noqa: E4
 from rsp_workbench.engines import create_engine
 from rsp_workbench.generators.sg1 import observation_elements, reference_observations  # noqa: E402
 from rsp_workbench.query.parser import parse_query  # noqa: E402
-from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from rsp_workbench.stand.host import run_engine  # noqa: E402
+from rsp_workbench.stand.options import StandOptions  # noqa: E402
 from rsp_workbench.stand.worker import GC_THRESHOLDS  # noqa: E402
 
 STREAM = "http://cwi.nl/SRBench/observations"

@@ -43,7 +43,8 @@ from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig  # noqa: E402
 from rsp_workbench.engines import esper  # noqa: E402
 from rsp_workbench.query.parser import parse_query  # noqa: E402
 from rsp_workbench.query.writer import write_query  # noqa: E402
-from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from rsp_workbench.stand.host import run_engine  # noqa: E402
+from rsp_workbench.stand.options import StandOptions  # noqa: E402
 from rsp_workbench.stand.protocol import session_bytes  # noqa: E402
 from benchmarks.yabench_exp1 import exp1_query, exp1_stream  # noqa: E402
 

@@ -108,7 +108,8 @@ def run_cell_on_stand(engine_type: str, size: int, window_ms: int, count: int, q
     """One run through the test stand in absolute-time mode (engine in its own process)."""
     from rsp_workbench.core.semantics import PRESETS
     from rsp_workbench.engine import EngineConfig
-    from rsp_workbench.stand.host import StandOptions, run_engine
+    from rsp_workbench.stand.host import run_engine
+    from rsp_workbench.stand.options import StandOptions
 
     stimuli = stimuli_for(size, count)
     config = EngineConfig(engine_type, semantics=PRESETS["csparql"], name=engine_type)

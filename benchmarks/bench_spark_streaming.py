@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rsp_workbench.core.semantics import PRESETS  # noqa: E402
 from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig  # noqa: E402
-from rsp_workbench.stand.host import StandOptions, run_engine  # noqa: E402
+from rsp_workbench.stand.host import run_engine  # noqa: E402
+from rsp_workbench.stand.options import StandOptions  # noqa: E402
 from benchmarks.yabench_exp1 import exp1_query, exp1_stream  # noqa: E402
 
 

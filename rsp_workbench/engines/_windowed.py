@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rsp_workbench.engines._match import CompiledQuery, Unsupported, compile_select
+from rsp_workbench.engines._compiled_query import CompiledQuery, Unsupported, compile_select
 from rsp_workbench.engines._schedule import ReportScheduler, StreamBuffer
 from rsp_workbench.core.report import Evaluation
 from rsp_workbench.core.semantics import Anchor

@@ -110,7 +110,7 @@ class ChainPattern:
 
 def compile_join(query: ContinuousQuery) -> tuple[list[ChainPattern], tuple[str, ...]]:
     """The join partners (triple patterns) and projection of a BGP query; UserError otherwise."""
-    from rsp_workbench.engines._match import Unsupported, Var, compile_select
+    from rsp_workbench.engines._compiled_query import Unsupported, Var, compile_select
 
     graphs = {window.name for window in query.windows}
     try:

@@ -60,7 +60,8 @@ import time
 from collections import Counter
 from typing import Any, Hashable, cast
 
-from rsp_workbench.engines._match import IncrementalBGP, RdflibMirror, WindowStore
+from rsp_workbench.engines._match import IncrementalBGP, RdflibMirror
+from rsp_workbench.engines._window_store import WindowStore
 from rsp_workbench.engines._schedule import StreamBuffer, content_positions
 from rsp_workbench.engines._windowed import WindowState, WindowedEngine
 from rsp_workbench.core.r2s import OPERATION_SYMBOL, r2s_step

@@ -38,7 +38,7 @@ ORACLE_MATCHES = ("strict", "csrbench")
 END_RULES = ("after-last-window", "last-element")
 STAND_MODES = ("real-time", "absolute-time")
 #: the most stimuli ``stand.batch`` may put in one ``batch`` message: the stand also caps a batch
-#: at about this many elements (`rsp_workbench.stand.host.BATCH_ELEMENTS`, a stimulus has at least
+#: at about this many elements (`rsp_workbench.stand.feeding.BATCH_ELEMENTS`, a stimulus has at least
 #: one), so a larger limit would change nothing
 STAND_BATCH_MAX = 1024
 

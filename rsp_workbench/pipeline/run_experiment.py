@@ -524,7 +524,8 @@ def _execute_into(task: RunTask, folder: Path, final: Path, cancel: threading.Ev
     """`execute_run` once its ``.partial`` folder exists: run, judge, write, rename to ``final``."""
     from rsp_workbench.oracle.run import end_by_rule
     from rsp_workbench.query.parser import parse_query
-    from rsp_workbench.stand.host import StandOptions, run_engine
+    from rsp_workbench.stand.host import run_engine
+    from rsp_workbench.stand.options import StandOptions
 
     spec = task.spec
     meta = _run_meta(spec, task.stream, task.streams)

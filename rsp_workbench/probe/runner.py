@@ -201,7 +201,8 @@ def run_probe(target: ProbeTarget, probe: Probe, folder: Path, timeout_s: float,
               cancel: threading.Event | None = None) -> ProbeObservation:
     """One probe on the stand; never raises for engine misbehaviour (the status says it)."""
     from rsp_workbench.responses.readers import read_response_log
-    from rsp_workbench.stand.host import StandOptions, run_engine
+    from rsp_workbench.stand.host import run_engine
+    from rsp_workbench.stand.options import StandOptions
 
     started = time.monotonic()
     options = StandOptions(mode="absolute-time", sampling_ms=max(1000, int(timeout_s * 1000)), trace_kpis=False,

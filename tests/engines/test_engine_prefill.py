@@ -19,7 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rsp_workbench.engines._match import IncrementalBGP, Retired, TripleIndex, WindowStore, compile_select, lookup_index
+from rsp_workbench.engines._compiled_query import compile_select
+from rsp_workbench.engines._match import IncrementalBGP, TripleIndex, lookup_index
+from rsp_workbench.engines._window_store import Retired, WindowStore
 from rsp_workbench.core.semantics import PRESETS, R2S, BorderConvention, EngineSemantics, ReportPolicy, Strategy, Tick
 from rsp_workbench.engine import EngineConfig, StaticGraphs, group_contemporaneous, merge_streams
 from rsp_workbench.engines import create_engine

@@ -21,7 +21,8 @@ from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.engine import PROGRAM_ENGINES, EngineConfig, StaticGraphs, group_contemporaneous
 from rsp_workbench.errors import UserError
 from rsp_workbench.responses.model import mapping
-from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
+from rsp_workbench.stand.host import engine_command, run_engine
+from rsp_workbench.stand.options import StandOptions
 from rsp_workbench.streams.model import StreamElement
 from tests.engines.support import (EX, ROOMS, ROOMS_STREAM, answers, detections, one_station_experiment, require_built,
                                    run_and_report)

@@ -21,7 +21,8 @@ from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.responses.readers import read_response_log
-from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
+from rsp_workbench.stand.host import engine_command, run_engine
+from rsp_workbench.stand.options import StandOptions
 from tests.engines.support import EX, ROOMS, ROOMS_STREAM, detections
 from tests.paths import ROOT
 

@@ -22,7 +22,8 @@ from rsp_workbench.errors import UserError
 from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.responses.readers import read_response_log
-from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
+from rsp_workbench.stand.host import engine_command, run_engine
+from rsp_workbench.stand.options import StandOptions
 from rsp_workbench.streams.model import StreamElement
 
 SAMPLES = ROOT / "sample_experiments" / "real-engines"

@@ -24,7 +24,8 @@ from rsp_workbench.engines.sparkstream.plan import compile_plan, filter_tree
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.responses.model import mapping
-from rsp_workbench.stand.host import StandOptions, engine_command, run_engine
+from rsp_workbench.stand.host import engine_command, run_engine
+from rsp_workbench.stand.options import StandOptions
 from tests.engines.support import (EX, ROOMS, ROOMS_STREAM, answers, one_station_experiment, require_built,
                                    run_and_report)
 from tests.paths import ROOT

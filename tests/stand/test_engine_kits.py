@@ -17,7 +17,8 @@ import pytest
 from rsp_workbench.engine import EngineConfig, group_contemporaneous
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.responses.readers import read_response_log
-from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.stand.host import run_engine
+from rsp_workbench.stand.options import StandOptions
 from rsp_workbench.streams.model import StreamElement
 from tests.paths import ROOT
 

@@ -14,7 +14,8 @@ from rsp_workbench.experiment.loader import loads_experiment
 from rsp_workbench.responses.model import mapping
 from rsp_workbench.responses.readers import read_response_log
 from rsp_workbench.stand.confirm import commands_to_confirm, confirm_commands, describe_command
-from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.stand.host import run_engine
+from rsp_workbench.stand.options import StandOptions
 from rsp_workbench.streams.model import StreamElement
 from tests.paths import ROOT
 

@@ -21,7 +21,8 @@ from rsp_workbench.engines import create_engine
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.responses.readers import read_response_log
-from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.stand.host import run_engine
+from rsp_workbench.stand.options import StandOptions
 from rsp_workbench.stand.run_folder import P_HEADER
 from rsp_workbench.stand.streamer import RealTimeSchedule, iter_stimuli
 from rsp_workbench.streams.model import StreamElement

@@ -21,7 +21,8 @@ from rsp_workbench.engine import EngineConfig, group_contemporaneous
 from rsp_workbench.engines import create_engine
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.responses.readers import read_response_log
-from rsp_workbench.stand.host import StandOptions, run_engine
+from rsp_workbench.stand.host import run_engine
+from rsp_workbench.stand.options import StandOptions
 from rsp_workbench.stand.streamer import iter_stimuli
 
 from tests.stand.support import EX, QUERY, elements

@@ -19,7 +19,9 @@ from rsp_workbench.experiment.runs import expand_runs
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.stand import protocol
 from rsp_workbench.engines.kit.python import stdlib_line
-from rsp_workbench.stand.host import StandOptions, _proc_stat, run_engine
+from rsp_workbench.stand.host import run_engine
+from rsp_workbench.stand.options import StandOptions
+from rsp_workbench.stand.run_state import _proc_stat
 from rsp_workbench.streams.model import StreamElement
 
 from tests.stand.support import EX, QUERY, elements

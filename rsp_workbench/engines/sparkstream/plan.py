@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import Any, Mapping
 
 from rsp_workbench.core.time import parse_duration
-from rsp_workbench.engines._match import Pattern, Unsupported, Var, compile_select
+from rsp_workbench.engines._compiled_query import Pattern, Unsupported, Var, compile_select
 from rsp_workbench.errors import UserError
 from rsp_workbench.query.model import ContinuousQuery, QueryForm
 
