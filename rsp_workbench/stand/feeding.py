@@ -58,8 +58,9 @@ def feed(
             # one stimulus in flight (Heaven); batching: the next batch waits for all but the last one
             in_flight = limit if run.batching else 0
             run.wake_pending = in_flight
-            wait_for(run, lambda: len(run.pending) <= in_flight, options.stimulus_timeout_s, "stimulus timeout",
-                     status="timeout", run_deadline=wall_start)
+            # the stimulus timeout is each stimulus's own (checked by run_deadline's _check_timeouts,
+            # from when the engine could start it), not one for the whole wait: that waits for a batch
+            wait_for(run, lambda: len(run.pending) <= in_flight, None, "stimulus timeout", run_deadline=wall_start)
             lags: list[float | None] = [None] * len(chunk)
         else:
             due = schedule.due(stimulus.application_time)
@@ -90,8 +91,7 @@ def feed(
         if progress is not None:
             progress(result.stimuli_sent)
     run.wake_pending = 0
-    wait_for(run, lambda: not run.pending, options.stimulus_timeout_s, "stimulus timeout", status="timeout",
-             run_deadline=wall_start)
+    wait_for(run, lambda: not run.pending, None, "stimulus timeout", run_deadline=wall_start)  # as above
 
 
 def _encode(chunk: list[Stimulus]) -> bytes:

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,6 +179,41 @@ def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> N
     assert [r.application_time for r in read_response_log(tmp_path / "run" / "responses.jsonl").responses] == \
         [0, 500, 1500]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"
+
+
+SLOW_KIT_ENGINE = """
+import sys, time
+sys.path.insert(0, {root!r})
+from rsp_workbench.engines.kit.python import WrappedEngine, serve
+
+class Slow(WrappedEngine):
+    def register(self, query, engine, static):
+        return {{"engine": "slow"}}
+
+    def push(self, t, elements, streams):
+        time.sleep({seconds})
+        self.emit([{{"who": elements[0][0]}}], t=t)
+
+sys.exit(serve(Slow()))
+"""
+
+
+def test_the_stimulus_timeout_is_per_stimulus_not_per_batch(tmp_path: Path) -> None:
+    """Each stimulus takes 0.3 s, under the 1 s stimulus timeout, and a batch of ten takes 3 s:
+    the run is ok (it once failed "stimulus timeout (1 s)" waiting for a whole batch); a stimulus
+    that takes longer than the timeout still fails the run, naming that stimulus."""
+    def run(seconds: float, folder: str) -> Any:
+        command = [sys.executable, "-c", textwrap.dedent(SLOW_KIT_ENGINE.format(root=str(ROOT), seconds=seconds))]
+        config = EngineConfig("external", parameters={"command": command}, name="slow")
+        return run_engine(config, QUERY, iter_stimuli(elements(TIMES)), tmp_path / folder,
+                          options=StandOptions(mode="absolute-time", sampling_ms=50, batch=10, stimulus_timeout_s=1))
+
+    result = run(0.3, "slow")
+    assert result.status == "ok", result.error
+    assert result.stimuli_done == 10 and result.responses == 10
+    assert [r.get("batch") for r in _trace(tmp_path / "slow")] == [0] * 10
+    result = run(1.5, "slower")
+    assert result.status == "timeout" and "stimulus 0 not finished within 1 s" in (result.error or ""), result.error
 
 
 @pytest.mark.slow
