@@ -22,7 +22,7 @@ from rsp_workbench.results.reader import open_bundle as _open_bundle
 if TYPE_CHECKING:
     from rsp_workbench.experiment.model import Experiment
     from rsp_workbench.oracle.commands import CheckResult, ExpectedResult, QuerySource, StreamPaths
-    from rsp_workbench.pipeline.run_experiment import ExperimentProgress
+    from rsp_workbench.pipeline.run_task import ExperimentProgress
     from rsp_workbench.probe.infer import ProbeInference
 
 __all__ = ["Bundle", "UserError", "check", "load_experiment", "open_bundle", "oracle", "probe", "report", "run"]
@@ -41,7 +41,7 @@ def run(experiment: "Experiment | str | os.PathLike[str]", out: str | os.PathLik
     """Run an experiment into the bundle folder ``out`` (generate → engines → oracle), as ``rspwb run``.
 
     ``experiment``: a loaded experiment or its file. ``progress(event)`` is called with each
-    :class:`~rsp_workbench.pipeline.run_experiment.ExperimentProgress` (``stage``, ``message``,
+    :class:`~rsp_workbench.pipeline.run_task.ExperimentProgress` (``stage``, ``message``,
     ``done``/``total``, ``run_id``; keep it quick: the run waits for it). Setting ``cancel`` (from another thread) stops the
     current engine run and marks the bundle ``cancelled``. ``yes`` confirms the external engine
     commands the experiment would start (``--yes``); without it such an experiment is refused.

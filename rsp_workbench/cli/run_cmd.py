@@ -53,7 +53,8 @@ def run_command(args: argparse.Namespace) -> int:
     from rsp_workbench.results.bundle import format_table
     from rsp_workbench.cli.terminal import STOP_SIGNALS, print_json
     from rsp_workbench.experiment import load_experiment
-    from rsp_workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
+    from rsp_workbench.pipeline.run_experiment import run_experiment
+    from rsp_workbench.pipeline.run_task import ExperimentProgress
 
     experiment = load_experiment(args.file)
     cancel = threading.Event()

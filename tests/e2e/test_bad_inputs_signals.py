@@ -168,7 +168,7 @@ def test_ctrl_c_while_a_run_is_judged_stops_at_once(tmp_path: Path, monkeypatch:
     import os
     import threading
 
-    import rsp_workbench.pipeline.run_experiment as pipeline
+    import rsp_workbench.pipeline.run_one as pipeline
     from tests.e2e.bad_inputs_support import rspwb
 
     def slow_judge(*args: object, **kwargs: object) -> dict[str, object]:

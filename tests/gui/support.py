@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 from rsp_workbench.files import write_json_atomic
 from rsp_workbench.gui.runs.model import ExperimentRun, RunRequest
-from rsp_workbench.pipeline.run_experiment import ExperimentProgress
+from rsp_workbench.pipeline.run_task import ExperimentProgress
 from rsp_workbench.results.bundle import MANIFEST, SUMMARY
 from tests.paths import ROOT
 

@@ -31,7 +31,7 @@ from rsp_workbench.gui.runs.model import (
     bundle_folder,
     default_size,
 )
-from rsp_workbench.pipeline.run_experiment import ExperimentProgress
+from rsp_workbench.pipeline.run_task import ExperimentProgress
 
 
 def engine_children() -> set[int]:

@@ -150,7 +150,8 @@ def test_run_streams_stimuli_from_the_file_without_holding_them(tmp_path: Path, 
     import weakref
 
     from rsp_workbench.engine import Stimulus, group_contemporaneous
-    from rsp_workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
+    from rsp_workbench.pipeline.run_streams import run_inputs
+    from rsp_workbench.pipeline.run_task import RunTask, StreamRef
     from rsp_workbench.query.parser import parse_query
     from rsp_workbench.streams.parquet import ParquetStreamWriter
     from rsp_workbench.streams.readers import StreamFile
@@ -201,7 +202,8 @@ def test_a_run_too_large_to_judge_is_refused_up_front_with_the_estimate(tmp_path
     from rsp_workbench.errors import UserError
     from rsp_workbench.experiment.loader import apply_size, load_experiment
     from rsp_workbench.experiment.runs import expand_runs
-    from rsp_workbench.pipeline.run_experiment import refuse_what_cannot_fit, run_experiment
+    from rsp_workbench.pipeline.run_checks import refuse_what_cannot_fit
+    from rsp_workbench.pipeline.run_experiment import run_experiment
 
     sample = ROOT / "sample_experiments" / "yabench" / "experiment1.yaml"
     experiment = load_experiment(sample)

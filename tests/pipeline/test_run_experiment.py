@@ -20,7 +20,8 @@ from rsp_workbench.results.reader import open_bundle
 from rsp_workbench.cli.main import main
 from rsp_workbench.errors import UserError
 from rsp_workbench.experiment import load_experiment
-from rsp_workbench.pipeline.run_experiment import ExperimentProgress, run_experiment
+from rsp_workbench.pipeline.run_experiment import run_experiment
+from rsp_workbench.pipeline.run_task import ExperimentProgress
 from tests.pipeline.support import PREFIX, STREAM, experiment_file  # noqa: F401
 
 
@@ -363,7 +364,8 @@ def test_merged_stimuli_order_equal_times_by_stream_then_file_order_lazily(tmp_p
     from itertools import count, islice
 
     from rsp_workbench.engine import iter_merged_stimuli, merge_streams
-    from rsp_workbench.pipeline.run_experiment import RunTask, StreamRef, run_inputs
+    from rsp_workbench.pipeline.run_streams import run_inputs
+    from rsp_workbench.pipeline.run_task import RunTask, StreamRef
     from rsp_workbench.query.parser import parse_query
     from rsp_workbench.streams.model import StreamElement
     from rsp_workbench.streams.readers import StreamFile

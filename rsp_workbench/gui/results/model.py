@@ -332,7 +332,7 @@ def experiment_to_rerun(bundle: Bundle) -> "Experiment":
     is not installed, an external program that is not there)."""
     from rsp_workbench.experiment.runs import expand_runs
     from rsp_workbench.gui.designer.model import missing_program_error
-    from rsp_workbench.pipeline.run_experiment import engine_config
+    from rsp_workbench.pipeline.run_checks import engine_config
     from rsp_workbench.stand.host import engine_command
 
     if bundle.published:

@@ -27,7 +27,7 @@ from rsp_workbench.gui.text import verdict_text
 
 if TYPE_CHECKING:
     from rsp_workbench.gui.designer.model import DesignerModel
-    from rsp_workbench.pipeline.run_experiment import ExperimentProgress
+    from rsp_workbench.pipeline.run_task import ExperimentProgress
 
 STAGES = ("generate", "engines", "oracle")
 QUEUED, RUNNING, CANCELLING, OK, FAILED, CANCELLED = "queued", "running", "cancelling", "ok", "failed", "cancelled"
