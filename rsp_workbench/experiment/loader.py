@@ -4,22 +4,23 @@ Every problem is a :class:`UserError` naming FILE:LINE and the field path, e.g.
 ``exp.yaml:14: engines[0].semantics.report: 'windowclose' is not one of …``. Unknown
 fields are rejected with a "did you mean" suggestion, because a misspelt optional field
 would otherwise silently fall back to a default and change what the experiment measures.
+The checks of single fields are ``field_checks``; the ``queries:`` section and the checks of
+the filled queries are ``query_section``.
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping
 
 import yaml
 
-from rsp_workbench.core.semantics import PRESETS, SEMANTICS_FIELDS, EngineSemantics
-from rsp_workbench.core.time import parse_duration
+from rsp_workbench.core.semantics import PRESETS, EngineSemantics
 from rsp_workbench.engine import PROGRAM_ENGINES
-from rsp_workbench.errors import UserError, quoted, unknown_key_message
+from rsp_workbench.errors import UserError
+from rsp_workbench.experiment.field_checks import Checker, describe, is_scalar
 from rsp_workbench.experiment.model import (
     END_RULES,
     ENGINE_TYPES,
@@ -27,7 +28,6 @@ from rsp_workbench.experiment.model import (
     FLOW_SHAPES,
     KPI_NAMES,
     ORACLE_MATCHES,
-    QUERY_SYNTAXES,
     STAND_BATCH_MAX,
     STAND_MODES,
     STATIC_FORMATS,
@@ -37,15 +37,14 @@ from rsp_workbench.experiment.model import (
     FlowSpec,
     KpiSpec,
     OracleSpec,
-    QuerySpec,
     Scalar,
     StandSpec,
     StaticData,
     StreamSpec,
 )
+from rsp_workbench.experiment.query_section import check_stream_bindings, parse_filled_query, query_specs
 from rsp_workbench.experiment.runs import VARIABLE_NAME, check_run_count, resolve_case, variable_combinations
 from rsp_workbench.experiment.source import SourceMap, is_identifier, join_path, load_yaml
-from rsp_workbench.query.template import find_placeholders
 from rsp_workbench.query.writer import check_dialect
 
 TOP_LEVEL_FIELDS = (
@@ -54,7 +53,6 @@ TOP_LEVEL_FIELDS = (
 )
 REQUIRED_TOP_LEVEL = ("name", "queries", "engines")  # and exactly one of stream / streams
 SIZE_FIELDS = tuple(f for f in TOP_LEVEL_FIELDS if f not in ("name", "description", "sizes"))
-ID_CHARACTERS = "letters, digits, '_', '-' and '.'"
 
 _STATIC_SUFFIXES = {
     ".ttl": "turtle", ".nt": "ntriples", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".xml": "xml",
@@ -63,182 +61,34 @@ _STATIC_SUFFIXES = {
 _STREAM_SUFFIXES = {".stream": "yabench", ".nq": "nquads", ".nquads": "nquads", ".parquet": "parquet"}
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, (int, float)):
-        return f"a number ({quoted(value)})"
-    if isinstance(value, str):
-        return f"a string ({quoted(value)})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__} ({quoted(value)})"
-
-
-def _is_scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool))
-
-
-class _Checker:
-    """Type and shape checks that raise located errors."""
-
-    def __init__(self, file: str | None, source: SourceMap, base_dir: Path) -> None:
-        self.file = file
-        self.source = source
-        self.base_dir = base_dir
-
-    def error(self, path: str, message: str, *, key: bool = False) -> UserError:
-        return UserError(
-            message, file=self.file, line=self.source.line(path, key=key), field=self.source.origin(path) or None
-        )
-
-    def mapping(
-        self, value: Any, path: str, allowed: Sequence[str], required: Sequence[str] = (), *, what: str = "field"
-    ) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.error(path, f"expected a mapping, got {_describe(value)}")
-        for key in value:
-            if not isinstance(key, str):
-                raise self.error(join_path(path, key), f"field names must be text, got {quoted(key)}", key=True)
-            if key not in allowed:
-                raise self.error(join_path(path, key), unknown_key_message(key, allowed, what), key=True)
-        for name in required:
-            if value.get(name) is None:
-                raise self.error(
-                    join_path(path, name), "is required" if name not in value else "is required (got null)", key=True
-                )
-        return value
-
-    def names(self, value: Any, path: str) -> dict[str, Any]:
-        """A mapping keyed by free-form names (parameters, settings)."""
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.error(path, f"expected a mapping, got {_describe(value)}")
-        for key in value:
-            if not isinstance(key, str):
-                raise self.error(join_path(path, key), f"names must be text, got {quoted(key)}", key=True)
-        return value
-
-    def sequence(self, value: Any, path: str, *, nonempty: bool = False) -> list[Any]:
-        if not isinstance(value, list):
-            raise self.error(path, f"expected a list, got {_describe(value)}")
-        if nonempty and not value:
-            raise self.error(path, "must not be empty")
-        return value
-
-    def string(self, value: Any, path: str, *, allow_empty: bool = False) -> str:
-        if not isinstance(value, str):
-            raise self.error(path, f"expected text, got {_describe(value)}")
-        if not allow_empty and not value.strip():
-            raise self.error(path, "must not be empty")
-        return value
-
-    def integer(self, value: Any, path: str, *, minimum: int | None = None, maximum: int | None = None,
-                why_maximum: str = "") -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(path, f"expected an integer, got {_describe(value)}")
-        if minimum is not None and value < minimum:
-            raise self.error(path, f"must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            raise self.error(path, f"must be at most {maximum}" + (f" ({why_maximum})" if why_maximum else "")
-                             + f", got {value}")
-        return value
-
-    def positive_number(self, value: Any, path: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(path, f"expected a number, got {_describe(value)}")
-        if value <= 0:
-            raise self.error(path, f"must be positive, got {value}")
-        return float(value)
-
-    def boolean(self, value: Any, path: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.error(path, f"expected true or false, got {_describe(value)}")
-        return value
-
-    def choice(self, value: Any, path: str, choices: Sequence[str]) -> str:
-        if not isinstance(value, str) or value not in choices:
-            close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise self.error(path, f"{quoted(value)} is not one of {', '.join(choices)}{hint}")
-        return value
-
-    def duration(self, value: Any, path: str, *, positive: bool = False) -> int:
-        try:
-            millis = parse_duration(value, field=path)
-        except UserError as error:
-            raise self.error(path, error.message) from None
-        if positive and millis <= 0:
-            raise self.error(path, f"must be positive, got {quoted(value)}")
-        return millis
-
-    def identifier(self, value: Any, path: str) -> str:
-        text = self.string(value, path)
-        if not all(ch.isalnum() or ch in "_-." for ch in text) or not text[0].isalnum():
-            raise self.error(path, f"{quoted(text)} is not a valid id; use {ID_CHARACTERS}, starting with a letter or digit (ids name result folders)")
-        return text
-
-    def existing(self, value: Any, path: str, *, directory: bool | None = False) -> Path:
-        """A path relative to the experiment file that must exist (a file, a directory, or either)."""
-        text = self.string(value, path)
-        resolved = self.base_dir / text
-        if not resolved.exists():
-            raise self.error(path, f"not found: {text} (paths are relative to the experiment file)")
-        if directory is True and not resolved.is_dir():
-            raise self.error(path, f"expected a directory: {text}")
-        if directory is False and not resolved.is_file():
-            raise self.error(path, f"expected a file: {text}{_special(resolved)}")
-        if directory is None and not (resolved.is_file() or resolved.is_dir()):
-            # a FIFO nobody writes would block the run in open(), beyond the reach of Ctrl-C; a device never ends
-            raise self.error(path, f"expected a file or a folder: {text}{_special(resolved)}")
-        return resolved
-
-    def semantics(self, value: Any, path: str, base: EngineSemantics) -> tuple[EngineSemantics, dict[str, Any]]:
-        """SECRET parameters via ``EngineSemantics.with_overrides``; its errors get the full path and line."""
-        overrides = self.names(value, path)
-        for key in overrides:
-            if key.replace("-", "_") not in SEMANTICS_FIELDS:
-                raise self.error(join_path(path, key), unknown_key_message(key, SEMANTICS_FIELDS, "semantics parameter"), key=True)
-        try:
-            return base.with_overrides(overrides), dict(overrides)
-        except UserError as error:
-            field = error.field if error.field in overrides else None
-            raise self.error(join_path(path, field) if field else path, error.message) from None
-
-
 # --------------------------------------------------------------------------- sections
 
 
-def _variables(c: _Checker, value: Any, path: str) -> dict[str, Scalar]:
+def _variables(c: Checker, value: Any, path: str) -> dict[str, Scalar]:
     values = c.names(value, path)
     for name, item in values.items():
         _variable_name(c, name, join_path(path, name))
-        if not _is_scalar(item):
-            raise c.error(join_path(path, name), f"a variable value must be text, a number or a boolean, got {_describe(item)}")
+        if not is_scalar(item):
+            raise c.error(join_path(path, name), f"a variable value must be text, a number or a boolean, got {describe(item)}")
     return dict(values)
 
 
-def _variable_name(c: _Checker, name: str, path: str) -> None:
+def _variable_name(c: Checker, name: str, path: str) -> None:
     if not VARIABLE_NAME.match(name):
         raise c.error(path, f"{name!r} is not a variable name (letters, digits and '_', not starting with a digit)", key=True)
 
 
-def _sweep(c: _Checker, value: Any, path: str) -> dict[str, tuple[Scalar, ...]]:
+def _sweep(c: Checker, value: Any, path: str) -> dict[str, tuple[Scalar, ...]]:
     sweep: dict[str, tuple[Scalar, ...]] = {}
     for name, items in c.names(value, path).items():
         item_path = join_path(path, name)
         _variable_name(c, name, item_path)
         if not isinstance(items, list) or not items:
-            raise c.error(item_path, f"sweep values must be a non-empty list, got {_describe(items)}")
+            raise c.error(item_path, f"sweep values must be a non-empty list, got {describe(items)}")
         seen: list[Scalar] = []
         for index, item in enumerate(items):
-            if not _is_scalar(item):
-                raise c.error(join_path(item_path, index), f"a variable value must be text, a number or a boolean, got {_describe(item)}")
+            if not is_scalar(item):
+                raise c.error(join_path(item_path, index), f"a variable value must be text, a number or a boolean, got {describe(item)}")
             if any(type(item) is type(other) and item == other for other in seen):
                 raise c.error(join_path(item_path, index), f"duplicate sweep value {item!r}")
             seen.append(item)
@@ -246,7 +96,7 @@ def _sweep(c: _Checker, value: Any, path: str) -> dict[str, tuple[Scalar, ...]]:
     return sweep
 
 
-def _cases(c: _Checker, value: Any, path: str) -> tuple[dict[str, Scalar], ...]:
+def _cases(c: Checker, value: Any, path: str) -> tuple[dict[str, Scalar], ...]:
     if value is None:
         return ()
     cases: list[dict[str, Scalar]] = []
@@ -258,7 +108,7 @@ def _cases(c: _Checker, value: Any, path: str) -> tuple[dict[str, Scalar], ...]:
     return tuple(cases)
 
 
-def _sizes(c: _Checker, value: Any, path: str) -> dict[str, dict[str, Any]]:
+def _sizes(c: Checker, value: Any, path: str) -> dict[str, dict[str, Any]]:
     sizes: dict[str, dict[str, Any]] = {}
     for name, item in c.names(value, path).items():
         item_path = join_path(path, name)
@@ -267,7 +117,7 @@ def _sizes(c: _Checker, value: Any, path: str) -> dict[str, dict[str, Any]]:
         if item is None:
             item = {}
         if not isinstance(item, dict):
-            raise c.error(item_path, f"expected a mapping of overrides, got {_describe(item)}")
+            raise c.error(item_path, f"expected a mapping of overrides, got {describe(item)}")
         for key in item:
             if key in ("name", "description", "sizes"):
                 raise c.error(join_path(item_path, key), f"a size cannot override {key!r}", key=True)
@@ -276,7 +126,7 @@ def _sizes(c: _Checker, value: Any, path: str) -> dict[str, dict[str, Any]]:
     return sizes
 
 
-def _static(c: _Checker, value: Any, path: str) -> tuple[StaticData, ...]:
+def _static(c: Checker, value: Any, path: str) -> tuple[StaticData, ...]:
     if value is None:
         return ()
     result = []
@@ -300,7 +150,7 @@ def _static(c: _Checker, value: Any, path: str) -> tuple[StaticData, ...]:
     return tuple(result)
 
 
-def _flow(c: _Checker, value: Any, path: str) -> FlowSpec | None:
+def _flow(c: Checker, value: Any, path: str) -> FlowSpec | None:
     if value is None:
         return None
     settings = dict(c.names(value, path))
@@ -310,7 +160,7 @@ def _flow(c: _Checker, value: Any, path: str) -> FlowSpec | None:
     return FlowSpec(shape=shape, settings=settings)
 
 
-def _stream(c: _Checker, value: Any, iri: str | None = None) -> StreamSpec:
+def _stream(c: Checker, value: Any, iri: str | None = None) -> StreamSpec:
     """One stream: ``stream:`` (``iri`` None) or the value of ``streams: {IRI: …}``."""
     path = StreamSpec(iri=iri).path  # "stream" or "streams.<iri>": where errors point
 
@@ -353,7 +203,7 @@ def _stream(c: _Checker, value: Any, iri: str | None = None) -> StreamSpec:
     return StreamSpec(file=file, format=fmt, interval_ms=interval, flow=flow, iri=iri)
 
 
-def _streams(c: _Checker, top: dict[str, Any]) -> tuple[StreamSpec, ...]:
+def _streams(c: Checker, top: dict[str, Any]) -> tuple[StreamSpec, ...]:
     """``stream:`` (one stream every window reads) or ``streams:`` (stream IRI → stream, bound
     to the windows over that IRI); exactly one of the two."""
     if top.get("stream") is not None and top.get("streams") is not None:
@@ -377,85 +227,7 @@ def _streams(c: _Checker, top: dict[str, Any]) -> tuple[StreamSpec, ...]:
     return tuple(streams)
 
 
-def _placeholder_line(c: _Checker, path: str, template: str, offset: int, token: str) -> int | None:
-    """The file line of the placeholder at ``offset`` of an inline query ``text`` (block scalars included)."""
-    line = c.source.line(path)
-    if line is None or c.source.text is None:
-        return line
-    wanted = template[:offset].count(token)
-    for number, text in enumerate(c.source.text.splitlines()[line - 1 :], start=line):
-        count = text.count(token)
-        if wanted < count:
-            return number
-        wanted -= count
-    return line
-
-
-def _queries(
-    c: _Checker, value: Any, variables: dict[str, Scalar], sweep: dict[str, Any], cases: tuple[dict[str, Scalar], ...]
-) -> tuple[QuerySpec, ...]:
-    always = set(variables) | set(sweep)
-    if cases:
-        always |= set.intersection(*(set(case) for case in cases))
-    queries: list[QuerySpec] = []
-    ids: dict[str, int] = {}
-    for index, item in enumerate(c.sequence(value, "queries", nonempty=True)):
-        item_path = f"queries[{index}]"
-        c.mapping(item, item_path, ("id", "file", "text", "syntax"), ("id",), what="query field")
-        query_id = c.identifier(item["id"], join_path(item_path, "id"))
-        if query_id in ids:
-            raise c.error(join_path(item_path, "id"), f"duplicate query id {query_id!r} (also queries[{ids[query_id]}])")
-        ids[query_id] = index
-        has_file, has_text = item.get("file") is not None, item.get("text") is not None
-        if has_file == has_text:
-            raise c.error(item_path if not has_file else join_path(item_path, "text"),
-                          f"query {query_id} needs exactly one of 'file' and 'text'", key=has_file)
-        file: Path | None = None
-        if has_file:
-            text_path = join_path(item_path, "file")
-            file = c.existing(item["file"], text_path)
-            try:
-                template = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                raise c.error(text_path, f"cannot read query {item['file']}: {error}") from None
-        else:
-            text_path = join_path(item_path, "text")
-            template = c.string(item["text"], text_path)
-        if not template.strip():
-            raise c.error(text_path, f"query {query_id} is empty")
-        syntax = c.choice(item["syntax"], join_path(item_path, "syntax"), QUERY_SYNTAXES) if item.get("syntax") is not None else None
-        names: dict[str, None] = {}
-        try:
-            placeholders: list[tuple[str | None, int, str]] = [(p.name, p.start, template[p.start : p.end]) for p in find_placeholders(template) if p.style != "escape"]
-            malformed = None
-        except UserError as error:  # the first malformed ``${``: report it where it stands
-            offset = sum(len(row) + 1 for row in template.split("\n")[: (error.line or 1) - 1]) + (error.column or 1) - 1
-            placeholders, malformed = [(None, offset, "${")], error.message
-        for name, offset, token in placeholders:
-            if file is not None:
-                where = f" ({item['file']} line {template[:offset].count(chr(10)) + 1})"
-                line = c.source.line(text_path)
-            else:
-                where = ""
-                line = _placeholder_line(c, text_path, template, offset, token)
-            if name is None:
-                message = f"query {query_id}: {malformed}{where}"
-            elif name not in always:
-                lacking = next((i for i, case in enumerate(cases) if name not in case), None)
-                if cases and any(name in case for case in cases):
-                    message = f"query {query_id} uses {token}{where}, which cases[{lacking}] does not define (and variables does not set)"
-                else:
-                    message = f"query {query_id} uses {token}{where}, which is not defined in variables, sweep or cases"
-            else:
-                names.setdefault(name, None)
-                continue
-            located = c.error(text_path, message)
-            raise UserError(located.message, file=located.file, line=line, field=located.field)
-        queries.append(QuerySpec(id=query_id, template=template, file=file, syntax=syntax, variables=tuple(names)))
-    return tuple(queries)
-
-
-def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
+def _engines(c: Checker, value: Any) -> tuple[EngineSpec, ...]:
     engines: list[EngineSpec] = []
     ids: dict[str, int] = {}
     for index, item in enumerate(c.sequence(value, "engines", nonempty=True)):
@@ -500,7 +272,7 @@ def _engines(c: _Checker, value: Any) -> tuple[EngineSpec, ...]:
     return tuple(engines)
 
 
-def _kpis(c: _Checker, value: Any) -> KpiSpec:
+def _kpis(c: Checker, value: Any) -> KpiSpec:
     if value is None:
         return KpiSpec()
     sampling = 500
@@ -521,7 +293,7 @@ def _kpis(c: _Checker, value: Any) -> KpiSpec:
     return KpiSpec(names=tuple(chosen), sampling_ms=sampling)
 
 
-def _oracle(c: _Checker, value: Any) -> OracleSpec:
+def _oracle(c: Checker, value: Any) -> OracleSpec:
     if value is None:
         return OracleSpec()
     oracle = c.mapping(value, "oracle", ("system", "semantics", "match", "gracious", "t0", "end", "regroup"))
@@ -539,7 +311,7 @@ def _oracle(c: _Checker, value: Any) -> OracleSpec:
                       regroup=regroup)
 
 
-def _stand(c: _Checker, value: Any) -> StandSpec:
+def _stand(c: Checker, value: Any) -> StandSpec:
     if value is None:
         return StandSpec()
     stand = c.mapping(value, "stand", ("mode", "time_scale", "timeout", "batch", "max_output_mb", "max_message_mb"))
@@ -559,7 +331,7 @@ def _stand(c: _Checker, value: Any) -> StandSpec:
     )
 
 
-def _spark_master(c: _Checker, value: Any) -> str | None:
+def _spark_master(c: Checker, value: Any) -> str | None:
     """``spark: {master: URL}``: where this experiment's Spark jobs run (overrides settings)."""
     if value is None:
         return None
@@ -568,17 +340,6 @@ def _spark_master(c: _Checker, value: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------- public API
-
-
-def _special(path: Path) -> str:
-    """What a path that is neither a regular file nor a folder is, for errors."""
-    if path.is_fifo():
-        return " is a named pipe (FIFO); the workbench reads a stream several times, so it must be a file"
-    if path.is_char_device() or path.is_block_device():
-        return " is a device"
-    if path.is_socket():
-        return " is a socket"
-    return ""
 
 
 def build_experiment(
@@ -598,7 +359,7 @@ def build_experiment(
     file_text = str(file) if file is not None else None
     folder = Path(base_dir) if base_dir is not None else (Path(file).parent if file is not None else Path("."))
     source = source or SourceMap()
-    c = _Checker(file_text, source, folder)
+    c = Checker(file_text, source, folder)
     if raw is None:
         raise UserError("the experiment file is empty", file=file_text, line=1)
     top = c.mapping(raw, "", TOP_LEVEL_FIELDS, REQUIRED_TOP_LEVEL, what="top-level field")
@@ -620,7 +381,7 @@ def build_experiment(
         sizes=_sizes(c, top.get("sizes"), "sizes"),
         static=_static(c, top.get("static"), "static"),
         streams=_streams(c, top),
-        queries=_queries(c, top["queries"], variables, sweep, cases),
+        queries=query_specs(c, top["queries"], variables, sweep, cases),
         engines=_engines(c, top["engines"]),
         kpis=_kpis(c, top.get("kpis")),
         oracle=_oracle(c, top.get("oracle")),
@@ -638,107 +399,14 @@ def build_experiment(
         case = resolve_case(experiment, combination)
         for key in enumerate(case.query_texts):
             query_texts.setdefault(key, combination)
-    parsed = {key: _parse_filled_query(experiment, key[0], key[1], combination)
+    parsed = {key: parse_filled_query(experiment, key[0], key[1], combination)
               for key, combination in query_texts.items()}
     if experiment.named_streams:
-        _check_stream_bindings(experiment, parsed.items())
+        check_stream_bindings(experiment, parsed.items())
     if check_sizes:
         for size in experiment.sizes:
             apply_size(experiment, size)
     return experiment
-
-
-def _parse_filled_query(experiment: Experiment, index: int, text: str, variables: Mapping[str, Scalar]) -> Any:
-    """Parse query ``index`` as one variable combination fills it: a window size of ``-2s``, ``0s``
-    or beyond the duration limit is an error at validation, at the file line of the query line.
-
-    The error names the variables the query uses (their values are what broke it) and is
-    located in the experiment file (FILE:LINE of the query's field); for a query file the
-    position inside that file is in the message.
-    """
-    from rsp_workbench.query.parser import parse_query
-
-    spec = experiment.queries[index]
-    try:
-        return parse_query(text, spec.syntax)
-    except UserError as error:
-        if spec.syntax is None and error.message.startswith("no stream window found"):
-            return None  # a window-less text: its syntax (one-time SPARQL or not) is the engine's business
-        used = [name for name in spec.variables if name in variables]
-        context = f" (with {', '.join(f'{name}={variables[name]!r}' for name in used)})" if used else ""
-        path = f"queries[{index}].{'file' if spec.file is not None else 'text'}"
-        source = experiment.source or SourceMap()
-        if spec.file is not None:  # the experiment names the file and fills it: report at its `file:` line
-            at = f" line {error.line}" + (f":{error.column}" if error.column is not None else "") if error.line else ""
-            where = f" ({spec.file.name}{at})"
-            line = source.line(path)
-        else:
-            where = f" (query line {error.line})" if error.line is not None else ""
-            line = _template_line(source, path, spec.template, error.line) if error.line else source.line(path)
-        raise UserError(
-            f"query {spec.id}{context}{where}: {error.message}",
-            file=str(experiment.file) if experiment.file is not None else None,
-            line=line,
-            field=source.origin(path),
-        ) from None
-
-
-def _check_stream_bindings(experiment: Experiment, parsed: Iterable[tuple[tuple[int, str], Any]]) -> None:
-    """Every window of a ``streams:`` experiment must read a declared stream (checked per filled query text)."""
-    for (index, _text), query in parsed:
-        if query is None:
-            continue
-        error = undeclared_stream_error(experiment, index, query)
-        if error is not None:
-            raise error
-
-
-def undeclared_stream_error(experiment: Experiment, index: int, query: Any) -> UserError | None:
-    """The error for the first window of parsed query ``index`` over an IRI ``streams:`` does not declare.
-
-    None for a single ``stream:`` (every window reads it, whatever IRI it names) or when all
-    windows bind (RSP-QL Def. 14: each window reads the stream of its IRI). The line is the
-    window's line in the file (or, for a query file, the ``file:`` line plus the line inside it).
-    """
-    if not experiment.named_streams:
-        return None
-    declared = [str(stream.iri) for stream in experiment.streams]
-    window = next((w for w in query.windows if w.stream not in declared), None)
-    if window is None:
-        return None
-    spec = experiment.queries[index]
-    path = f"queries[{index}].{'file' if spec.file is not None else 'text'}"
-    source = experiment.source or SourceMap()
-    line = source.line(path)
-    where = ""
-    if spec.file is not None:
-        where = f" ({spec.file.name} line {window.position[0]})"
-    else:
-        line = _template_line(source, path, spec.template, window.position[0])
-    return UserError(
-        f"query {spec.id} has a window over <{window.stream}>{where}, which 'streams' does not declare "
-        f"(declared: {', '.join(f'<{iri}>' for iri in declared)}"
-        + (f" with size {experiment.applied_size})" if experiment.applied_size else ")"),
-        file=str(experiment.file) if experiment.file is not None else None, line=line, field=source.origin(path),
-    )
-
-
-def _template_line(source: SourceMap, path: str, template: str, template_line: int) -> int | None:
-    """The file line of line ``template_line`` (1-based) of an inline query ``text`` (block scalars included)."""
-    start = source.line(path)
-    lines = template.splitlines()
-    if start is None or source.text is None or not 0 < template_line <= len(lines):
-        return start
-    wanted_text = lines[template_line - 1].strip()
-    if not wanted_text:
-        return start
-    wanted = sum(1 for text in lines[: template_line - 1] if wanted_text in text)
-    for number, text in enumerate(source.text.splitlines()[start - 1 :], start=start):
-        if wanted_text in text:
-            if wanted == 0:
-                return number
-            wanted -= 1
-    return start
 
 
 def loads_experiment(text: str, *, file: str | Path | None = None, base_dir: str | Path | None = None) -> Experiment:

@@ -174,7 +174,7 @@ _SIMPLE_TERM = rf'^(?:{IRI_SIMPLE}|"[^"\\\n\r]*")$'
 
 def _text_blocks(handle: Any) -> Iterator[str]:
     """Text in blocks of whole lines (the last may lack its newline)."""
-    from rsp_workbench.streams.readers import MAX_LINE_CHARS
+    from rsp_workbench.streams.reader_common import MAX_LINE_CHARS
 
     rest = ""
     while True:
@@ -212,9 +212,8 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     after an element at ``last_time``), as a Spark task reads its range of the file;
     positions then count from the part's first element.
     """
-    from rsp_workbench.streams.readers import (
+    from rsp_workbench.streams.reader_common import (
         SKIP_LINE,
-        YABENCH_LINE,
         YABENCH_STEPS,
         ReadReport,
         decode_error,
@@ -222,6 +221,7 @@ def read_yabench_columns(path: str, predicates: frozenset[str] | None, *, on_dis
         open_text,
         checked_time,
     )
+    from rsp_workbench.streams.readers import YABENCH_LINE
 
     name = os.fspath(path)
     report = report if report is not None else ReadReport()
@@ -411,7 +411,7 @@ def read_parquet_columns(path: str, predicates: frozenset[str] | None, *, on_dis
     import pyarrow.parquet as pq
 
     from rsp_workbench.streams.parquet import READ_ERRORS, arrow_message, check_batch, check_parquet_stream
-    from rsp_workbench.streams.readers import ReadReport
+    from rsp_workbench.streams.reader_common import ReadReport
 
     name = os.fspath(path)
     report = report if report is not None else ReadReport()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from rsp_workbench.oracle.quality import QualityRows
     from rsp_workbench.responses.model import ResponseLog
     from rsp_workbench.streams.model import StreamElement, StreamSource
-    from rsp_workbench.streams.readers import ReadReport
+    from rsp_workbench.streams.reader_common import ReadReport
 
 #: t0 candidates up to which every t0's compact results are kept (``rspwb oracle --json`` lists them)
 MAX_LISTED_T0 = 20
@@ -402,7 +402,8 @@ class StreamFiles:
     def _read(self, path: str) -> Iterator["StreamElement"]:
         """One stream file's elements, streaming; with ``on_disorder="warn"`` sorted by time (stable: windows
         are defined on application time) and the disorder reported once."""
-        from rsp_workbench.streams.readers import ReadReport, read_stream
+        from rsp_workbench.streams.reader_common import ReadReport
+        from rsp_workbench.streams.readers import read_stream
 
         report = ReadReport(source=path)
         elements: Iterable[StreamElement] = read_stream(path, self._format_of(path), interval_ms=self.interval,
@@ -438,7 +439,7 @@ class StreamFiles:
         elements with one of ``predicates`` keep their terms)."""
         if self._columns is None or self._predicates != predicates:
             from rsp_workbench.oracle.columnar import read_columns
-            from rsp_workbench.streams.readers import ReadReport
+            from rsp_workbench.streams.reader_common import ReadReport
 
             cache: dict[str, StreamColumns] = {}
             loaded: dict[str, StreamColumns] = {}
@@ -488,7 +489,8 @@ class StreamFiles:
         its last element line), streams in time order; None when some file cannot tell
         (``on_disorder="warn"``, a CSRBench folder or N-Quads layout, compressed or empty text)."""
         from rsp_workbench.streams.parquet import parquet_stream_extent
-        from rsp_workbench.streams.readers import last_element_time, nquads_layout
+        from rsp_workbench.streams.nquads_reader import nquads_layout
+        from rsp_workbench.streams.readers import last_element_time
 
         if self.on_disorder != "error":
             return None

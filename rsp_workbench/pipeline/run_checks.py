@@ -110,7 +110,7 @@ def validate_runs(experiment: Experiment, runs: Sequence[RunSpec], static: Mappi
 
 def _check_stream_bindings(experiment: Experiment, spec: RunSpec, query: Any) -> None:
     """In a ``streams:`` experiment every window must name a declared stream IRI (the loader checks it too)."""
-    from rsp_workbench.experiment.loader import undeclared_stream_error
+    from rsp_workbench.experiment.query_section import undeclared_stream_error
 
     index = next(i for i, q in enumerate(experiment.queries) if q.id == spec.query.id)
     error = undeclared_stream_error(experiment, index, query)

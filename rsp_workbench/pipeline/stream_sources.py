@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.streams.model import StreamSource
-from rsp_workbench.streams.readers import ReadReport
+from rsp_workbench.streams.reader_common import ReadReport
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -76,7 +76,7 @@ def byte_ranges(path: str, step: int | None = None) -> list[tuple[int, int]]:
 
 def range_lines(path: str, start: int, end: int) -> bytes:
     """The bytes of the lines whose first byte lies in ``[start, end)`` (a ``.gz`` file: all of it)."""
-    from rsp_workbench.streams.readers import MAX_LINE_CHARS
+    from rsp_workbench.streams.reader_common import MAX_LINE_CHARS
 
     try:
         if path.endswith(".gz"):
@@ -153,7 +153,7 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int]) 
 
 
 def _decoded(data: bytes, path: str, first_line: int) -> str:
-    from rsp_workbench.streams.readers import decode_error
+    from rsp_workbench.streams.reader_common import decode_error
 
     try:
         return data.decode("utf-8")
@@ -165,7 +165,7 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
            last_time: int | None, report: ReadReport | None = None) -> Iterator["pa.RecordBatch"]:
     """A range's elements as ``(s, p, o, t, pos)`` batches (``warn``: sorted by time inside the range)."""
     from rsp_workbench.oracle.columnar import read_yabench_columns
-    from rsp_workbench.streams.readers import read_nquads_part
+    from rsp_workbench.streams.nquads_reader import read_nquads_part
 
     text = io.StringIO(_decoded(data, path, first_line))
     if fmt == "yabench":
@@ -246,14 +246,14 @@ def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple
 
 def csrbench_count(interval_ms: int, item: tuple[int, str]) -> int:
     """Task: the elements of one ``data_NN.ttl`` (parsed; kept parsed for the second pass)."""
-    from rsp_workbench.streams.readers import read_csrbench_file
+    from rsp_workbench.streams.csrbench_reader import read_csrbench_file
 
     return len(read_csrbench_file(item[0], Path(item[1]), interval_ms)[1])
 
 
 def write_csrbench_file(interval_ms: int, scratch: str, plan: tuple[int, int, str, int]) -> int:
     """Task: one ``data_NN.ttl`` (index, NN, path, first position) into its part file."""
-    from rsp_workbench.streams.readers import read_csrbench_file
+    from rsp_workbench.streams.csrbench_reader import read_csrbench_file
 
     index, number, file, first_pos = plan
     t, triples = read_csrbench_file(number, Path(file), interval_ms)
@@ -262,7 +262,7 @@ def write_csrbench_file(interval_ms: int, scratch: str, plan: tuple[int, int, st
 
 def write_whole_nquads(path: str, scratch: str, index: int) -> int:
     """Task: a CSRBench-layout N-Quads file read as a whole (its reader sorts by time) into one part file."""
-    from rsp_workbench.streams.readers import read_graph_timestamp_nquads
+    from rsp_workbench.streams.nquads_reader import read_graph_timestamp_nquads
 
     return _write_part(scratch, index, _element_batches(read_graph_timestamp_nquads(path), 0))
 
@@ -373,7 +373,7 @@ def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partition
 
 
 def _text_parts(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str) -> int:
-    from rsp_workbench.streams.readers import nquads_layout
+    from rsp_workbench.streams.nquads_reader import nquads_layout
 
     path = source.path
     if source.format == "nquads":
@@ -411,7 +411,7 @@ def _step_back(report: ReadReport, line: int, t: int, previous: int, count: int 
 
 
 def _csrbench_parts(spark: "SparkSession", source: StreamSource, scratch: str) -> int:
-    from rsp_workbench.streams.readers import csrbench_files
+    from rsp_workbench.streams.csrbench_reader import csrbench_files
 
     if source.interval_ms <= 0:
         raise UserError(f"the interval must be positive, got {source.interval_ms} ms", field="interval")

@@ -17,7 +17,8 @@ from rsp_workbench.oracle.reference import expected_answer
 from rsp_workbench.oracle.answers import columnar_expected_answers
 from rsp_workbench.oracle.paths import COLUMNAR_THRESHOLD, SPARK_THRESHOLD, choose_path
 from rsp_workbench.query.parser import parse_query
-from rsp_workbench.streams.readers import ReadReport, read_yabench
+from rsp_workbench.streams.reader_common import ReadReport
+from rsp_workbench.streams.readers import read_yabench
 
 from tests.oracle.cases import BODIES, S1, S2, STATIC, assert_same, csparql, semantics, streams
 

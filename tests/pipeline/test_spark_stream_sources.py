@@ -13,7 +13,8 @@ import pytest
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.streams.model import StreamSource
-from rsp_workbench.streams.readers import ReadReport, read_stream
+from rsp_workbench.streams.reader_common import ReadReport
+from rsp_workbench.streams.readers import read_stream
 from tests.paths import conformance_dir
 
 EX = "http://ex.org/"

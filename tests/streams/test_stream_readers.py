@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.streams.model import XSD, StreamElement
-from rsp_workbench.streams.readers import ReadReport, detect_format, read_stream
+from rsp_workbench.streams.reader_common import ReadReport
+from rsp_workbench.streams.readers import detect_format, read_stream
 from rsp_workbench.streams.terms import (
     TermError,
     canonical_term,

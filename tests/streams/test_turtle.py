@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rsp_workbench.errors import UserError
-from rsp_workbench.streams import readers
+from rsp_workbench.streams import csrbench_reader
 from rsp_workbench.streams.terms import from_rdflib
 from rsp_workbench.streams.turtle import plain_turtle_triples
 from tests.paths import conformance_dir, required
@@ -16,7 +16,7 @@ EX = "http://ex.org/"
 
 
 def rdflib_triples(path: Path) -> list[tuple[str, str, str]]:
-    graph = readers._parse_turtle(path)  # the reference: rdflib's parser, as the reader used it alone
+    graph = csrbench_reader._parse_turtle(path)  # the reference: rdflib's parser, as the reader used it alone
     return sorted((from_rdflib(s), from_rdflib(p), from_rdflib(o)) for s, p, o in graph)  # type: ignore[attr-defined]
 
 
@@ -59,13 +59,13 @@ def test_the_reader_falls_back_to_rdflib_and_its_located_errors(tmp_path: Path) 
     folder.mkdir()
     (folder / "data_0.ttl").write_text(f"@prefix ex: <{EX}> .\nex:s ex:p [ ex:q 42 ] .\n", encoding="utf-8")
     (folder / "data_1.ttl").write_text(f"@prefix ex: <{EX}> .\nex:s ex:p ex:o .\n", encoding="utf-8")
-    elements = list(readers.read_csrbench_dir(folder))
+    elements = list(csrbench_reader.read_csrbench_dir(folder))
     assert [(e.predicate, e.object, e.t) for e in elements] == [
         (f"<{EX}p>", "_:data_0_b0", 0), (f"<{EX}q>", '"42"^^<http://www.w3.org/2001/XMLSchema#integer>', 0),
         (f"<{EX}p>", f"<{EX}o>", 1000),
     ]
     (folder / "data_2.ttl").write_text(f"@prefix ex: <{EX}> .\nex:s ex:p\n", encoding="utf-8")
     with pytest.raises(UserError) as raised:
-        list(readers.read_csrbench_dir(folder))
+        list(csrbench_reader.read_csrbench_dir(folder))
     assert raised.value.file is not None and raised.value.file.endswith("data_2.ttl")
     assert "Turtle" in str(raised.value) and raised.value.line is not None
