@@ -356,14 +356,26 @@ def spark_stream(spark: "SparkSession", source: StreamSource) -> SparkStream:
 
 
 def _in_order(frame: "DataFrame", report: ReadReport) -> "DataFrame":
-    """``pos`` in time order (stable) when the reader saw steps back (``warn``)."""
+    """``pos`` in time order (stable: ties keep the file's order) when the reader saw steps back (``warn``).
+
+    A global sort on ``(t, pos)`` — range-partitioned, so no partition holds the stream — then each
+    row's rank within its partition plus the rows of the partitions before it (one small job counts
+    them), as Spark's own ``zipWithIndex``; ``(t, pos)`` is unique, so the sort is the same each time
+    the frame is computed."""
     if not report.disorders:
         return frame
     from pyspark.sql import functions as F
-    from pyspark.sql.window import Window
 
-    # one partition: a stream in disorder is the exception (warn), not the scale case
-    return frame.withColumn("pos", F.row_number().over(Window.orderBy("t", "pos")) - 1)
+    ordered = (frame.sort("t", "pos").withColumn("_part", F.spark_partition_id())
+               .withColumn("_rank", F.monotonically_increasing_id()))  # (partition << 33) + row within it
+    counts = dict(tuple(row) for row in ordered.groupBy("_part").count().collect())
+    offsets, total = [], 0
+    for part in sorted(counts):
+        offsets.append((part, total))
+        total += counts[part]
+    offset = F.create_map(*[F.lit(value) for pair in offsets for value in pair]) if offsets else F.create_map()
+    start = F.shiftleft(F.col("_part").cast("long"), 33)
+    return ordered.select("s", "p", "o", "t", (offset[F.col("_part")] + F.col("_rank") - start).alias("pos"))
 
 
 def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partitions: int | None = None) -> list[Any]:

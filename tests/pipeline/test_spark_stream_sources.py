@@ -141,3 +141,30 @@ def test_time_going_backwards_is_reported_at_its_line_also_across_ranges(spark: 
     expected, python_report = python_rows(warned)
     assert rows == expected
     assert report.summary() == python_report.summary()
+
+
+@pytest.mark.spark
+def test_a_stream_in_disorder_is_put_in_time_order_across_partitions(spark: Any, tmp_path: Path,
+                                                                    small_ranges: None) -> None:
+    """``warn``: the elements sorted by time, ties in file order (as the Python reader's stable sort),
+    positions 0, 1, 2, … — computed over several partitions (a global sort, then each partition's
+    offset from the counts before it), not gathered into one."""
+    lines = [line for block in range(6) for line in yabench_lines(40, start=[30, 0, 50, 10, 40, 20][block])]
+    source = StreamSource(write(tmp_path / "shuffled.stream", lines), "yabench", on_disorder="warn")
+    from rsp_workbench.pipeline.stream_sources import release, spark_stream
+
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")  # keep them four
+    try:
+        rows, report = spark_rows(spark, source)
+        stream = spark_stream(spark, source)
+        try:
+            assert stream.frame.rdd.getNumPartitions() == 4
+        finally:
+            release(stream)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "1")
+        spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
+    expected, python_report = python_rows(source)
+    assert rows == expected and len(rows) == 240
+    assert report.summary() == python_report.summary()
