@@ -508,6 +508,13 @@ def test_a_second_concurrent_run_into_the_same_bundle_is_refused(tmp_path: Path)
         assert time.monotonic() < deadline and first.poll() is None, "the first run never started its engine"
         time.sleep(0.05)
     before = sorted(str(path) for path in out.rglob("*"))
+    while True:  # the first run goes on creating its run folder's files a moment after the engine starts
+        time.sleep(0.5)
+        settled = sorted(str(path) for path in out.rglob("*"))
+        if settled == before:
+            break
+        assert time.monotonic() < deadline, "the first run's files never settled"
+        before = settled
     second = subprocess.run([PYTHON, "-m", "rsp_workbench.cli.main", "run", str(experiment), "--out", str(out),
                              "--yes", "--quiet"], cwd=tmp_path, env=subprocess_env(), capture_output=True, text=True,
                             timeout=120)
