@@ -107,22 +107,27 @@ def test_real_time_batches_only_what_is_due(tmp_path: Path) -> None:
     assert _answers(tmp_path) == [(r.application_time, r.operation, Counter(r.bindings)) for r in expected]
 
 
-CRASHING_KIT_ENGINE = """
-import sys
-sys.path.insert(0, {root!r})
-from rsp_workbench.engines.kit.python import WrappedEngine, serve
+def kit_engine(push: str) -> str:
+    """A Python-kit engine program (batches announced) whose ``push`` runs ``push`` and then answers
+    one binding: the first element's subject."""
+    return textwrap.dedent("""
+        import sys, time
+        sys.path.insert(0, %r)
+        from rsp_workbench.engines.kit.python import WrappedEngine, serve
 
-class Crashing(WrappedEngine):
-    def register(self, query, engine, static):
-        return {{"engine": "crashing"}}
+        class Engine(WrappedEngine):
+            def register(self, query, engine, static):
+                return {"engine": "test"}
 
-    def push(self, t, elements, streams):
-        if self._stimulus == 3:
-            raise RuntimeError("boom in stimulus 3")
-        self.emit([{{"who": elements[0][0]}}], t=t)
+            def push(self, t, elements, streams):
+                %s
+                self.emit([{"who": elements[0][0]}], t=t)
 
-sys.exit(serve(Crashing()))
-"""
+        sys.exit(serve(Engine()))
+        """) % (str(ROOT), push)
+
+
+CRASHING_KIT_ENGINE = kit_engine('if self._stimulus == 3: raise RuntimeError("boom in stimulus 3")')
 
 CRASHING_NODE_KIT_ENGINE = """
 const { serve } = require(%s);
@@ -161,7 +166,7 @@ def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> N
         kit = json.dumps(str(ROOT / "rsp_workbench" / "engines" / "kit" / "node" / "rspwb-kit.js"))
         command = ["node", "-e", CRASHING_NODE_KIT_ENGINE % kit]
     else:
-        script = CRASHING_KIT_ENGINE.format(root=str(ROOT)) if kind == "error" else EXITING_RAW_ENGINE
+        script = CRASHING_KIT_ENGINE if kind == "error" else EXITING_RAW_ENGINE
         command = [sys.executable, "-c", textwrap.dedent(script)]
     config = EngineConfig("external", parameters={"command": command}, name="crashing")
     result = run_engine(config, QUERY, iter_stimuli(elements(TIMES)), tmp_path / "run",
@@ -181,21 +186,6 @@ def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> N
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"
 
 
-SLOW_KIT_ENGINE = """
-import sys, time
-sys.path.insert(0, {root!r})
-from rsp_workbench.engines.kit.python import WrappedEngine, serve
-
-class Slow(WrappedEngine):
-    def register(self, query, engine, static):
-        return {{"engine": "slow"}}
-
-    def push(self, t, elements, streams):
-        time.sleep({seconds})
-        self.emit([{{"who": elements[0][0]}}], t=t)
-
-sys.exit(serve(Slow()))
-"""
 
 
 def test_the_stimulus_timeout_is_per_stimulus_not_per_batch(tmp_path: Path) -> None:
@@ -203,7 +193,7 @@ def test_the_stimulus_timeout_is_per_stimulus_not_per_batch(tmp_path: Path) -> N
     the run is ok (it once failed "stimulus timeout (1 s)" waiting for a whole batch); a stimulus
     that takes longer than the timeout still fails the run, naming that stimulus."""
     def run(seconds: float, folder: str) -> Any:
-        command = [sys.executable, "-c", textwrap.dedent(SLOW_KIT_ENGINE.format(root=str(ROOT), seconds=seconds))]
+        command = [sys.executable, "-c", kit_engine(f"time.sleep({seconds})")]
         config = EngineConfig("external", parameters={"command": command}, name="slow")
         return run_engine(config, QUERY, iter_stimuli(elements(TIMES)), tmp_path / folder,
                           options=StandOptions(mode="absolute-time", sampling_ms=50, batch=10, stimulus_timeout_s=1))
