@@ -159,17 +159,10 @@ _OBJECT_STEP = (
     True,
 )
 _DOT_STEP = ("' .' at the end of the statement", re.compile(r"[ \t]*\."), False)
-YABENCH_STEPS = [
-    _SUBJECT_STEP,
-    _PREDICATE_STEP,
-    _OBJECT_STEP,
-    ('the time in ms as "<digits>"', re.compile(r'"-?[0-9]+"'), True),
-    _DOT_STEP,
-]
+_TRIPLE_STEPS = [_SUBJECT_STEP, _PREDICATE_STEP, _OBJECT_STEP]
+YABENCH_STEPS = [*_TRIPLE_STEPS, ('the time in ms as "<digits>"', re.compile(r'"-?[0-9]+"'), True), _DOT_STEP]
 NQUADS_STEPS = [
-    _SUBJECT_STEP,
-    _PREDICATE_STEP,
-    _OBJECT_STEP,
+    *_TRIPLE_STEPS,
     ("a graph name (<iri> or _:label) or ' .'", re.compile(rf"[ \t]*(?:{ABSOLUTE_IRI}|{BNODE})?"), False),
     _DOT_STEP,
 ]
