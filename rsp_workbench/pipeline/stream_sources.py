@@ -267,9 +267,11 @@ def write_whole_nquads(path: str, scratch: str, index: int) -> int:
     return _write_part(scratch, index, _element_batches(read_graph_timestamp_nquads(path), 0))
 
 
-def check_row_groups(path: str, on_disorder: str, groups: Iterable[int]) -> list[tuple[int, int, int, int, int]]:
+def check_row_groups(path: str, on_disorder: str,
+                     groups: Iterable[int]) -> list[tuple[int, int, int, int, int, int, int, int]]:
     """Task: `read_parquet`'s checks on some row groups of a Parquet stream (rows named from 1);
-    per row group its first row, last row, first and last time and steps back inside it."""
+    per row group its first row, last row, first and last time, the steps back inside it and the
+    first of them (its row, its time, the time before it; zeros when there is none)."""
     import numpy as np
     import pyarrow.parquet as pq
 
@@ -294,7 +296,8 @@ def check_row_groups(path: str, on_disorder: str, groups: Iterable[int]) -> list
                     k = int(back[0]) + 1
                     raise UserError(f"time goes backwards: {int(times[k])} after {int(times[k - 1])}", file=path,
                                     field=f"row {first + k + 1}")
-                found.append((first, first + len(times) - 1, int(times[0]), int(times[-1]), len(back)))
+                step = (first + int(back[0]) + 2, int(times[back[0] + 1]), int(times[back[0]])) if len(back) else (0, 0, 0)
+                found.append((first, first + len(times) - 1, int(times[0]), int(times[-1]), len(back), *step))
     except READ_ERRORS as error:
         raise UserError(f"cannot read Parquet data ({arrow_message(error)})", file=path) from None
     return found
@@ -461,8 +464,9 @@ def _parquet_frame(spark: "SparkSession", source: StreamSource, report: ReadRepo
                     raise UserError(f"time goes backwards: {after[2]} after {before[3]}", file=path,
                                     field=f"row {after[0] + 1}")
                 _step_back(report, after[0] + 1, after[2], before[3])
-        if source.on_disorder == "warn" and any(row[4] for row in stats):
-            _count_steps(spark, path, report)
+        for row in stats:  # warn: the steps back inside each row group, counted by its task
+            if row[4]:
+                _step_back(report, row[5], row[6], row[7], row[4])
     reader = spark.read
     try:  # the footer's schema: Spark need not infer it (~1 s on a cold JVM)
         reader = reader.schema(from_arrow_schema(pq.read_schema(path)))
@@ -471,17 +475,3 @@ def _parquet_frame(spark: "SparkSession", source: StreamSource, report: ReadRepo
     return reader.parquet(path).select(
         F.col("subject").alias("s"), F.col("predicate").alias("p"), F.col("object").alias("o"),
         F.col("t"), F.col("_metadata.row_index").alias("pos"))
-
-
-def _count_steps(spark: "SparkSession", path: str, report: ReadReport) -> None:
-    """``warn``: every step back of a Parquet stream, counted by Spark (in one partition: the exception)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.window import Window
-
-    frame = spark.read.parquet(path).select(F.col("_metadata.row_index").alias("pos"), "t")
-    steps = frame.select("pos", "t", F.lag("t").over(Window.orderBy("pos")).alias("before")).where("t < before")
-    found = steps.orderBy("pos").toArrow()
-    report.disorders = found.num_rows
-    if found.num_rows:
-        report.first_disorder_line = int(found["pos"][0].as_py()) + 1
-        report.first_disorder = (int(found["t"][0].as_py()), int(found["before"][0].as_py()))

@@ -168,3 +168,21 @@ def test_a_stream_in_disorder_is_put_in_time_order_across_partitions(spark: Any,
     expected, python_report = python_rows(source)
     assert rows == expected and len(rows) == 240
     assert report.summary() == python_report.summary()
+    # the same elements as Parquet in row groups of 50: steps back inside row groups and between them,
+    # counted by the row groups' tasks, the first one named by its row
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rsp_workbench.streams.parquet import SCHEMA
+
+    columns = list(zip(*(tuple(element)[:3] + (None, element.t)
+                         for element in read_stream(source.path, "yabench", on_disorder="warn"))))
+    table = pa.Table.from_arrays([pa.array(column, type=field.type) for column, field in zip(columns, SCHEMA)],
+                                 schema=SCHEMA)
+    pq.write_table(table, tmp_path / "shuffled.parquet", row_group_size=50)  # the workbench's writer refuses disorder
+    parquet = StreamSource(str(tmp_path / "shuffled.parquet"), "parquet", on_disorder="warn")
+    rows, report = spark_rows(spark, parquet)
+    expected, python_report = python_rows(parquet)
+    assert rows == expected and len(rows) == 240
+    assert report.disorders == python_report.disorders == 3
+    assert report.summary() == python_report.summary()
