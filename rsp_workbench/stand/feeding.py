@@ -60,7 +60,7 @@ def feed(
             run.wake_pending = in_flight
             # the stimulus timeout is each stimulus's own (checked by run_deadline's _check_timeouts,
             # from when the engine could start it), not one for the whole wait: that waits for a batch
-            wait_for(run, lambda: len(run.pending) <= in_flight, None, "stimulus timeout", run_deadline=wall_start)
+            wait_for(run, lambda: len(run.pending) <= in_flight, run_deadline=wall_start)
             lags: list[float | None] = [None] * len(chunk)
         else:
             due = schedule.due(stimulus.application_time)
@@ -91,7 +91,7 @@ def feed(
         if progress is not None:
             progress(result.stimuli_sent)
     run.wake_pending = 0
-    wait_for(run, lambda: not run.pending, None, "stimulus timeout", run_deadline=wall_start)  # as above
+    wait_for(run, lambda: not run.pending, run_deadline=wall_start)  # as above
 
 
 def _encode(chunk: list[Stimulus]) -> bytes:
@@ -158,10 +158,12 @@ def _check_timeouts(run: RunState, wall_start: float) -> None:
 
 
 def wait_for(
-    run: RunState, predicate: Callable[[], bool], timeout_s: float | None, message: str, *, status: str = "timeout",
-    run_deadline: float | None = None,
+    run: RunState, predicate: Callable[[], bool], timeout_s: float | None = None, message: str = "", *,
+    status: str = "timeout", run_deadline: float | None = None,
 ) -> None:
-    """Wait for ``predicate`` (under the run's condition), waking every 50 ms for cancel/failure/timeouts."""
+    """Wait for ``predicate`` (under the run's condition), waking every 50 ms for cancel/failure/timeouts:
+    ``timeout_s`` bounds this wait (failing the run with ``message``); ``run_deadline`` (the run's
+    start) checks the run's and each pending stimulus's own timeouts instead."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while True:
         with run.condition:
