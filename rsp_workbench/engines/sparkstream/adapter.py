@@ -94,7 +94,7 @@ class SparkStreamingEngine(WrappedEngine):
         self.batches: list[list[Any]] = []
         self.now: int | None = None
         self.checkpoint = ""
-        self.temporary_checkpoint = False
+        self.owns_checkpoint = False
         self.query: Any = None
         self.fail_at = os.environ.get(FAIL_AT_STIMULUS)
         self.profile = {"stimuli": 0, "handling_ns": 0, "spark_ns": 0} if os.environ.get(PROFILE) == "1" else None
@@ -125,8 +125,9 @@ class SparkStreamingEngine(WrappedEngine):
         memory = jvm.org.apache.spark.sql.execution.streaming.runtime.MemoryStream
         self.source = memory.apply(jvm.org.apache.spark.sql.Encoders.STRING(), self.spark._jsparkSession)
         self.to_seq = jvm.scala.jdk.javaapi.CollectionConverters.asScala
-        self.temporary_checkpoint = not parameters.get("checkpoint")
-        self.checkpoint = str(parameters.get("checkpoint") or temporary_checkpoint())
+        given = parameters.get("checkpoint")
+        self.checkpoint = str(given or temporary_checkpoint())
+        self.owns_checkpoint = not given  # a temporary one, removed at close; the user's own stays
         from rsp_workbench.engines.sparkstream.job import answer, stream_rows
 
         result = answer(stream_rows(DataFrame(self.source.toDF(), self.spark), self.plan, failing=bool(self.fail_at)),
@@ -205,7 +206,7 @@ class SparkStreamingEngine(WrappedEngine):
             print(json.dumps({"profile": self.profile}), file=sys.stderr, flush=True)
         if self.query is not None:
             self.query.stop()
-        if self.checkpoint and self.temporary_checkpoint:  # the user's own checkpoint folder stays
+        if self.owns_checkpoint:
             shutil.rmtree(self.checkpoint, ignore_errors=True)
 
 
