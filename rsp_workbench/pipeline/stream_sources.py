@@ -376,7 +376,7 @@ def _in_order(frame: "DataFrame", report: ReadReport) -> "DataFrame":
     for part in sorted(counts):
         offsets.append((part, total))
         total += counts[part]
-    offset = F.create_map(*[F.lit(value) for pair in offsets for value in pair]) if offsets else F.create_map()
+    offset = F.create_map(*[F.lit(value) for pair in offsets for value in pair])  # disorders: never empty
     start = F.shiftleft(F.col("_part").cast("long"), 33)
     return ordered.select("s", "p", "o", "t", (offset[F.col("_part")] + F.col("_rank") - start).alias("pos"))
 
