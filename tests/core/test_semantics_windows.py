@@ -175,6 +175,7 @@ def test_theorem_1_present_window(
     n=st.integers(0, 5),
     border=st.sampled_from(list(BorderConvention)),
 )
+@pytest.mark.slow
 def test_theorem_1_earliest_window_after_transient(
     times: list[int], size: int, slide: int, a: int, n: int, border: BorderConvention
 ) -> None:

@@ -630,6 +630,7 @@ def test_generate_to_a_path_under_a_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "nquads", "yabench"])
+@pytest.mark.slow
 def test_generate_into_a_full_disk_names_the_file(tmp_path: Path, fmt: str) -> None:
     """A real file-size limit (RLIMIT_FSIZE, as a full quota would) on a real child process."""
     import resource
@@ -655,6 +656,7 @@ def test_generate_into_a_full_disk_names_the_file(tmp_path: Path, fmt: str) -> N
 # --- engine runs: honest bundles and bounded engine output -----------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_into_a_full_disk_fails_at_once_naming_the_file(tmp_path: Path, stream: Path) -> None:
     """A real file-size limit (RLIMIT_FSIZE, as a full quota would) while the stand writes the engine's
     stderr: the run fails at once naming the file, no thread traceback, no 30 s wait, no .partial."""

@@ -183,6 +183,7 @@ def test_filter_query_equals_oracle(semantics: EngineSemantics, window: tuple[st
 
 
 @pytest.mark.parametrize("preset", ["csparql", "cqels"])
+@pytest.mark.slow
 def test_join_query_equals_oracle(preset: str) -> None:
     elements = observations(30, seed=3, stations=3)
     streams = {OBS_STREAM: elements}
@@ -231,6 +232,7 @@ policies = st.sampled_from(["wc", "wc & nc", "cc", "cc & nc", "periodic(2s)", "w
     notify=st.booleans(),
     join=st.booleans(),
 )
+@pytest.mark.slow
 def test_random_streams_equal_oracle(
     seed: int, count: int, size: int, slide: int, t0: int, border: BorderConvention, policy: str, tick: Tick,
     r2s: R2S, notify: bool, join: bool,
@@ -248,6 +250,7 @@ def test_random_streams_equal_oracle(
 # --- fault knobs ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_late_purge_keeps_expired_elements() -> None:
     """CQELS / CSRBench Q6: a join over elements that should have left the window."""
     elements = observations(30, seed=3, stations=2)

@@ -113,6 +113,7 @@ def test_missing_build_is_one_line_saying_how(monkeypatch: pytest.MonkeyPatch, t
     assert "\n" not in message and "./install.sh --engines esper" in message and "mvn" in message
 
 
+@pytest.mark.slow
 def test_a_sliding_time_batch_is_refused_in_one_line(tmp_path: Path) -> None:
     needs_esper()
     query = ROOMS.replace("STEP 10s", "STEP 5s")

@@ -126,6 +126,7 @@ def test_a_known_useless_binding_does_not_inherit_its_join_keys_probability() ->
     assert recall(run_join(stimuli, strategy="fifo", cache_size=1), truth) == 0.0  # fifo keeps the newer a1-b5
 
 
+@pytest.mark.slow
 def test_likelihood_beats_fifo_and_random(uniform: list[Stimulus], uniform_truth: set) -> None:
     """The paper's claim (Sect. 3.2): likelihood eviction outperforms fifo and random below 100 % recall.
 
@@ -144,6 +145,7 @@ def test_likelihood_beats_fifo_and_random(uniform: list[Stimulus], uniform_truth
             assert best > recall(run_join(stimuli, strategy="random", cache_size=size, seed=0), truth)
 
 
+@pytest.mark.slow
 def test_likelihood_beats_fifo_on_a_longer_stream() -> None:
     """10 s of uniform chain-join data (10,000 triples, ≈ 15,700 results), cache 1,000: with
     known-useless bindings at P = 0 likelihood eviction keeps its lead (benchmarks/bench_eviction.py)."""

@@ -63,6 +63,7 @@ def test_rspjs_reports_a_window_when_the_next_instant_arrives(tmp_path: Path) ->
     assert result.exit_code == 0 and result.stimuli_done == 5
 
 
+@pytest.mark.slow
 def test_rspjs_sends_one_response_per_binding_at_one_time(tmp_path: Path) -> None:
     needs_rspjs()
     query = """SELECT ?who ?room
@@ -165,6 +166,7 @@ def test_probe_characterises_rspjs(capsys: pytest.CaptureFixture[str]) -> None:
     assert [probe["probe"] for probe in payload["unexplained"]] == ["gap"]
 
 
+@pytest.mark.slow
 def test_rspjs_alone_is_judged_under_its_declared_grouping(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`{id: rspjs, type: rspjs}` with nothing else: the preset declares one response per binding, so the
     judge regroups; what is left is RSP-JS's drifting window start (README item 2): [0, 5 s) and

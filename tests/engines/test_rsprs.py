@@ -134,6 +134,7 @@ def test_a_panic_in_rsp_rs_is_one_fatal_error_line_with_its_own_message() -> Non
     assert "csparql_window.rs:263" in error["message"]
 
 
+@pytest.mark.slow
 def test_a_panic_fails_that_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     needs_rsprs()
@@ -198,6 +199,7 @@ def test_the_rsprs_preset_is_what_the_readme_declares() -> None:
     assert semantics.t0 is None and semantics.leading_partial and semantics.time_unit.value == "ms"
 
 
+@pytest.mark.slow
 def test_sample_rooms_experiment_judges_rsprs_correct_under_its_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     needs_rsprs()
     out = tmp_path / "bundle"
@@ -225,6 +227,7 @@ stand: {{mode: absolute-time}}
 
 
 @pytest.mark.parametrize("legacy, verdict", [(True, "correct"), (False, "incorrect")])
+@pytest.mark.slow
 def test_rsprs_on_a_small_sg1_stream_is_judged_under_its_preset(legacy: bool, verdict: str, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """YABench Exp. 1's query on 5 SG1 stations, 10 s. YABench 1.1.0's SG1 (legacy_v110) starts at the

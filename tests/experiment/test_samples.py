@@ -169,6 +169,7 @@ def test_teaching_examples_are_correct(bundles: Any, name: str) -> None:
     assert all(r["bindings"] > 0 for r in rows)
 
 
+@pytest.mark.slow
 def test_coupon_example_reproduces_rspql_example_10(bundles: Any) -> None:
     """Two streams (S_nearby, S_coupon), P = WC[W2] ∧ NC[W2]: evaluations at 8 and 16 with the
     paper's three rows (RSP-QL Example 10; the paper's table says :adam for Alice)."""

@@ -361,6 +361,7 @@ def test_the_quality_csv_gives_each_window_its_cases_variables(qtbot, no_leaks) 
 # ---------------------------------------------------------------------- designer: a table cell edited with its editor
 
 
+@pytest.mark.slow
 def test_editing_a_variable_in_its_cell_commits_without_a_qt_warning(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import QtMsgType, Qt, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication, QLineEdit

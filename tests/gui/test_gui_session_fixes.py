@@ -142,6 +142,7 @@ def test_a_file_that_is_no_experiment_is_refused(qtbot, settings, tmp_path: Path
         assert main.designer.model.file == broken and main.designer.model.yaml_error is not None
 
 
+@pytest.mark.slow
 def test_a_library_sample_opens_as_a_template(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from tests.gui.support import shown_main_window
 
@@ -204,6 +205,7 @@ def test_a_cancelled_probe_keeps_its_progress(qtbot, no_leaks) -> None:  # type:
     assert dialog.progress.value() == 22 and "partial" in dialog.headline.text()
 
 
+@pytest.mark.slow
 def test_windows_fit_the_available_screen(qtbot, settings, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import QRect, QSize
 
@@ -377,6 +379,7 @@ def test_a_sample_query_file_is_saved_to_a_new_place(designer, experiment_copy: 
     assert designer.model.get(("queries", 0, "file")) == str(target)
 
 
+@pytest.mark.slow
 def test_the_window_title_names_the_file_and_unsaved_edits(qtbot, settings, experiment_copy: Path, tmp_path: Path, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from tests.gui.support import shown_main_window
 
@@ -490,6 +493,7 @@ def test_the_library_lists_file_names_under_whole_group_titles(qtbot, settings, 
     assert [samples.child(i).text(1) for i in range(samples.childCount())] == ["real-engines", "teaching"]
 
 
+@pytest.mark.slow
 def test_a_timeline_export_keeps_the_run_caption(browser, real_bundle: Path, tmp_path: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui.results.timeline import view as timeline_view
 
@@ -521,6 +525,7 @@ def test_an_external_engine_whose_program_is_missing_is_invalid_while_designing(
     assert model.validation.ok, model.validation.error
 
 
+@pytest.mark.slow
 def test_the_open_file_is_reloaded_when_it_changes_on_disk(designer, experiment_copy: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     designer.open_file(experiment_copy)
     said: list[str] = []

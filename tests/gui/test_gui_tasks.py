@@ -15,6 +15,7 @@ pytest.importorskip("PySide6")
 pytestmark = pytest.mark.gui
 
 
+@pytest.mark.slow
 def test_a_task_keeps_running_when_its_registry_is_collected(qtbot, no_leaks) -> None:  # type: ignore[no-untyped-def]
     from rsp_workbench.gui import tasks
     from rsp_workbench.gui.tasks import TaskRegistry

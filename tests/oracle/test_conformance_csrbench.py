@@ -94,6 +94,7 @@ def test_the_table_is_the_readmes(data: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.slow
 def test_csrbench_verdicts_are_the_readmes(data: Path, engine: str) -> None:
     got = ""
     for query in QUERIES:
@@ -189,6 +190,7 @@ STRICT_TABLE = {
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.slow
 def test_strict_verdicts(data: Path, engine: str) -> None:
     got = "".join("X" if checked(data, engine, q, "strict")[1]["verdict"] == "correct" else "x" for q in QUERIES)
     assert got == STRICT_TABLE[engine]
@@ -231,6 +233,7 @@ def test_strict_sparqlstream_q4_emits_nothing_for_windows_without_matches(data: 
 # --- the command as the README writes it --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_readme_command_in_a_subprocess(data: Path) -> None:
     """``rspwb check …`` exactly as the README gives it, run as a program: exit 1 and the same JSON."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -47,6 +47,7 @@ def test_every_preset_from_presence_runs_equals_the_reference(elements, body, pr
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(elements=streams(16), body=st.sampled_from(MONOTONE), sem=semantics(), size=st.integers(1, 8),
        slide=st.integers(1, 6), t0=st.integers(0, 5))
+@pytest.mark.slow
 def test_random_semantics_from_presence_runs_equal_the_reference(elements, body, sem, size, slide, t0) -> None:
     query = csparql(BODIES[body], size, slide)
     reference = expected_answer(query, {S1: elements}, sem, (t0,), static=STATIC)

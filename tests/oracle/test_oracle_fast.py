@@ -59,6 +59,7 @@ def test_fast_path_equals_reference(elements, body, sem, size, slide, t0) -> Non
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(first=streams(10), second=streams(10), sem=semantics(), t0=st.tuples(st.integers(0, 3), st.integers(0, 3)))
+@pytest.mark.slow
 def test_named_windows_over_two_streams(first, second, sem, t0) -> None:
     query = parse_query(
         "PREFIX : <http://e/> SELECT ?x ?v ?y FROM NAMED WINDOW :w1 ON <http://s1> [RANGE 5ms STEP 2ms] "

@@ -141,6 +141,7 @@ def _assert_grids_read_back(folder: Path, answers: Any, vectors: list[tuple[int,
 
 @pytest.mark.parametrize(("body", "subjects"), [("filter", 6), ("filter", 2000), ("union", 2000),
                                                 ("join-across-timestamps", 6), ("static-join", 6)])
+@pytest.mark.slow
 def test_grids_layout_reads_back_every_t0_for_every_preset(tmp_path: Path, body: str, subjects: int,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from rsp_workbench.oracle import output

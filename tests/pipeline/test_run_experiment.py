@@ -107,6 +107,7 @@ def test_fault_knob_is_judged_incorrect(tmp_path: Path) -> None:
     assert oracle["precision"] < 1.0 and summary.status == "ok"  # the runs themselves succeeded
 
 
+@pytest.mark.slow
 def test_crashing_external_engine_is_recorded_and_others_continue(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -134,6 +135,7 @@ def test_crashing_external_engine_is_recorded_and_others_continue(
     assert "engine blew up" in (out / "runs" / "case0-rep0-crash-filter" / "stderr.log").read_text()
 
 
+@pytest.mark.slow
 def test_cancel_leaves_a_consistent_bundle(tmp_path: Path) -> None:
     hang = external("""
         import json, sys, time
@@ -453,6 +455,7 @@ def test_report_due_times_follow_the_stand_mode(tmp_path: Path) -> None:
     assert report_due_at(tmp_path / "missing.jsonl", {"mode": "real-time"}, run_start=0) is None
 
 
+@pytest.mark.slow
 def test_misbehaving_external_engines_fail_their_runs_only_with_the_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

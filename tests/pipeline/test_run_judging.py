@@ -169,6 +169,7 @@ def test_a_data_driven_engine_answering_per_binding_is_judged_correct(
     assert report["runs"][0]["first_divergence"]["t"] == 2500
 
 
+@pytest.mark.slow
 def test_an_engine_declaring_grouping_by_binding_is_judged_regrouped_unless_the_oracle_overrides(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     declared = DATA_DRIVEN_SEMANTICS.replace("}", ", grouping: binding}")

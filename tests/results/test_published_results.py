@@ -60,6 +60,7 @@ def test_published_files_parse_with_their_engine_line() -> None:
         parse_oracle("1.0,1.0,1,1,1,0,5,1\n1.0,1.0\n", file="ORACLE_x")
 
 
+@pytest.mark.slow
 def test_report_json_one_run_per_oracle_file(tmp_path: Path) -> None:
     folder = build_test_folder(tmp_path / "cqels")
     assert is_published(folder)
@@ -183,6 +184,7 @@ def test_import_names_what_cannot_be_imported(two_engines: Path, tmp_path: Path)
     assert result.returncode == 2 and "generator" in result.stderr and "LUBM-X" in result.stderr
 
 
+@pytest.mark.slow
 def test_unnumbered_results_directly_under_results_are_runs(tmp_path: Path) -> None:
     """Experiment_4's layout: `results/ORACLE_gracious`, `results/ORACLE_non-gracious`, `results/P_…`."""
     from tests.results.yabench_folder import build_unnumbered_folder
@@ -210,6 +212,7 @@ def test_unnumbered_results_directly_under_results_are_runs(tmp_path: Path) -> N
     assert series is not None and list(series.end) == [5000, 10000, 15000]
 
 
+@pytest.mark.slow
 def test_numbered_results_directly_under_results_and_a_matching_configuration(tmp_path: Path) -> None:
     folder = build_test_folder(tmp_path / "cqels", agg=True)
     for sub in ("oracle", "performance"):
@@ -228,6 +231,7 @@ def test_numbered_results_directly_under_results_and_a_matching_configuration(tm
     assert [b.repetitions for b in read_boxplots(open_bundle(folder))] == [2]
 
 
+@pytest.mark.slow
 def test_a_config_with_a_trailing_comma_imports_with_a_located_warning(two_engines: Path, tmp_path: Path) -> None:
     config = two_engines / "cqels" / "config.json"
     text = config.read_text()

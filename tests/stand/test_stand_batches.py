@@ -86,6 +86,7 @@ def test_batched_and_unbatched_runs_give_the_same_run_folder(tmp_path: Path) -> 
     assert runs[4]["latency_ms"]["count"] == runs[1]["latency_ms"]["count"] == 10
 
 
+@pytest.mark.slow
 def test_real_time_batches_only_what_is_due(tmp_path: Path) -> None:
     # 100 stimuli within 0.1 ms of wall time (due at once: batched), then one 400 ms later
     times = list(range(100)) + [400_000]
@@ -188,6 +189,7 @@ def test_engine_failing_in_the_middle_of_a_batch(tmp_path: Path, kind: str) -> N
 
 
 
+@pytest.mark.slow
 def test_the_stimulus_timeout_is_per_stimulus_not_per_batch(tmp_path: Path) -> None:
     """Each stimulus takes 0.3 s, under the 1 s stimulus timeout, and a batch of ten takes 3 s:
     the run is ok (it once failed "stimulus timeout (1 s)" waiting for a whole batch); a stimulus

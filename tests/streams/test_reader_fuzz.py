@@ -169,6 +169,7 @@ def test_csrbench_json_from_parts(relations: list[object]) -> None:
 
 @FUZZ
 @given(document=_JSON)
+@pytest.mark.slow
 def test_csrbench_json_arbitrary(document: object) -> None:
     _read_output("answer.json", json.dumps(document).encode(), "csrbench-json")
 

@@ -190,6 +190,7 @@ _responses = st.builds(
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_responses, max_size=6))
+@pytest.mark.slow
 def test_response_log_round_trip(tmp_path: Path, responses: list[EngineResponse]) -> None:
     log = ResponseLog(("x", "y", "z"), tuple(responses), source="s", run_start=17, engine="cqels", query="q1", run="r3")
     path = tmp_path / "responses.jsonl"

@@ -20,6 +20,7 @@ def rdflib_triples(path: Path) -> list[tuple[str, str, str]]:
     return sorted((from_rdflib(s), from_rdflib(p), from_rdflib(o)) for s, p, o in graph)  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_every_csrbench_file_reads_as_rdflib_reads_it() -> None:
     files = sorted((required(conformance_dir()) / "data").glob("data_*.ttl"))
     assert len(files) == 34
