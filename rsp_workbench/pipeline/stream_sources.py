@@ -11,7 +11,9 @@ The driver lists ranges and learns a few numbers per range; it never reads the s
   or time going backwards is the same file:line error, raised by the executor that read it.
   Each task writes its elements as a Parquet part file (PySpark hands Arrow batches to the
   JVM only through pandas, which the workbench does not need), and Spark reads the parts as
-  one DataFrame, a partition per range; `release` removes them.
+  one DataFrame, a partition per range; `release` removes them. A ``.gz`` file is first
+  unpacked by one task into the scratch folder (`unpack`: gzip reads from its start only),
+  then cut into ranges like any other; messages name the ``.gz`` file and its lines.
 * A CSRBench directory: a task per ``data_NN.ttl`` file (`read_csrbench_file`), counted
   first the same way; the CSRBench oracle layout of N-Quads (graph timestamps: the file as
   a whole) in one task.
@@ -66,23 +68,19 @@ class RangeCount:
 
 def byte_ranges(path: str, step: int | None = None) -> list[tuple[int, int]]:
     """``[start, end)`` byte ranges of ``step`` (default `RANGE_BYTES`) covering the file (a
-    compressed file is one range)."""
+    ``.gz`` file is unpacked first, `unpack`)."""
     step = step or RANGE_BYTES
     size = os.path.getsize(path)
-    if path.endswith(".gz"):
-        return [(0, size)] if size else []
     return [(start, min(start + step, size)) for start in range(0, size, step)]
 
 
-def range_lines(path: str, start: int, end: int) -> bytes:
-    """The bytes of the lines whose first byte lies in ``[start, end)`` (a ``.gz`` file: all of it)."""
+def range_lines(path: str, start: int, end: int, data_path: str | None = None) -> bytes:
+    """The bytes of the lines whose first byte lies in ``[start, end)`` of ``data_path`` (default
+    ``path``; ``path`` is the file messages name: the ``.gz`` the user gave for its unpacked copy)."""
     from rsp_workbench.streams.reader_common import MAX_LINE_CHARS
 
     try:
-        if path.endswith(".gz"):
-            with gzip.open(path, "rb") as packed:
-                return packed.read()
-        with open(path, "rb") as handle:
+        with open(data_path or path, "rb") as handle:
             if start > 0:
                 handle.seek(start - 1)
                 if handle.read(1) != b"\n":
@@ -121,10 +119,28 @@ def _time_of(line: bytes, fmt: str) -> int | None:
         return None
 
 
-def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int]) -> RangeCount:
+def unpack(path: str, target: str) -> int:
+    """Task: a ``.gz`` stream unpacked into ``target`` (one task: gzip is read from its start), so
+    that its ranges are parsed in parallel like any text stream's; its size in bytes."""
+    with gzip.open(path, "rb") as packed, open(target, "wb") as out:
+        while True:
+            try:
+                block = packed.read(16 << 20)
+            except (OSError, EOFError) as error:  # truncated or corrupt .gz: as the Python readers say it
+                raise UserError(f"cannot read stream: {error}", file=path) from None
+            if not block:
+                return out.tell()
+            try:
+                out.write(block)
+            except OSError as error:  # e.g. a full disk
+                raise UserError(f"cannot unpack the stream into the scratch folder: {error}", file=target) from None
+
+
+def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], data_path: str | None = None
+                ) -> RangeCount:
     """Lines, elements and first/last element time of a range, from its bytes (no parsing); with
     ``warn`` also the steps back inside it (parsed: its lines' numbers are not known yet)."""
-    data = range_lines(path, *bounds)
+    data = range_lines(path, *bounds, data_path=data_path)
     if not data:
         return RangeCount(0, 0, None, 0, None)
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
@@ -235,12 +251,12 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"]) -
     return rows
 
 
-def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple[int, int, int, int, int, int | None]
-                ) -> int:
+def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple[int, int, int, int, int, int | None],
+                data_path: str | None = None) -> int:
     """Task: parse one planned range (index, start, end, first line, first position, the time of the
     element before it or None) into its part file."""
     index, start, end, first_line, first_pos, last_time = plan
-    data = range_lines(path, start, end)
+    data = range_lines(path, start, end, data_path=data_path)
     return _write_part(scratch, index, _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time))
 
 
@@ -397,10 +413,15 @@ def _text_parts(spark: "SparkSession", source: StreamSource, report: ReadReport,
             return 0
         if layout == "graph-timestamp":
             return len(_tasks(spark, [0], partial(write_whole_nquads, path, scratch)))
-    ranges = byte_ranges(path)
+    data_path = None
+    if path.endswith(".gz"):  # hidden from Spark's read of the part files, removed once they are written
+        data_path = os.path.join(scratch, ".unpacked-stream")
+        _tasks(spark, [data_path], partial(unpack, path))
+    ranges = byte_ranges(data_path or path)
     if not ranges:
         return 0
-    counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder))
+    counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
+                                                             data_path=data_path))
     plans = []
     lines = elements = 0
     last: int | None = None
@@ -415,7 +436,9 @@ def _text_parts(spark: "SparkSession", source: StreamSource, report: ReadReport,
         elements += count.elements
         if count.elements:
             last = count.last_time
-    _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch))
+    _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch, data_path=data_path))
+    if data_path is not None:
+        os.remove(data_path)
     return len(plans)
 
 

@@ -6,6 +6,7 @@ each knowing only where its range starts.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,49 @@ def test_a_stream_in_disorder_is_put_in_time_order_across_partitions(spark: Any,
     assert rows == expected and len(rows) == 240
     assert report.disorders == python_report.disorders == 3
     assert report.summary() == python_report.summary()
+
+
+def gzipped(path: Path, lines: list[str]) -> str:
+    import gzip
+
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.spark
+def test_a_gz_stream_is_unpacked_once_then_parsed_in_ranges(spark: Any, tmp_path: Path, small_ranges: None) -> None:
+    """gzip is read from its start: one task unpacks it; its ranges are then parsed in parallel, with
+    the Python readers' rows, and a bad line is named in the ``.gz`` file at its line."""
+    from rsp_workbench.pipeline.spark import job_group
+    from rsp_workbench.pipeline.stream_sources import release, spark_stream
+    from rsp_workbench.streams.writers import format_nquads_line
+
+    yabench = gzipped(tmp_path / "s.stream.gz", ODD_YABENCH + yabench_lines(200, start=100))
+    elements = list(read_stream(yabench, "yabench"))
+    nquads = gzipped(tmp_path / "s.nq.gz", [format_nquads_line(e).rstrip("\n") for e in elements])
+    for source in (StreamSource(yabench, "yabench"), StreamSource(nquads, "nquads")):
+        rows, _ = spark_rows(spark, source)
+        assert rows == python_rows(source)[0] and len(rows) == 244, source
+        with job_group(spark, "test-gz", "gz partitions"):
+            stream = spark_stream(spark, source)
+            try:
+                assert stream.scratch is not None
+                names = os.listdir(stream.scratch)
+                assert len([n for n in names if n.startswith("part-")]) > 10  # a task per 512-byte range
+                assert not any(name.startswith(".unpacked") for name in names)  # removed once parsed
+            finally:
+                release(stream)
+    lines = yabench_lines(300)
+    lines[236] = f'<{EX}s> <{EX}p> "no time" .'
+    bad = StreamSource(gzipped(tmp_path / "bad.stream.gz", lines), "yabench")
+    with pytest.raises(UserError) as raised:
+        spark_rows(spark, bad)
+    assert str(raised.value) == python_error(bad)
+    assert "bad.stream.gz:237:" in str(raised.value)
+    truncated = tmp_path / "cut.stream.gz"
+    truncated.write_bytes(Path(yabench).read_bytes()[:-200])
+    cut = StreamSource(str(truncated), "yabench")
+    with pytest.raises(UserError) as raised:
+        spark_rows(spark, cut)
+    assert str(raised.value) == python_error(cut)
