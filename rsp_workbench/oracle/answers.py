@@ -40,6 +40,7 @@ from rsp_workbench.oracle.deltas import (
     DeltaOracle,
     EvaluationArrays,
     EvaluationGrid,
+    GridRecipe,
     Timeline,
     evaluation_arrays,
     evaluations_for,
@@ -126,6 +127,18 @@ class ExpectedAnswers(Mapping[tuple[int, ...], AnswerForT0]):
     annotations_reused: bool = False  # the annotated rows came from an earlier call's cache
     _known: set[tuple[int, ...]] | None = None
     _deltas: DeltaOracle | UpperOracle | None = None  # single-window plans: presence runs / present rows per t0
+    # where ``--out`` writes its grid files: ``map_tasks(function, shared, items)`` is
+    # ``[function(shared, item) for item in items]`` run elsewhere (the Spark path: on its executors,
+    # `rsp_workbench.pipeline.oracle_job`); None: here, one file after the other
+    map_tasks: Callable[[Callable[[Any, Any], Any], Any, Sequence[Any]], list[Any]] | None = None
+
+    def grid_recipe(self, vectors: Sequence[tuple[int, ...]]) -> GridRecipe | None:
+        """Each t0's grid as data when its answer is the shared rows over that grid (`GridRecipe`);
+        None when answers are computed otherwise (several windows, operators above the pattern,
+        the reference path)."""
+        if self._reference is not None or not isinstance(self._deltas, DeltaOracle):
+            return None
+        return self._deltas.recipe(vectors)
 
     @property
     def classes(self) -> list[AnswerClass]:

@@ -707,6 +707,23 @@ class SummaryRows(Iterator[dict[str, Any]]):
         return next(self._rows)
 
 
+@dataclass(frozen=True)
+class GridRecipe:
+    """What each t0's evaluation grid follows from when its answer is the oracle's shared rows over
+    that grid (`DeltaOracle`): the distinct timestamps, the semantics and each t0's window — small
+    and picklable, so that the grids of ``--out`` can be made and written by Spark's executors
+    (`rsp_workbench.oracle.output`) without the rows or the stream."""
+
+    timeline: Any
+    semantics: EngineSemantics
+    end: int | None
+    specs: Mapping[tuple[int, ...], WindowSpec]
+
+    def grid(self, t0: tuple[int, ...]) -> EvaluationGrid:
+        """The grid `DeltaOracle.answer` gives ``t0``'s answer (it is that answer's only when monotone)."""
+        return evaluation_grid(self.timeline, self.specs[t0], self.semantics, self.end)
+
+
 class DeltaOracle:
     """Answers per t0 for a single-window monotone plan from its annotated `RowTable`."""
 
@@ -723,12 +740,16 @@ class DeltaOracle:
         solution: SolutionMapping = self.table.solution(m, self._solutions)
         return solution
 
-    def answer(self, t0: Sequence[int]) -> "DeltaAnswer | None":
-        """The answer for ``t0``; None if the contents do not move monotonically."""
+    def recipe(self, vectors: Sequence[tuple[int, ...]]) -> GridRecipe:
+        """The grids of ``vectors`` as data (`GridRecipe`)."""
         from rsp_workbench.oracle.reference import window_specs
 
-        spec = window_specs(self.query, self.semantics, tuple(t0))[0]
-        grid = evaluation_grid(self.timeline, spec, self.semantics, self.end)
+        return GridRecipe(self.timeline, self.semantics, self.end,
+                          {tuple(v): window_specs(self.query, self.semantics, tuple(v))[0] for v in vectors})
+
+    def answer(self, t0: Sequence[int]) -> "DeltaAnswer | None":
+        """The answer for ``t0``; None if the contents do not move monotonically."""
+        grid = self.recipe([tuple(t0)]).grid(tuple(t0))
         if not grid.monotone():
             return None
         return DeltaAnswer(tuple(t0), grid, lambda: presence_runs(self.table, grid), self.solution, self.r2s,

@@ -233,6 +233,8 @@ def _write_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], v
     path, a grid that is not monotone) carries its own runs. After the first file the rest
     is estimated from its size; an output that would not fit on the disk is refused.
     """
+    if _write_shared_grids(folder, answers, vectors, check):
+        return
     shared: Any = None
     index: list[list[Any]] = []
     folder.manifest["grid_files"] = index  # [file, number of t0] in t0 order; in the manifest at the end
@@ -268,6 +270,93 @@ def _write_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any], v
     folder.files.insert(0, MAPPINGS)
     if shared is not None:
         folder.files.insert(1, ROWS)
+
+
+def _write_shared_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], Any],
+                        vectors: Sequence[tuple[int, ...]], check: Callable[[], None]) -> bool:
+    """The ``grids`` layout when every t0's answer is the shared rows over its own grid (a single
+    window's `DeltaOracle`): the rows once, then the grids of `CHUNK_ENTRIES` // (the first t0's
+    evaluations) consecutive t0 per file, each file made from a `GridRecipe` alone — so that
+    ``answers.map_tasks`` (the Spark path) makes and writes them on the executors, in parallel,
+    the files the same whoever writes them. False (nothing left behind) when the answers are not
+    of that kind, or when some t0's contents do not move forward: the general writer then runs."""
+    recipe_of = getattr(answers, "grid_recipe", None)
+    recipe = recipe_of(vectors) if recipe_of is not None and len(vectors) > 1 else None
+    if recipe is None:
+        return False
+    first = answers[vectors[0]]
+    rows = getattr(first, "rows", None)
+    if rows is None:
+        return False
+    per_file = max(1, CHUNK_ENTRIES // max(1, len(first.grid)))
+    slices = [(k, list(vectors[i:i + per_file])) for k, i in enumerate(range(0, len(vectors), per_file))]
+    shared = (recipe, os.path.abspath(folder.partial))
+    written: list[str] = []
+
+    def undo() -> bool:
+        for name in written:
+            (folder.partial / name).unlink(missing_ok=True)
+        return False
+
+    with open(folder.partial / MAPPINGS, "w", encoding="utf-8") as mappings:
+        written.append(MAPPINGS)
+        _write_rows(folder, rows, _MappingNumbers(mappings).of(rows.mapping_of, first.solution))
+        written.append(ROWS)
+    del first, rows
+    files: list[tuple[str, int, int]] = []
+
+    def done(result: tuple[str, int, int]) -> None:
+        files.append(result)
+        written.append(result[0])
+        if folder.after_file is not None:
+            folder.after_file(result[0])
+
+    head = write_grid_file(shared, slices[0])  # here: the other files are estimated from its size
+    if head is None:
+        return undo()
+    done(head)
+    if len(slices) > 1:
+        _refuse_if_too_big(folder.partial, head[2] // head[1], len(vectors) - head[1], "t0")
+    map_tasks = getattr(answers, "map_tasks", None)
+    rest = slices[1:]
+    if map_tasks is not None and rest:
+        check()
+        results = map_tasks(write_grid_file, shared, rest)
+        if any(result is None for result in results):
+            written.extend(result[0] for result in results if result is not None)
+            return undo()
+        for result in results:
+            done(result)
+    for item in rest if map_tasks is None else ():
+        check()
+        result = write_grid_file(shared, item)
+        if result is None:
+            return undo()
+        done(result)
+    folder.manifest["grid_files"] = [[name, count] for name, count, _size in files]
+    folder.files += [MAPPINGS, ROWS] + [name for name, _count, _size in files]
+    return True
+
+
+def write_grid_file(shared: tuple[Any, str], item: tuple[int, Sequence[tuple[int, ...]]]
+                    ) -> tuple[str, int, int] | None:
+    """Task: the grids of one slice of consecutive t0 (``item``: the file's number and its t0) as
+    ``grids_NNNNN.npz`` in the folder of ``shared`` (`GridRecipe`, folder) — written whole under a
+    hidden name, then renamed; (name, t0, bytes), or None (nothing written) if some t0's contents
+    do not move forward (its answer then needs runs of its own)."""
+    recipe, partial = shared
+    number, vectors = item
+    chunk = _GridChunk()
+    for vector in vectors:
+        grid = recipe.grid(tuple(vector))
+        if not grid.monotone():
+            return None
+        chunk.add(grid, None)
+    name = f"grids_{number:05d}.npz"
+    hidden = Path(partial) / f".{name}.{os.getpid()}.partial"
+    _save_npz(hidden, chunk.columns())
+    os.replace(hidden, Path(partial) / name)
+    return name, len(vectors), (Path(partial) / name).stat().st_size
 
 
 def _write_rows(folder: StagedFolder, rows: Any, mapping: Any) -> None:

@@ -29,6 +29,7 @@ import hashlib
 import os
 import uuid
 from collections import OrderedDict, defaultdict
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -489,4 +490,35 @@ def spark_expected(query: ContinuousQuery, semantics: EngineSemantics, vectors: 
         sources = stream_sources(folder)
         answers = expected_answers(spark, query, dict(sources), semantics, list(vectors), static=static, end=end,
                                    report_window=report_window, keep_results=keep_results, warn=warn)
+    answers.map_tasks = partial(on_executors, spark)
     return answers, OracleMethod(answers.mode, "spark", answers.reason)
+
+
+def on_executors(spark: "SparkSession", function: Callable[[Any, Any], Any], shared: Any, items: Sequence[Any]
+                 ) -> list[Any]:
+    """``[function(shared, item) for item in items]``, a task per item on the executors, ``shared``
+    sent once (a broadcast), in a cancellable job group: how ``--out`` of the Spark path has its
+    files written by the executors (`rsp_workbench.oracle.output`; on a cluster the folder must be
+    one every executor writes to, as ``RSPWB_SPARK_SCRATCH``)."""
+    from rsp_workbench.pipeline.spark import job_group
+
+    context = spark.sparkContext
+    broadcast = context.broadcast(shared)
+    group = f"rspwb-output-{uuid.uuid4().hex[:8]}"
+    try:
+        with job_group(spark, group, "writing the expected answers"):
+            try:
+                return context.parallelize(list(items), max(1, len(items))).map(
+                    partial(_shared_task, function, broadcast)).collect()
+            except BaseException:  # Ctrl-C: no task goes on writing into a folder about to be removed
+                context.cancelJobGroup(group)
+                raise
+    finally:
+        broadcast.unpersist()
+
+
+def _shared_task(function: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    """One task of `on_executors`: its `UserError` carried to the driver."""
+    from rsp_workbench.pipeline.stream_sources import counted
+
+    return counted(function, shared.value, item)
