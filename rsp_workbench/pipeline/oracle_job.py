@@ -450,9 +450,11 @@ def _expected_answers(spark: "SparkSession", query: ContinuousQuery, sources: Ma
 def _reference_answers(query: ContinuousQuery, frames: Mapping[str, "DataFrame"], semantics: EngineSemantics,
                        vectors: list[tuple[int, ...]], static: StaticData, end: int | None, report_window: int,
                        timelines: list[Timeline], reason: str) -> ExpectedAnswers:
-    """Fallback: collect the streams and run the rdflib reference per t0 (on demand)."""
+    """Fallback: collect the streams and run the rdflib reference per t0 (on demand) — refused,
+    with the estimate, when the streams would not fit in the driver's memory (`refuse_on_driver`)."""
     from rsp_workbench.streams.model import StreamElement
 
+    refuse_on_driver(sum(len(timeline.times) for timeline in {id(t): t for t in timelines}.values()), reason)
     streams = {}
     for stream, frame in frames.items():
         table = frame.orderBy("pos").select("s", "p", "o", "t").toArrow()
@@ -466,6 +468,25 @@ def _reference_answers(query: ContinuousQuery, frames: Mapping[str, "DataFrame"]
 
     return ExpectedAnswers.by_reference(query, semantics, vectors, reference, reason=reason, timelines=timelines,
                                         end=end, report_window=report_window)
+
+
+REFERENCE_BYTES_PER_ELEMENT = 1000  # a stream element on the driver: ~460 B as an object, ~2× while built from Arrow
+
+
+def refuse_on_driver(elements: int, reason: str, available: int | None = None) -> None:
+    """A `UserError` before the streams are collected when a query outside the fast fragment (its
+    answers by rdflib's reference path, on the driver, over the whole stream) would hold more than
+    the memory available now: the message gives the estimate and why the stream must be there."""
+    import psutil
+
+    need = elements * REFERENCE_BYTES_PER_ELEMENT
+    available = psutil.virtual_memory().available if available is None else available
+    if need > available:
+        raise UserError(
+            f"the query is outside the fast fragment ({reason}), so rdflib's reference path computes its answers "
+            f"on the driver over the whole stream: {elements:,} elements would hold about {need / 2**30:.1f} GB and "
+            f"{available / 2**30:.1f} GB are available; give a shorter stream, or a query inside the fragment "
+            "(docs/oracle.md)", field="query")
 
 
 def spark_expected(query: ContinuousQuery, semantics: EngineSemantics, vectors: Sequence[tuple[int, ...]],

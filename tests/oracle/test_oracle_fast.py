@@ -212,6 +212,31 @@ def test_spark_vectorised_summary_and_fallback(spark, spark_stream) -> None:
     assert_same(expected_answer(limited, {S1: SPARK_ELEMENTS}, sem, (0,), static=STATIC), fallback.answer(0))
 
 
+@pytest.mark.spark
+def test_the_reference_path_on_spark_refuses_a_stream_the_driver_cannot_hold(spark, spark_stream, monkeypatch) -> None:
+    """Outside the fast fragment the driver holds the stream (rdflib): refused with the estimate, before it is read."""
+    from collections import namedtuple
+
+    import psutil
+
+    from rsp_workbench.errors import UserError
+    from rsp_workbench.pipeline.oracle_job import REFERENCE_BYTES_PER_ELEMENT, expected_answers, refuse_on_driver
+
+    refuse_on_driver(1000, "LIMIT", available=1000 * REFERENCE_BYTES_PER_ELEMENT)  # fits: no error
+    with pytest.raises(UserError) as refused:
+        refuse_on_driver(3_000_000, "LIMIT", available=2 << 30)
+    assert str(refused.value) == (
+        "query: the query is outside the fast fragment (LIMIT), so rdflib's reference path computes its answers on "
+        "the driver over the whole stream: 3,000,000 elements would hold about 2.8 GB and 2.0 GB are available; "
+        "give a shorter stream, or a query inside the fragment (docs/oracle.md)")
+    limited = csparql("SELECT ?x WHERE { ?x <http://e/p> ?v } LIMIT 1", 4, 4)
+    memory = namedtuple("memory", "available")(len(SPARK_ELEMENTS) * REFERENCE_BYTES_PER_ELEMENT - 1)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: memory)
+    with pytest.raises(UserError) as refused:
+        expected_answers(spark, limited, spark_stream, PRESETS["cqels"], [0], static=STATIC)
+    assert f"{len(SPARK_ELEMENTS)} elements would hold" in str(refused.value) and "LIMIT" in str(refused.value)
+
+
 # --- FILTER bounds pushed into the Spark scan -------------------------------------------------------
 
 def test_numeric_bounds_of_filter_expressions() -> None:
