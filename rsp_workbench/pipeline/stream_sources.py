@@ -14,14 +14,23 @@ The driver lists ranges and learns a few numbers per range; it never reads the s
   one DataFrame, a partition per range; `release` removes them. A ``.gz`` file is first
   unpacked by one task into the scratch folder (`unpack`: gzip reads from its start only),
   then cut into ranges like any other; messages name the ``.gz`` file and its lines.
+* The CSRBench oracle layout of N-Quads (a named graph per timestamp, ``<g> :hasTimestamp "t"``
+  anywhere) in the same byte ranges, in the Python reader's two passes: after the ranges' lines
+  are counted (`count_lines`), pass 1 (`graph_range`, `graph_timestamp_part`) gives per range
+  each graph's first and last line and its stamps; the driver merges them in file order with
+  the reader's checks and messages (`graph_times`; the first malformed line in the file wins, the
+  tasks return their errors) and reads again, knowing every graph, the ranges whose stamps name
+  graphs of other ranges only. Pass 2 (`write_graph_range`) writes each range's elements with
+  their line and their graph's first line; ``pos`` follows a global sort on (time, graph's first
+  line, line), the reader's order (`_ranked`). The driver holds the graphs, never the elements.
 * A CSRBench directory: a task per ``data_NN.ttl`` file (`read_csrbench_file`), counted
-  first the same way; the CSRBench oracle layout of N-Quads (graph timestamps: the file as
-  a whole) in one task.
+  first the same way.
 * Parquet: Spark's own reader; a job first checks the row groups as `read_parquet` does (no
   nulls, N-Triples term starts, time order by row).
 
 The frame is ``(s, p, o, t, pos)``, ``pos`` the element's position in the time-ordered stream
-(with ``on_disorder="warn"``: sorted by time, stable, as the Python readers' callers do).
+(with ``on_disorder="warn"``: sorted by time, stable, as the Python readers' callers do; a
+global sort, range-partitioned, then per-partition offsets: `_ranked`).
 """
 
 from __future__ import annotations
