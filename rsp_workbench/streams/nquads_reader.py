@@ -285,10 +285,6 @@ class GraphTimes:
     spans: dict[str | None, list[int]]
     times: dict[str, int]
 
-    def is_metadata(self, subject: str, predicate: str) -> bool:
-        """Whether a statement gives a graph of the file its time (it is no element, and not skipped)."""
-        return _is_timestamp_predicate(predicate) and subject in self.spans
-
 
 def graph_times(name: str, parts: Sequence[GraphPart]) -> GraphTimes:
     """The parts of pass 1 (in file order) merged, with `read_graph_timestamp_nquads`' checks and
@@ -341,7 +337,7 @@ def graph_timestamp_rows(name: str, text: IO[str], first_line: int, times: Mappi
     skipped = 0
     try:
         for number, s, p, o, g in _iter_quads(name, text, first_line):
-            if _is_timestamp_predicate(p) and s in graphs:
+            if p.endswith("hasTimestamp>") and s in graphs:  # metadata: no element, not skipped
                 continue
             timed = times.get(g) if g is not None else None
             if timed is None:
@@ -380,7 +376,6 @@ def read_graph_timestamp_nquads(
     spans, times = found.spans, found.times
     pending = sorted(times, key=lambda graph: (times[graph], spans[graph][0]))
     last_lines = {graph: spans[graph][1] for graph in times}
-    is_metadata = found.is_metadata
     buffers: dict[str, list[StreamElement]] = {}
     complete: set[str] = set()
     next_index = 0
@@ -388,7 +383,7 @@ def read_graph_timestamp_nquads(
     skipped = 0
     try:
         for number, s, p, o, g in _iter_quads(name):
-            metadata = is_metadata(s, p)
+            metadata = p.endswith("hasTimestamp>") and s in spans  # _is_timestamp_predicate inline
             if g is not None and g in times and not metadata:
                 buffers.setdefault(g, []).append(StreamElement(s, p, o, times[g]))
             else:
