@@ -14,14 +14,23 @@ The driver lists ranges and learns a few numbers per range; it never reads the s
   one DataFrame, a partition per range; `release` removes them. A ``.gz`` file is first
   unpacked by one task into the scratch folder (`unpack`: gzip reads from its start only),
   then cut into ranges like any other; messages name the ``.gz`` file and its lines.
+* The CSRBench oracle layout of N-Quads (a named graph per timestamp, ``<g> :hasTimestamp "t"``
+  anywhere) in the same byte ranges, in the Python reader's two passes: after the ranges' lines
+  are counted (`count_lines`), pass 1 (`graph_range`, `graph_timestamp_part`) gives per range
+  each graph's first and last line and its stamps; the driver merges them in file order with
+  the reader's checks and messages (`graph_times`; the first malformed line in the file wins, the
+  tasks return their errors) and reads again, knowing every graph, the ranges whose stamps name
+  graphs of other ranges only. Pass 2 (`write_graph_range`) writes each range's elements with
+  their line and their graph's first line; ``pos`` follows a global sort on (time, graph's first
+  line, line), the reader's order (`_ranked`). The driver holds the graphs, never the elements.
 * A CSRBench directory: a task per ``data_NN.ttl`` file (`read_csrbench_file`), counted
-  first the same way; the CSRBench oracle layout of N-Quads (graph timestamps: the file as
-  a whole) in one task.
+  first the same way.
 * Parquet: Spark's own reader; a job first checks the row groups as `read_parquet` does (no
   nulls, N-Triples term starts, time order by row).
 
 The frame is ``(s, p, o, t, pos)``, ``pos`` the element's position in the time-ordered stream
-(with ``on_disorder="warn"``: sorted by time, stable, as the Python readers' callers do).
+(with ``on_disorder="warn"``: sorted by time, stable, as the Python readers' callers do; a
+global sort, range-partitioned, then per-partition offsets: `_ranked`).
 """
 
 from __future__ import annotations
@@ -43,8 +52,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from rsp_workbench.streams.nquads_reader import GraphPart
+
 RANGE_BYTES = 32 << 20  # a task's share of a text stream (~160,000 YABench lines)
 FRAME_SCHEMA = "s string, p string, o string, t long, pos long"
+GRAPH_PART_SCHEMA = FRAME_SCHEMA + ", graph_line long"  # CSRBench N-Quads parts: pos is the line until sorted
 _MAYBE_SKIP = (b"\n\n", b"\n#", b"\n ", b"\n\t", b"\n\r")
 _SKIP_BYTES = re.compile(rb"[ \t]*(?:#.*)?\r?")
 
@@ -198,7 +210,8 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
     yield from _element_batches(elements, first_pos)
 
 
-def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any) -> "pa.RecordBatch":
+def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any, graph_line: Any = None) -> "pa.RecordBatch":
+    """A batch of the frame's columns (and ``graph_line``, the CSRBench layout's sort key, if given)."""
     import pyarrow as pa
 
     def column(values: Any, kind: "pa.DataType") -> "pa.Array":
@@ -206,9 +219,13 @@ def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any) -> "pa.RecordBatch":
             values = values.combine_chunks()
         return values.cast(kind) if isinstance(values, pa.Array) else pa.array(values, kind)
 
-    return pa.RecordBatch.from_arrays([column(s, pa.string()), column(p, pa.string()), column(o, pa.string()),
-                                       column(t, pa.int64()), column(pos, pa.int64())],
-                                      names=["s", "p", "o", "t", "pos"])
+    columns = [column(s, pa.string()), column(p, pa.string()), column(o, pa.string()), column(t, pa.int64()),
+               column(pos, pa.int64())]
+    names = ["s", "p", "o", "t", "pos"]
+    if graph_line is not None:
+        columns.append(column(graph_line, pa.int64()))
+        names.append("graph_line")
+    return pa.RecordBatch.from_arrays(columns, names=names)
 
 
 def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 16) -> Iterator["pa.RecordBatch"]:
@@ -233,8 +250,9 @@ def counted(function: Any, *args: Any) -> Any:
         raise_in_task(error)
 
 
-def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"]) -> int:
-    """A task's elements as ``part-NNNNNN.parquet`` in ``scratch`` (written whole, then renamed)."""
+def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], graph_line: bool = False) -> int:
+    """A task's elements as ``part-NNNNNN.parquet`` in ``scratch`` (written whole, then renamed); with
+    ``graph_line``, the CSRBench layout's column of that name too (`GRAPH_PART_SCHEMA`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -242,7 +260,7 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"]) -
     partial_target = os.path.join(scratch, f".part-{index:06d}.{os.getpid()}.partial")  # hidden: Spark skips it
     rows = 0
     schema = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64()),
-                        ("pos", pa.int64())])
+                        ("pos", pa.int64())] + ([("graph_line", pa.int64())] if graph_line else []))
     with pq.ParquetWriter(partial_target, schema) as writer:
         for batch in batches:
             writer.write_batch(batch)
@@ -276,11 +294,51 @@ def write_csrbench_file(interval_ms: int, scratch: str, plan: tuple[int, int, st
     return _write_part(scratch, index, _element_batches(((s, p, o, t) for s, p, o in triples), first_pos))
 
 
-def write_whole_nquads(path: str, scratch: str, index: int) -> int:
-    """Task: a CSRBench-layout N-Quads file read as a whole (its reader sorts by time) into one part file."""
-    from rsp_workbench.streams.nquads_reader import read_graph_timestamp_nquads
+def count_lines(path: str, bounds: tuple[int, int], data_path: str | None = None) -> int:
+    """Task: the lines of a range (bytes only)."""
+    data = range_lines(path, *bounds, data_path=data_path)
+    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
-    return _write_part(scratch, index, _element_batches(read_graph_timestamp_nquads(path), 0))
+
+def graph_range(path: str, graphs: Any, plan: tuple[int, int, int, int], data_path: str | None = None
+                ) -> "GraphPart | UserError":
+    """Task: pass 1 of the CSRBench N-Quads layout over one planned range (index, start, end, first line):
+    per graph its lines and stamps (`graph_timestamp_part`; ``graphs``: None, or a broadcast of every
+    graph of the file to keep the stamps about). Its `UserError` is returned, not raised, so that the
+    driver reports the first one in the file, as the Python reader does."""
+    from rsp_workbench.streams.nquads_reader import graph_timestamp_part
+
+    _index, start, end, first_line = plan
+    try:
+        text = io.StringIO(_decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
+        return graph_timestamp_part(path, text, first_line, None if graphs is None else graphs.value)
+    except UserError as error:
+        return error
+
+
+def write_graph_range(path: str, scratch: str, table: Any, plan: tuple[int, int, int, int],
+                      data_path: str | None = None) -> tuple[int, int]:
+    """Task: pass 2 of the CSRBench N-Quads layout over one planned range into its part file: the
+    elements with ``pos`` their line and ``graph_line`` their graph's first line (``table``: a broadcast
+    of graph → (time, first line) and the set of every graph); its rows and skipped statements."""
+    from rsp_workbench.streams.nquads_reader import graph_timestamp_rows
+
+    index, start, end, first_line = plan
+    times, graphs = table.value
+    report = ReadReport()
+    text = io.StringIO(_decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
+    rows = graph_timestamp_rows(path, text, first_line, times, graphs, report)
+    return _write_part(scratch, index, _graph_batches(rows), graph_line=True), report.skipped
+
+
+def _graph_batches(rows: Iterable[tuple[str, str, str, int, int, int]], size: int = 1 << 16
+                   ) -> Iterator["pa.RecordBatch"]:
+    from itertools import islice
+
+    iterator = iter(rows)
+    while chunk := list(islice(iterator, size)):
+        s, p, o, t, graph_line, line = ([row[i] for row in chunk] for i in range(6))
+        yield _batch(s, p, o, t, line, graph_line)
 
 
 def check_row_groups(path: str, on_disorder: str,
@@ -364,35 +422,43 @@ def spark_stream(spark: "SparkSession", source: StreamSource) -> SparkStream:
     scratch = scratch_folder()
     try:
         if source.format == "csrbench-dir":
-            parts = _csrbench_parts(spark, source, scratch)
+            frame = _parts_frame(spark, scratch, _csrbench_parts(spark, source, scratch))
         else:
-            parts = _text_parts(spark, source, report, scratch)
-        frame = spark.read.schema(FRAME_SCHEMA).parquet(scratch) if parts else spark.createDataFrame([], FRAME_SCHEMA)
+            frame = _text_frame(spark, source, report, scratch)
     except BaseException:
         release(SparkStream(None, report, scratch))  # type: ignore[arg-type]  # only its folder matters
         raise
-    return SparkStream(_in_order(frame, report), report, scratch)
+    return SparkStream(frame, report, scratch)
+
+
+def _parts_frame(spark: "SparkSession", scratch: str, parts: int, schema: str = FRAME_SCHEMA) -> "DataFrame":
+    """The part files in ``scratch`` as one frame (none written: an empty frame)."""
+    return spark.read.schema(schema).parquet(scratch) if parts else spark.createDataFrame([], schema)
 
 
 def _in_order(frame: "DataFrame", report: ReadReport) -> "DataFrame":
-    """``pos`` in time order (stable: ties keep the file's order) when the reader saw steps back (``warn``).
+    """``pos`` in time order (stable: ties keep the file's order) when the reader saw steps back
+    (``warn``): `_ranked` on ``(t, pos)``."""
+    return _ranked(frame, ("t", "pos")) if report.disorders else frame
 
-    A global sort on ``(t, pos)`` — range-partitioned, so no partition holds the stream — then each
+
+def _ranked(frame: "DataFrame", keys: Sequence[str]) -> "DataFrame":
+    """``(s, p, o, t, pos)`` with ``pos`` 0, 1, 2, … in the order of ``keys`` (``frame`` has rows).
+
+    A global sort on ``keys`` — range-partitioned, so no partition holds the stream — then each
     row's rank within its partition plus the rows of the partitions before it (one small job counts
-    them), as Spark's own ``zipWithIndex``; ``(t, pos)`` is unique, so the sort is the same each time
+    them), as Spark's own ``zipWithIndex``; ``keys`` are unique, so the sort is the same each time
     the frame is computed."""
-    if not report.disorders:
-        return frame
     from pyspark.sql import functions as F
 
-    ordered = (frame.sort("t", "pos").withColumn("_part", F.spark_partition_id())
+    ordered = (frame.sort(*keys).withColumn("_part", F.spark_partition_id())
                .withColumn("_rank", F.monotonically_increasing_id()))  # (partition << 33) + row within it
     counts = dict(tuple(row) for row in ordered.groupBy("_part").count().collect())
     offsets, total = [], 0
     for part in sorted(counts):
         offsets.append((part, total))
         total += counts[part]
-    offset = F.create_map(*[F.lit(value) for pair in offsets for value in pair])  # disorders: never empty
+    offset = F.create_map(*[F.lit(value) for pair in offsets for value in pair])  # rows: never empty
     start = F.shiftleft(F.col("_part").cast("long"), 33)
     return ordered.select("s", "p", "o", "t", (offset[F.col("_part")] + F.col("_rank") - start).alias("pos"))
 
@@ -403,23 +469,35 @@ def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partition
     return spark.sparkContext.parallelize(list(items), count).map(partial(counted, function)).collect()
 
 
-def _text_parts(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str) -> int:
+def _text_frame(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str) -> "DataFrame":
+    """A YABench or N-Quads file read in byte ranges (a ``.gz`` file unpacked first)."""
     from rsp_workbench.streams.nquads_reader import nquads_layout
 
     path = source.path
-    if source.format == "nquads":
-        layout = nquads_layout(path)
-        if layout == "empty":
-            return 0
-        if layout == "graph-timestamp":
-            return len(_tasks(spark, [0], partial(write_whole_nquads, path, scratch)))
+    layout = nquads_layout(path) if source.format == "nquads" else None
+    if layout == "empty":
+        return _parts_frame(spark, scratch, 0)
     data_path = None
     if path.endswith(".gz"):  # hidden from Spark's read of the part files, removed once they are written
         data_path = os.path.join(scratch, ".unpacked-stream")
         _tasks(spark, [data_path], partial(unpack, path))
     ranges = byte_ranges(data_path or path)
     if not ranges:
-        return 0
+        frame = _parts_frame(spark, scratch, 0)
+    elif layout == "graph-timestamp":
+        frame = _graph_timestamp_frame(spark, path, ranges, report, scratch, data_path)
+    else:
+        frame = _in_order(_parts_frame(spark, scratch, _range_parts(spark, source, ranges, report, scratch,
+                                                                     data_path)), report)
+    if data_path is not None:
+        os.remove(data_path)
+    return frame
+
+
+def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple[int, int]], report: ReadReport,
+                 scratch: str, data_path: str | None) -> int:
+    """YABench text or time-graph N-Quads: the ranges counted, then parsed into part files; how many."""
+    path = source.path
     counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
                                                              data_path=data_path))
     plans = []
@@ -437,9 +515,60 @@ def _text_parts(spark: "SparkSession", source: StreamSource, report: ReadReport,
         if count.elements:
             last = count.last_time
     _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch, data_path=data_path))
-    if data_path is not None:
-        os.remove(data_path)
     return len(plans)
+
+
+def _graph_timestamp_frame(spark: "SparkSession", path: str, ranges: list[tuple[int, int]], report: ReadReport,
+                           scratch: str, data_path: str | None) -> "DataFrame":
+    """The CSRBench N-Quads layout in byte ranges, as `read_graph_timestamp_nquads` reads the file whole.
+
+    The ranges' lines are counted (their first line numbers); pass 1 (`graph_range`) gives per range
+    each graph's lines and stamps, merged by `graph_times` with the Python reader's checks (the first
+    malformed line in the file wins); the ranges whose stamps name graphs of other ranges only are
+    read again for them, knowing every graph. Pass 2 (`write_graph_range`) writes each range's
+    elements; positions follow `_ranked` on (time, graph's first line, line). The driver holds the
+    graphs, never the elements."""
+    from rsp_workbench.streams.nquads_reader import graph_times
+
+    counts: list[int] = _tasks(spark, ranges, partial(count_lines, path, data_path=data_path))
+    plans, lines = [], 0
+    for index, ((start, end), count) in enumerate(zip(ranges, counts)):
+        plans.append((index, start, end, lines + 1))
+        lines += count
+    parts = _tasks(spark, plans, partial(graph_range, path, None, data_path=data_path))
+    errors = [part for part in parts if isinstance(part, UserError)]
+    if errors:
+        raise errors[0]
+    foreign = [plan for plan, part in zip(plans, parts) if part.foreign]
+    broadcasts: list[Any] = []
+    try:
+        if foreign:
+            every_graph = spark.sparkContext.broadcast({graph for part in parts for graph in part.spans} - {None})
+            broadcasts.append(every_graph)
+            again = dict(zip((plan[0] for plan in foreign),
+                             _tasks(spark, foreign, partial(graph_range, path, every_graph, data_path=data_path))))
+            parts = [again.get(index, part) for index, part in enumerate(parts)]
+        found = graph_times(path, parts)
+        del parts
+        table = spark.sparkContext.broadcast(({graph: (t, found.spans[graph][0]) for graph, t in found.times.items()},
+                                              set(found.spans) - {None}))
+        broadcasts.append(table)
+        del found
+        written = _tasks(spark, plans, partial(write_graph_range, path, scratch, table, data_path=data_path))
+    finally:
+        for broadcast in broadcasts:
+            broadcast.destroy()
+    rows = sum(count for count, _ in written)
+    skipped = sum(count for _, count in written)
+    report.elements += rows
+    report.skipped += skipped
+    if skipped:
+        from rsp_workbench.streams.nquads_reader import SKIPPED_REASON
+
+        report.skipped_reason = SKIPPED_REASON
+    if not rows:
+        return _parts_frame(spark, scratch, 0)
+    return _ranked(_parts_frame(spark, scratch, len(plans), GRAPH_PART_SCHEMA), ("t", "graph_line", "pos"))
 
 
 def _step_back(report: ReadReport, line: int, t: int, previous: int, count: int = 1) -> None:

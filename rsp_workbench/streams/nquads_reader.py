@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 from contextlib import nullcontext
-from dataclasses import dataclass
-from typing import IO, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Container, Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
 from rsp_workbench.errors import UserError
@@ -48,13 +48,14 @@ def _general_quad(line: str, name: str, number: int) -> tuple[str, str, str, str
     return canonical_term(s), canonical_term(p), canonical_term(o), canonical_term(g) if g is not None else None
 
 
-def _quad_batches(name: str) -> Iterator[list[QuadRow]]:
-    """Batches of ``(line, s, p, o, graph-or-None)`` per block of lines, canonical terms."""
+def _quad_batches(name: str, text: IO[str] | None = None, first_line: int = 1) -> Iterator[list[QuadRow]]:
+    """Batches of ``(line, s, p, o, graph-or-None)`` per block of lines, canonical terms; ``text``: a
+    part of the file already read, whole lines from line ``first_line`` (None: the file ``name``)."""
     findall = _NQUAD_BLOCK.findall
     canonical = canonical_term
-    number = 0
+    number = first_line - 1
     try:
-        with open_text(name) as handle:
+        with nullcontext(text) if text is not None else open_text(name) as handle:
             for block in line_blocks(handle):
                 batch: list[QuadRow] = []
                 append = batch.append
@@ -80,8 +81,8 @@ def _quad_batches(name: str) -> Iterator[list[QuadRow]]:
         raise UserError(str(error), file=name, line=number) from None
 
 
-def _iter_quads(name: str) -> Iterator[QuadRow]:
-    for batch in _quad_batches(name):
+def _iter_quads(name: str, text: IO[str] | None = None, first_line: int = 1) -> Iterator[QuadRow]:
+    for batch in _quad_batches(name, text, first_line):
         yield from batch
 
 
@@ -188,8 +189,8 @@ def _read_time_graph_nquads(name: str, order: TimeOrder, report: ReadReport, tex
 
 def nquads_layout(path: str | os.PathLike[str]) -> str:
     """Which N-Quads layout `read_nquads` reads from ``path``: ``time-graph`` (time in the graph
-    name: readable in parts, line by line), ``graph-timestamp`` (CSRBench oracle layout: the file as a
-    whole) or ``empty`` (no statement)."""
+    name: readable in parts, line by line), ``graph-timestamp`` (CSRBench oracle layout: two passes,
+    each readable in parts, with the graphs' times merged in between) or ``empty`` (no statement)."""
     found, first = _first_graph(os.fspath(path))
     if not found:
         return "empty"
@@ -208,10 +209,7 @@ def read_nquads_part(path: str | os.PathLike[str], text: IO[str], *, first_line:
     return _read_time_graph_nquads(name, order, report, text, first_line)
 
 
-@dataclass
-class _GraphSpan:
-    first_line: int
-    last_line: int
+SKIPPED_REASON = "default graph or metadata graph, no timestamp"
 
 
 def _is_timestamp_predicate(predicate: str) -> bool:
@@ -226,6 +224,132 @@ def _timestamp_value(term: str, file: str, line: int) -> int:
     raise UserError(f"expected an integer time in ms as hasTimestamp value, got {shorten(term, 40)}", file=file, line=line)
 
 
+@dataclass
+class Stamp:
+    """The hasTimestamp statements about one subject in a part of a file: the first one's line and
+    time, the first later one with another time ``(line, t)``, and the graphs holding them other
+    than the subject itself (None: the default graph)."""
+
+    line: int
+    t: int
+    conflict: tuple[int, int] | None = None
+    holders: set[str | None] = field(default_factory=set)
+
+
+@dataclass
+class GraphPart:
+    """Pass 1 of the CSRBench layout over a part of a file (`graph_timestamp_part`), lines numbered
+    in the file: each graph's ``[first line, last line]`` in the order the graphs appear, the
+    `Stamp` of each subject that names a graph, and whether some hasTimestamp subject names no
+    graph of the part (it may name a graph of another part)."""
+
+    spans: dict[str | None, list[int]]
+    stamps: dict[str, Stamp]
+    foreign: bool = False
+
+
+def graph_timestamp_part(name: str, text: IO[str] | None = None, first_line: int = 1,
+                         graphs: Container[str] | None = None) -> GraphPart:
+    """Pass 1 of `read_graph_timestamp_nquads` over the file ``name``, or a part of it (``text``: whole
+    lines from line ``first_line``, as a Spark task reads its range). A malformed line or a hasTimestamp
+    value that is no integer raises at its line, the first one in the part. Stamps are kept for the
+    subjects in ``graphs`` (default: the graphs of the part), so that what comes back is per graph,
+    never per statement."""
+    spans: dict[str | None, list[int]] = {}
+    stamps: dict[str, Stamp] = {}
+    for number, s, p, o, g in _iter_quads(name, text, first_line):
+        span = spans.get(g)
+        if span is None:
+            spans[g] = [number, number]
+        else:
+            span[1] = number
+        if _is_timestamp_predicate(p):
+            t = _timestamp_value(o, name, number)
+            stamp = stamps.get(s)
+            if stamp is None:
+                stamp = stamps[s] = Stamp(number, t)
+            elif t != stamp.t and stamp.conflict is None:
+                stamp.conflict = (number, t)
+            if g != s:
+                stamp.holders.add(g)
+    kept: Container[str | None] = spans if graphs is None else graphs
+    foreign = graphs is None and any(subject not in spans for subject in stamps)
+    return GraphPart(spans, {subject: stamp for subject, stamp in stamps.items() if subject in kept}, foreign)
+
+
+@dataclass(frozen=True)
+class GraphTimes:
+    """Pass 1 of the CSRBench layout, the whole file: every graph's ``[first line, last line]`` (in the
+    order the graphs appear; None: the default graph) and each timestamped graph's time."""
+
+    spans: dict[str | None, list[int]]
+    times: dict[str, int]
+
+
+def graph_times(name: str, parts: Sequence[GraphPart]) -> GraphTimes:
+    """The parts of pass 1 (in file order) merged, with `read_graph_timestamp_nquads`' checks and
+    messages: a graph with two timestamps (at the first stamp that differs, in file order), no
+    timestamped graph, a graph without timestamp that holds no metadata (at its first line)."""
+    spans: dict[str | None, list[int]] = {}
+    for part in parts:
+        for graph, (first, last) in part.spans.items():
+            span = spans.get(graph)
+            if span is None:
+                spans[graph] = [first, last]
+            else:
+                span[1] = last
+    times: dict[str, int] = {}
+    metadata_graphs: set[str | None] = {None}
+    conflict: tuple[int, str, int, int] | None = None  # (line, graph, first time, other time)
+    for part in parts:
+        for subject, stamp in part.stamps.items():
+            if subject not in spans:
+                continue  # a data statement that happens to use a hasTimestamp predicate
+            metadata_graphs |= stamp.holders
+            previous = times.setdefault(subject, stamp.t)
+            other = (stamp.line, stamp.t) if stamp.t != previous else stamp.conflict
+            if other is not None and (conflict is None or other[0] < conflict[0]):
+                conflict = (other[0], subject, previous, other[1])
+    if conflict is not None:
+        line, subject, previous, t = conflict
+        raise UserError(f"graph {shorten(subject, 40)} has two timestamps: {previous} and {t}", file=name, line=line)
+    if not times:
+        raise UserError(
+            'no timestamped graphs; expected <urn:rspwb:t:{t}> graph names or <g> <…#hasTimestamp> "t" statements',
+            file=name,
+        )
+    for graph, span in spans.items():
+        if graph not in times and graph not in metadata_graphs:
+            raise UserError(
+                f'graph {shorten(str(graph), 40)} has no timestamp; expected a statement {shorten(str(graph), 40)} <…#hasTimestamp> "t"',
+                file=name,
+                line=span[0],
+            )
+    return GraphTimes(spans, times)
+
+
+def graph_timestamp_rows(name: str, text: IO[str], first_line: int, times: Mapping[str, tuple[int, int]],
+                         graphs: Container[str], report: ReadReport) -> Iterator[tuple[str, str, str, int, int, int]]:
+    """Pass 2 of `read_graph_timestamp_nquads` over a part of a file (whole lines from ``first_line``), with
+    ``times`` (graph → its time and first line) and ``graphs`` (every graph of the file): the part's
+    elements as ``(s, p, o, t, graph's first line, line)`` — the reader's order is that of the last
+    three —; the statements it skips counted in ``report``."""
+    skipped = 0
+    try:
+        for number, s, p, o, g in _iter_quads(name, text, first_line):
+            if p.endswith("hasTimestamp>") and s in graphs:  # metadata: no element, not skipped
+                continue
+            timed = times.get(g) if g is not None else None
+            if timed is None:
+                skipped += 1
+            else:
+                yield s, p, o, timed[0], timed[1], number
+    finally:
+        report.skipped += skipped
+        if skipped:
+            report.skipped_reason = SKIPPED_REASON
+
+
 def read_graph_timestamp_nquads(
     path: str | os.PathLike[str], *, report: ReadReport | None = None
 ) -> Iterator[StreamElement]:
@@ -238,7 +362,8 @@ def read_graph_timestamp_nquads(
     (the graph only carries the time). Statements in the default graph or in graphs that
     only hold metadata are skipped and counted in the report.
 
-    Two passes. Pass 1 validates and collects, per graph, its time and first/last line.
+    Two passes. Pass 1 validates and collects, per graph, its time and first/last line
+    (`graph_timestamp_part`, `graph_times`: the Spark job runs them per byte range).
     Pass 2 buffers each graph's elements until the graph is complete and all earlier
     graphs were emitted. Memory: the graph→time map, plus one graph's elements when the
     file lists graphs contiguously in time order (CSRBench does); in the worst case
@@ -247,44 +372,10 @@ def read_graph_timestamp_nquads(
     name = os.fspath(path)
     report = report if report is not None else ReadReport()
     report.source, report.format = name, "nquads"
-    spans: dict[str | None, _GraphSpan] = {}
-    stamps: list[tuple[str, int, str | None, int]] = []  # (subject, line, graph, t)
-    for number, s, p, o, g in _iter_quads(name):
-        span = spans.get(g)
-        if span is None:
-            spans[g] = _GraphSpan(number, number)
-        else:
-            span.last_line = number
-        if _is_timestamp_predicate(p):
-            stamps.append((s, number, g, _timestamp_value(o, name, number)))
-    times: dict[str, int] = {}
-    metadata_lines: set[int] = set()
-    metadata_graphs: set[str | None] = {None}
-    for subject, number, graph, t in stamps:
-        if subject not in spans:
-            continue  # a data statement that happens to use a hasTimestamp predicate
-        metadata_lines.add(number)
-        if graph != subject:
-            metadata_graphs.add(graph)
-        previous = times.setdefault(subject, t)
-        if previous != t:
-            raise UserError(f"graph {shorten(subject, 40)} has two timestamps: {previous} and {t}", file=name, line=number)
-    del stamps
-    if not times:
-        raise UserError(
-            'no timestamped graphs; expected <urn:rspwb:t:{t}> graph names or <g> <…#hasTimestamp> "t" statements',
-            file=name,
-        )
-    for graph, span in spans.items():
-        if graph not in times and graph not in metadata_graphs:
-            raise UserError(
-                f'graph {shorten(str(graph), 40)} has no timestamp; expected a statement {shorten(str(graph), 40)} <…#hasTimestamp> "t"',
-                file=name,
-                line=span.first_line,
-            )
-    pending = sorted(times, key=lambda graph: (times[graph], spans[graph].first_line))
-    last_lines = {graph: spans[graph].last_line for graph in times}
-    del spans
+    found = graph_times(name, [graph_timestamp_part(name)])
+    spans, times = found.spans, found.times
+    pending = sorted(times, key=lambda graph: (times[graph], spans[graph][0]))
+    last_lines = {graph: spans[graph][1] for graph in times}
     buffers: dict[str, list[StreamElement]] = {}
     complete: set[str] = set()
     next_index = 0
@@ -292,10 +383,11 @@ def read_graph_timestamp_nquads(
     skipped = 0
     try:
         for number, s, p, o, g in _iter_quads(name):
-            if g is not None and g in times and number not in metadata_lines:
+            metadata = p.endswith("hasTimestamp>") and s in spans  # _is_timestamp_predicate inline
+            if g is not None and g in times and not metadata:
                 buffers.setdefault(g, []).append(StreamElement(s, p, o, times[g]))
             else:
-                skipped += number not in metadata_lines
+                skipped += not metadata
             if g is not None and last_lines.get(g) == number:
                 complete.add(g)
                 while next_index < len(pending) and pending[next_index] in complete:
@@ -309,4 +401,4 @@ def read_graph_timestamp_nquads(
         report.elements += count
         report.skipped += skipped
         if skipped:
-            report.skipped_reason = "default graph or metadata graph, no timestamp"
+            report.skipped_reason = SKIPPED_REASON

@@ -233,3 +233,88 @@ def test_a_gz_stream_is_unpacked_once_then_parsed_in_ranges(spark: Any, tmp_path
     with pytest.raises(UserError) as raised:
         spark_rows(spark, cut)
     assert str(raised.value) == python_error(cut)
+
+
+def csrbench_nquads_lines(graphs: int = 40) -> list[str]:
+    """The CSRBench oracle layout with all it allows: graphs out of time order, interleaved, split
+    over ranges, ties in time, stamps in a metadata graph (at the file's start and end: far from their
+    graphs), in the default graph and inside their own graph, default-graph statements and a data
+    statement that uses a hasTimestamp predicate."""
+    times = {k: (k * 7919) % 23 * 10 for k in range(graphs)}  # out of order, with ties
+    stamp = f"<{EX}hasTimestamp>"
+    lines = [f'<{EX}g{k}> {stamp} "{times[k]}" <{EX}meta> .' for k in range(0, graphs, 5)]
+    lines.append(f"<{EX}x> <{EX}p> <{EX}y> .")  # default graph: skipped
+    for k in range(graphs):
+        if k % 5 == 1:
+            lines.append(f'<{EX}g{k}> {stamp} "{times[k]}" .')
+        elif k % 5 == 2:
+            lines.append(f'<{EX}g{k}> {stamp} "{times[k]}" <{EX}g{k}> .')
+        for j in range(6):
+            lines.append(f'<{EX}s{k}-{j}> <{EX}p> "v{j}" <{EX}g{k}> .')
+            if k % 4 == 3 and j % 2:  # interleaved with the graph before
+                lines.append(f"<{EX}t{k}-{j}> <{EX}q> <{EX}o{j}> <{EX}g{k - 1}> .")
+        if k == 20:
+            lines.append(f'<{EX}obs> {stamp} "5" <{EX}g{k}> .')  # a data statement: obs is no graph
+            lines.append(f"<{EX}x> <{EX}p> <{EX}z> .")
+    lines.append(f"<{EX}meta> <{EX}about> \"stamps\" <{EX}meta> .")
+    lines += [f'<{EX}g{k}> {stamp} "{times[k]}" <{EX}meta> .' for k in range(graphs) if k % 5 in (3, 4)]
+    return lines
+
+
+@pytest.mark.spark
+def test_the_csrbench_nquads_layout_is_read_in_ranges(spark: Any, tmp_path: Path, small_ranges: None) -> None:
+    """Pass 1 per range (graphs' lines and stamps), merged by the driver; pass 2 per range; positions
+    from a global sort on (time, graph's first line, line): the Python reader's rows and report."""
+    from rsp_workbench.pipeline.spark import job_group
+    from rsp_workbench.pipeline.stream_sources import release, spark_stream
+
+    lines = csrbench_nquads_lines()
+    source = StreamSource(write(tmp_path / "oracle.nq", lines), "nquads")
+    rows, report = spark_rows(spark, source)
+    expected, python_report = python_rows(source)
+    assert rows == expected and len(rows) == 40 * 6 + 10 * 3 + 1  # the data statement with a stamp is an element
+    assert len({row[3] for row in rows}) < 40  # ties in time
+    assert (report.elements, report.skipped, report.summary()) == (
+        python_report.elements, python_report.skipped, python_report.summary())
+    assert report.skipped == 3  # two default-graph statements, the metadata graph's own statement
+    with job_group(spark, "test-csrbench-nquads", "csrbench nquads partitions"):
+        stream = spark_stream(spark, source)
+        try:
+            assert stream.scratch is not None
+            assert len([name for name in os.listdir(stream.scratch) if name.startswith("part-")]) > 10
+        finally:
+            release(stream)
+    packed = StreamSource(gzipped(tmp_path / "oracle.nq.gz", lines), "nquads")
+    assert spark_rows(spark, packed)[0] == expected
+
+
+@pytest.mark.spark
+def test_the_csrbench_nquads_layout_s_errors_are_the_python_readers(spark: Any, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each as the Python reader words it, at its line; of two malformed lines in different ranges,
+    the first one in the file (the tasks of pass 1 return their errors, the driver picks)."""
+    from rsp_workbench.pipeline import stream_sources
+
+    monkeypatch.setattr(stream_sources, "RANGE_BYTES", 2048)  # ~30 lines: about ten ranges per file
+    stamp = f"<{EX}hasTimestamp>"
+    lines = csrbench_nquads_lines()
+    two = lines + [f'<{EX}g7> {stamp} "999" .', f'<{EX}g3> {stamp} "998" .']  # later ones
+    two.insert(len(lines) // 2, f'<{EX}g30> {stamp} "997" <{EX}meta> .')  # the first one in the file
+    untimed = lines[:]
+    untimed.insert(len(lines) * 2 // 3, f"<{EX}a> <{EX}p> <{EX}b> <{EX}untimed> .")
+    malformed = lines[:]
+    malformed[len(lines) // 2] = f"<{EX}a> <{EX}p> <b> <{EX}g1> ."  # a relative IRI, in a range of its own
+    malformed[len(lines) - 10] = f"<{EX}a> <{EX}p> . <{EX}g1> ."  # later: the first one is named
+    bad_time = lines[:]
+    bad_time[len(lines) - 5] = f'<{EX}g3> {stamp} "soon" <{EX}meta> .'
+    cases = {"two": (two, ":158: graph <http://ex.org/g30> has two timestamps: 30 and 997"),
+             "untimed": (untimed, ":210: graph <http://ex.org/untimed> has no timestamp"),
+             "malformed": (malformed, f":{len(lines) // 2 + 1}:37: relative IRI"),
+             "bad_time": (bad_time, ":310: expected an integer time"),
+             "none": ([f"<{EX}a> <{EX}p> <{EX}b> <{EX}g> ."] * 60, "no timestamped graphs")}
+    for name, (case, words) in cases.items():
+        source = StreamSource(write(tmp_path / f"{name}.nq", case), "nquads")
+        with pytest.raises(UserError) as raised:
+            spark_rows(spark, source)
+        assert str(raised.value) == python_error(source), name
+        assert words in str(raised.value), name
