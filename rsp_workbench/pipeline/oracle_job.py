@@ -108,6 +108,33 @@ def timeline_of(frame: "DataFrame") -> Timeline:
     return Timeline.from_counts(table.column("t").to_pylist(), table.column("count").to_pylist())
 
 
+def collected(frame: "DataFrame") -> Any:
+    """``frame``'s rows as an Arrow table in this (Python) process, by way of Parquet files the
+    executors write into a scratch folder: the JVM driver never holds them. ``toArrow()`` gathers
+    every task's result in the JVM driver's heap first (1 GiB by default, the executors' too on a
+    local master): at 10× YABench BIG the joined rows of CSRBench Q1 killed it (OutOfMemoryError)."""
+    import shutil
+
+    import pyarrow.dataset as ds
+
+    from rsp_workbench.pipeline.stream_sources import scratch_folder
+
+    folder = scratch_folder()
+    try:
+        target = os.path.join(folder, "rows")
+        frame.write.parquet(target)
+        return ds.dataset(target, format="parquet", schema=_arrow_schema(frame)).to_table()  # skips _SUCCESS
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _arrow_schema(frame: "DataFrame") -> Any:
+    """The Arrow schema of ``frame`` (also when no part file holds a row)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(frame.schema)
+
+
 # --- BGPs as DataFrame joins -------------------------------------------------------------------
 
 _SLOTS = ("s", "p", "o")
@@ -200,7 +227,7 @@ class SparkBGP:
         terms = [_term_column(k, column[name]) for k, pattern in enumerate(ordered)
                  for name in dict.fromkeys(term_key(t) for t in pattern if is_variable(t))]
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
-        table = joined.select(*terms, *reqs).toArrow()
+        table = collected(joined.select(*terms, *reqs))
         return self._relation(ordered, variables, table, reqs)
 
     def _relation(self, ordered: Sequence[tuple[Any, Any, Any]], variables: list[str], table: Any,
@@ -457,7 +484,7 @@ def _reference_answers(query: ContinuousQuery, frames: Mapping[str, "DataFrame"]
     refuse_on_driver(sum(len(timeline.times) for timeline in {id(t): t for t in timelines}.values()), reason)
     streams = {}
     for stream, frame in frames.items():
-        table = frame.orderBy("pos").select("s", "p", "o", "t").toArrow()
+        table = collected(frame.select("s", "p", "o", "t", "pos")).sort_by("pos")
         streams[stream] = [StreamElement(s, p, o, t) for s, p, o, t in zip(
             table.column("s").to_pylist(), table.column("p").to_pylist(), table.column("o").to_pylist(),
             table.column("t").to_pylist())]
