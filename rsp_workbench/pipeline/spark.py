@@ -372,6 +372,13 @@ def task_user_error(error: BaseException) -> UserError | None:
         return None
 
 
+def jvm_gone(error: BaseException) -> bool:
+    """Whether ``error`` says the JVM behind Py4J is gone (it stopped mid-job: "Connection refused")."""
+    from py4j.protocol import Py4JNetworkError
+
+    return isinstance(error, (Py4JNetworkError, ConnectionRefusedError, ConnectionResetError))
+
+
 @contextmanager
 def job_group(spark: "SparkSession", group_id: str, description: str) -> Iterator[str]:
     """Run the block's Spark jobs in a cancellable job group (interrupting tasks on cancel); a
@@ -383,14 +390,23 @@ def job_group(spark: "SparkSession", group_id: str, description: str) -> Iterato
     except UserError:
         raise
     except Exception as error:  # noqa: BLE001 - re-raised unless a task's user error or a missing module
+        if jvm_gone(error):
+            raise UserError(f"Spark's JVM stopped during the job ({description}); its log above says why — "
+                            "'java.lang.OutOfMemoryError: Java heap space' means its heap (spark.driver.memory, "
+                            "1g unless set; on a local master the executors share it) was too small",
+                            field="spark") from None
         failure = task_user_error(error) or executor_failure(error, str(context.master),
                                                             executor_python(dict(context.getConf().getAll())))
         if failure is not None:
             raise failure from None
         raise
     finally:
-        for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
-            context.setLocalProperty(key, None)  # type: ignore[arg-type]  # null removes it
+        try:
+            for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+                context.setLocalProperty(key, None)  # type: ignore[arg-type]  # null removes it
+        except Exception as error:  # noqa: BLE001 - a JVM that is gone has nothing to reset
+            if not jvm_gone(error):
+                raise
 
 
 def cancel_job_group(group_id: str) -> None:

@@ -114,3 +114,34 @@ def test_a_job_whose_executors_miss_a_module_fails_with_one_line(spark) -> None:
     assert spark.sparkContext.getConf().get("spark.pyspark.python") == sys.executable
     assert spark.sparkContext.pythonExec == sys.executable  # what PySpark tells the executors to run
     assert spark.sparkContext.parallelize([1, 2], 1).map(lambda x: x + 1).collect() == [2, 3]  # the session lives on
+
+
+class _DeadContext:
+    """A SparkContext whose JVM stopped mid-job: every call after the job's start is refused."""
+
+    master = "local[*]"
+
+    def setJobGroup(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def setLocalProperty(self, key: str, value: object) -> None:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+def test_a_jvm_that_stops_mid_job_is_one_line_naming_its_heap() -> None:
+    """Py4J's "Connection refused" (the JVM died, e.g. of OutOfMemoryError) becomes one line saying so."""
+    from types import SimpleNamespace
+
+    from py4j.protocol import Py4JNetworkError
+
+    from rsp_workbench.pipeline.spark import jvm_gone
+
+    assert jvm_gone(Py4JNetworkError("An error occurred while trying to connect to the Java server"))
+    assert jvm_gone(ConnectionRefusedError(111, "Connection refused")) and not jvm_gone(ValueError("x"))
+    spark = SimpleNamespace(sparkContext=_DeadContext())
+    with pytest.raises(UserError) as raised:
+        with job_group(spark, "g", "expected answers"):  # type: ignore[arg-type]
+            raise ConnectionRefusedError(111, "Connection refused")
+    assert str(raised.value).startswith("spark: Spark's JVM stopped during the job (expected answers)")
+    assert "java.lang.OutOfMemoryError: Java heap space" in str(raised.value)
+    assert "spark.driver.memory" in str(raised.value)
