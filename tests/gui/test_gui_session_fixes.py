@@ -662,7 +662,8 @@ def test_the_overlay_legend_is_not_over_the_curves(browser, real_bundle: Path, t
     browser.tabs.setCurrentWidget(overlay)
     for row in browser.data.bundle.rows[:2]:
         overlay.set_checked(real_bundle, row["run_id"])
-    qtbot.wait(100)
+    qtbot.waitUntil(lambda: not overlay.busy(), timeout=10_000)  # the runs' series are read off the GUI thread
+    qtbot.wait(100)  # the legend's layout follows its items
     legend = overlay.legend.sceneBoundingRect()
     assert len(overlay.legend.items) == 2 and legend.height() > 0
     assert not legend.intersects(overlay.plot.getViewBox().sceneBoundingRect())
