@@ -450,7 +450,7 @@ class MainWindow(QMainWindow):
                 return
         self.runs.stop_queue()  # queued runs must not start while the window closes
         self.tasks.cancel_all(timeout_ms=15_000)
-        for view in (self.designer, self.teaching, self.results.timeline):
+        for view in (self.designer, self.teaching, self.results):
             view.close()
         if self.probe_dialog is not None:
             self.probe_dialog.close()

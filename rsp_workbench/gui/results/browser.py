@@ -201,8 +201,15 @@ class ResultsBrowser(QWidget):
 
     @property
     def timeline(self) -> Any:
-        """The inner WindowTimeline (the main window closes it on quit)."""
+        """The inner WindowTimeline (closed with the browser, `closeEvent`)."""
         return self.timeline_view.timeline
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        """The views that hold something of their own let go of it: the timeline its tasks, the
+        overlay its legend (`OverlayView.closeEvent`)."""
+        self.timeline.close()
+        self.overlay_view.close()
+        super().closeEvent(event)
 
     # ------------------------------------------------------------------ opening
     @Slot()
