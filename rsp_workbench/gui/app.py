@@ -46,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName(APP_NAME)
     app.setApplicationVersion(__version__)
     app.setOrganizationName("rsp-workbench")
+    from rsp_workbench.gui.tasks import collect_in_gui_thread
+
+    collect_in_gui_thread()
     window = build_main_window()
     paths = [a for a in args[1:] if not a.startswith("-")]
     window.show()  # type: ignore[attr-defined]

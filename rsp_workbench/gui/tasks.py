@@ -36,6 +36,15 @@ class _GuiThreadCollector:
     def __init__(self) -> None:
         self._collector: Any = None  # pyqtgraph's GarbageCollector while tasks run
         self._was_enabled = False
+        self._always = False
+
+    def always(self) -> None:
+        """Collect in the GUI thread for the rest of the process, tasks or not: other threads than
+        the tasks' allocate too (Spark's log reader, a stand's sampler), and a view closed after its
+        last task ended left its widgets to whichever thread collected next (a segfault in
+        ``QApplication.topLevelWidgets`` in the GUI tests). The application calls it at start."""
+        self._always = True
+        self.tasks_started()
 
     def tasks_started(self) -> None:
         if self._collector is not None:
@@ -46,7 +55,7 @@ class _GuiThreadCollector:
         self._collector = GarbageCollector(interval=GC_CHECK_MS / 1000)  # disables automatic collection
 
     def tasks_ended(self) -> None:
-        if self._collector is None:
+        if self._collector is None or self._always:
             return
         self._collector.timer.stop()
         self._collector.timer.deleteLater()
@@ -61,6 +70,12 @@ class _GuiThreadCollector:
 
 
 _COLLECTOR = _GuiThreadCollector()
+
+
+def collect_in_gui_thread() -> None:
+    """From now on Python's cyclic garbage is collected by a GUI-thread timer only (`_GuiThreadCollector`);
+    call it in the GUI thread, with the QApplication made."""
+    _COLLECTOR.always()
 
 
 def _release(task: "Task") -> None:

@@ -13,6 +13,15 @@ os.environ.setdefault("RSPWB_NO_SPARK_WARMUP", "1")
 import pytest  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="session")
+def gui_thread_collector(qapp: Any) -> None:
+    """As the application does at start (`rsp_workbench.gui.app.main`): Python's garbage collected in
+    the GUI thread only, so no other thread ever destroys a closed view's widgets."""
+    from rsp_workbench.gui.tasks import collect_in_gui_thread
+
+    collect_in_gui_thread()
+
+
 @pytest.fixture
 def no_leaks(qapp: Any) -> Iterator[None]:
     """Fail if a test leaves threads running or top-level windows open (docs/design/STYLE.md)."""

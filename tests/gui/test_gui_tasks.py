@@ -74,3 +74,18 @@ def test_while_a_task_runs_the_garbage_collector_runs_only_in_the_gui_thread(qtb
         assert gc.isenabled() == enabled_before  # no task left: automatic collection as before
     finally:
         gc.callbacks.remove(note)
+
+
+def test_the_application_collects_in_the_gui_thread_also_when_no_task_runs(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """`collect_in_gui_thread` (the application's start; these tests' session fixture): automatic
+    collection stays off after the last task ends, so no other thread destroys a closed view's widgets."""
+    from rsp_workbench.gui import tasks
+    from rsp_workbench.gui.tasks import TaskRegistry, collect_in_gui_thread
+
+    collect_in_gui_thread()
+    assert not gc.isenabled()
+    registry = TaskRegistry()
+    task = registry.start("short", lambda state: None, user_work=False)
+    qtbot.waitUntil(lambda: task not in tasks._LIVE, timeout=10_000)
+    qtbot.wait(50)
+    assert not gc.isenabled()

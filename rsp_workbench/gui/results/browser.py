@@ -205,10 +205,8 @@ class ResultsBrowser(QWidget):
         return self.timeline_view.timeline
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
-        """The views that hold something of their own let go of it: the timeline its tasks, the
-        overlay its legend (`OverlayView.closeEvent`)."""
+        """The timeline lets go of its tasks (the main window closes the browser on quit)."""
         self.timeline.close()
-        self.overlay_view.close()
         super().closeEvent(event)
 
     # ------------------------------------------------------------------ opening

@@ -255,12 +255,6 @@ class OverlayView(ResultsView):
         self.series_problems[key] = str(error) if isinstance(error, UserError) else f"{type(error).__name__}: {error}"
         self.redraw()
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802
-        """The legend's samples let go of the curves first: destroyed with the scene in Qt's order, a
-        sample could outlive its curve (a segfault when the window closed, seen in the GUI tests)."""
-        self.legend.clear()
-        super().closeEvent(event)
-
     def busy(self) -> bool:
         """Series of ticked runs are still being read."""
         return bool(self.pending)
