@@ -319,7 +319,14 @@ def _write_shared_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], 
         _refuse_if_too_big(folder.partial, head[2] // head[1], len(vectors) - head[1], "t0")
     map_tasks = getattr(answers, "map_tasks", None)
     rest = slices[1:]
-    if map_tasks is not None and rest:
+    if map_tasks is None:
+        for item in rest:
+            check()
+            result = write_grid_file(shared, item)
+            if result is None:
+                return undo()
+            done(result)
+    elif rest:
         check()
         results = map_tasks(write_grid_file, shared, rest)
         if any(result is None for result in results):
@@ -327,12 +334,6 @@ def _write_shared_grids(folder: StagedFolder, answers: Mapping[tuple[int, ...], 
             return undo()
         for result in results:
             done(result)
-    for item in rest if map_tasks is None else ():
-        check()
-        result = write_grid_file(shared, item)
-        if result is None:
-            return undo()
-        done(result)
     folder.manifest["grid_files"] = [[name, count] for name, count, _size in files]
     folder.files += [MAPPINGS, ROWS] + [name for name, _count, _size in files]
     return True
