@@ -66,7 +66,7 @@ def test_open_edit_run_inspect_export(qtbot: Any, settings: Any, tmp_path: Path,
         matrix = results.matrix_view
         row = list(results.data.matrix.engines).index("cqels")
         assert "✗" in matrix.table.item(row, 0).text()
-        with qtbot.waitSignal(matrix.divergenceRequested, timeout=5000):
+        with qtbot.waitSignal(matrix.divergenceRequested, timeout=30_000):
             rect = matrix.table.visualItemRect(matrix.table.item(row, 0))
             qtbot.mouseClick(matrix.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         assert results.tabs.currentWidget() is results.timeline_view

@@ -134,7 +134,7 @@ def view(qtbot, tmp_path, no_leaks):  # type: ignore[no-untyped-def]
     manager.show()
     yield manager
     tasks.cancel_all(timeout_ms=20_000)
-    qtbot.waitUntil(lambda: not manager.is_running(), timeout=5000)
+    qtbot.waitUntil(lambda: not manager.is_running(), timeout=30_000)
     manager.close()
 
 
@@ -288,7 +288,7 @@ def test_ctrl_r_runs_the_designers_edits_and_closing_asks_then_stops(qtbot, sett
         window.close()
         assert not window.isVisible()
         assert not (engine_children() - before)  # the engine process was stopped before the window went
-        qtbot.waitUntil(lambda: entry.status == CANCELLED, timeout=5000)
+        qtbot.waitUntil(lambda: entry.status == CANCELLED, timeout=30_000)
         assert open_bundle(entry.request.out_dir).status == "cancelled"
     finally:  # never leave a window (or a save prompt) behind
         window.designer.model._saved_raw = window.designer.model.raw

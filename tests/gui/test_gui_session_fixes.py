@@ -288,7 +288,7 @@ def test_ticking_a_run_of_210k_windows_keeps_the_window_responsive(qtbot, settin
     assert 100 < len(x) <= 2 * max(100, pixels) + 2 and set(np.unique(y)) == {0.5, 1.0}  # dips kept
     assert overlay.items[0].opts["symbol"] is None and "reading" not in overlay.status.text()
     overlay.plot.setXRange(1000.0, 1100.0, padding=0)  # zoomed in: every window there, with its symbol
-    qtbot.waitUntil(lambda: len(overlay.items[0].getData()[0]) < 200, timeout=5000)
+    qtbot.waitUntil(lambda: len(overlay.items[0].getData()[0]) < 200, timeout=30_000)
     x, y = overlay.items[0].getData()
     assert overlay.items[0].opts["symbol"] == "o" and np.all(np.diff(x) > 0)
     started = time.thread_time()
@@ -532,11 +532,11 @@ def test_the_open_file_is_reloaded_when_it_changes_on_disk(designer, experiment_
     designer.statusMessage.connect(said.append)
     text = experiment_copy.read_text(encoding="utf-8")
     experiment_copy.write_text(text.replace("repetitions: 2", "repetitions: 3"), encoding="utf-8")
-    qtbot.waitUntil(lambda: designer.model.get(("repetitions",)) == 3, timeout=5000)
+    qtbot.waitUntil(lambda: designer.model.get(("repetitions",)) == 3, timeout=30_000)
     assert any("reloaded" in s for s in said) and not designer.model.dirty
     designer.model.set(("description",), "my edit")  # unsaved edits are never thrown away
     experiment_copy.write_text(text, encoding="utf-8")
-    qtbot.waitUntil(lambda: any("changed on disk; your unsaved edits are kept" in s for s in said), timeout=5000)
+    qtbot.waitUntil(lambda: any("changed on disk; your unsaved edits are kept" in s for s in said), timeout=30_000)
     assert designer.model.get(("description",)) == "my edit" and designer.model.get(("repetitions",)) == 3
     said.clear()
     assert designer.save()  # our own save is no change on disk

@@ -81,14 +81,14 @@ def test_spark_warmup_success_and_missing_java(window, qtbot) -> None:  # type: 
     from rsp_workbench.pipeline.spark import SparkUnavailable
 
     task = window.start_spark_warmup(lambda state: "local[1], fake")
-    qtbot.waitUntil(lambda: window.spark_status.state == "ready", timeout=5000)
+    qtbot.waitUntil(lambda: window.spark_status.state == "ready", timeout=30_000)
     assert task.wait(2000)
 
     def no_java(state):  # type: ignore[no-untyped-def]
         raise SparkUnavailable("Spark needs Java, but no java was found on PATH or in JAVA_HOME; install Java 17")
 
     task = window.start_spark_warmup(no_java)
-    qtbot.waitUntil(lambda: window.spark_status.state == "unavailable", timeout=5000)
+    qtbot.waitUntil(lambda: window.spark_status.state == "unavailable", timeout=30_000)
     assert task.wait(2000)
     assert "install Java 17" in window.spark_status.detail
     shown = []

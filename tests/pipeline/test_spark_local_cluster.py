@@ -38,7 +38,7 @@ def oracle_argv(stream: str, out: str) -> list[str]:
 def test_local_cluster_answers_as_the_local_session(tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)  # both commands name the stream and the answers' folders as a user does
-    assert main(["generate", "--generator", "sg1", "--param", "stations=20", "--param", "duration=30000",
+    assert main(["generate", "--generator", "sg1", "--param", "stations=4", "--param", "duration=12000",
                  "--param", "interval=1000", "--out", "sg1.txt", "--quiet"]) == 0
     capsys.readouterr()
     assert main(oracle_argv("sg1.txt", "local")) == 0

@@ -198,13 +198,16 @@ def gzipped(path: Path, lines: list[str]) -> str:
 
 
 @pytest.mark.spark
-def test_a_gz_stream_is_unpacked_once_then_parsed_in_ranges(spark: Any, tmp_path: Path, small_ranges: None) -> None:
+def test_a_gz_stream_is_unpacked_once_then_parsed_in_ranges(spark: Any, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """gzip is read from its start: one task unpacks it; its ranges are then parsed in parallel, with
     the Python readers' rows, and a bad line is named in the ``.gz`` file at its line."""
+    from rsp_workbench.pipeline import stream_sources
     from rsp_workbench.pipeline.spark import job_group
     from rsp_workbench.pipeline.stream_sources import release, spark_stream
     from rsp_workbench.streams.writers import format_nquads_line
 
+    monkeypatch.setattr(stream_sources, "RANGE_BYTES", 1024)  # the smaller file (12.5 kB): 13 ranges
     yabench = gzipped(tmp_path / "s.stream.gz", ODD_YABENCH + yabench_lines(200, start=100))
     elements = list(read_stream(yabench, "yabench"))
     nquads = gzipped(tmp_path / "s.nq.gz", [format_nquads_line(e).rstrip("\n") for e in elements])
@@ -216,7 +219,7 @@ def test_a_gz_stream_is_unpacked_once_then_parsed_in_ranges(spark: Any, tmp_path
             try:
                 assert stream.scratch is not None
                 names = os.listdir(stream.scratch)
-                assert len([n for n in names if n.startswith("part-")]) > 10  # a task per 512-byte range
+                assert len([n for n in names if n.startswith("part-")]) > 10  # a task per 1 kB range
                 assert not any(name.startswith(".unpacked") for name in names)  # removed once parsed
             finally:
                 release(stream)
@@ -262,10 +265,14 @@ def csrbench_nquads_lines(graphs: int = 40) -> list[str]:
 
 
 @pytest.mark.spark
-def test_the_csrbench_nquads_layout_is_read_in_ranges(spark: Any, tmp_path: Path, small_ranges: None) -> None:
+def test_the_csrbench_nquads_layout_is_read_in_ranges(spark: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Pass 1 per range (graphs' lines and stamps), merged by the driver; pass 2 per range; positions
     from a global sort on (time, graph's first line, line): the Python reader's rows and report."""
+    from rsp_workbench.pipeline import stream_sources
     from rsp_workbench.pipeline.spark import job_group
+
+    monkeypatch.setattr(stream_sources, "RANGE_BYTES", 1536)  # 21.5 kB: 15 ranges, a task each
     from rsp_workbench.pipeline.stream_sources import release, spark_stream
 
     lines = csrbench_nquads_lines()
