@@ -96,6 +96,7 @@ class Keeper:
         self.status: int | None = None  # the engine's wait status once it has ended
         self.stop = False
         self.reported = 0
+        self.killed: set[int] = set()  # each named once: under load one may outlive the round it was killed in
 
     def report(self, line: str) -> None:
         try:
@@ -158,12 +159,14 @@ class Keeper:
             if not alive:
                 break
             for pid in alive:
-                entry = describe(pid) if reporting and self.reported < MAX_REPORTED else None
+                again = pid in self.killed
+                entry = describe(pid) if reporting and not again and self.reported < MAX_REPORTED else None
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     continue
-                if reporting:
+                self.killed.add(pid)
+                if reporting and not again:
                     self.reported += 1
                     if entry is not None:
                         self.report(f"killed {entry}")

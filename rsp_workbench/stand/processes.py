@@ -205,6 +205,7 @@ def reap(engine: EngineProcess, mark: str, seen: Iterable[psutil.Process] = ()) 
         except psutil.Error:
             pass
     candidates.update({process.pid: process for process in marked_processes(mark)})
+    named = {entry["pid"] for entry in killed}
     for pid, process in candidates.items():
         if pid == popen.pid and popen.poll() is not None:
             continue  # exited by itself (and already waited for)
@@ -214,6 +215,8 @@ def reap(engine: EngineProcess, mark: str, seen: Iterable[psutil.Process] = ()) 
         try:
             process.kill()
         except psutil.Error:
+            continue
+        if pid in named:  # the keeper killed it; on a loaded machine it was not gone yet
             continue
         if pid != popen.pid or popen.pid == engine.pid:  # a keeper that had to be killed is not the engine's
             killed.append(description)

@@ -75,3 +75,23 @@ def test_the_keeper_imports_nothing_from_the_working_directory(tmp_path: Path) -
     assert engine.popen.wait(timeout=30) == 0
     reap(engine, "none")
     assert list(markers.iterdir()) == []
+
+
+def test_a_process_that_outlives_its_round_is_named_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine a process killed in one round may still be listed in the next (SIGKILL is
+    not instant): it is killed again but named once (CI once saw ``sleep 36…`` twice in run.json)."""
+    from rsp_workbench.stand import keeper
+
+    rounds = [[101, 102], [102], []]  # 102 still there one round after its SIGKILL
+    monkeypatch.setattr(keeper, "descendants", lambda root: rounds.pop(0) if rounds else [])
+    monkeypatch.setattr(keeper, "describe", lambda pid: f"{pid}\tsleep\tsleep 36{pid}")
+    signals: list[int] = []
+    monkeypatch.setattr(keeper.os, "kill", lambda pid, number: signals.append(pid))
+    said: list[str] = []
+    state = keeper.Keeper.__new__(keeper.Keeper)
+    state.reported, state.killed = 0, set()
+    monkeypatch.setattr(state, "report", said.append, raising=False)
+    monkeypatch.setattr(state, "reap", lambda: None, raising=False)
+    state.kill_tree(reporting=True)
+    assert signals == [101, 102, 102]
+    assert said == ["killed 101\tsleep\tsleep 36101", "killed 102\tsleep\tsleep 36102"]
