@@ -94,11 +94,14 @@ def stream_frame(spark: "SparkSession", source: "str | StreamSource | DataFrame"
     )
 
 
-def read_stream(spark: "SparkSession", source: "str | StreamSource") -> "SparkStream":
-    """A stream file read by the executors (a path: a workbench Parquet stream)."""
+def read_stream(spark: "SparkSession", source: "str | StreamSource", predicates: frozenset[str] | None = None
+                ) -> "SparkStream":
+    """A stream file read by the executors (a path: a workbench Parquet stream); with ``predicates``
+    the frame may hold only the elements with one of them (`spark_stream`)."""
     from rsp_workbench.pipeline.stream_sources import spark_stream
 
-    return spark_stream(spark, source if isinstance(source, StreamSource) else StreamSource(source, "parquet"))
+    return spark_stream(spark, source if isinstance(source, StreamSource) else StreamSource(source, "parquet"),
+                        predicates)
 
 
 def timeline_of(frame: "DataFrame") -> Timeline:
@@ -431,7 +434,19 @@ def _expected_answers(spark: "SparkSession", query: ContinuousQuery, sources: Ma
     """`expected_answers` inside its job group; the stream files it reads are kept in ``read``."""
     from pyspark.sql import DataFrame
 
+    from rsp_workbench.oracle.columnar import query_predicates
+
+    outside = ""  # why the query is outside the fast fragment
+    try:
+        plan = compile_plan(query)
+        if static.time_varying_default is not None:
+            raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
+    except FastPathUnsupported as error:
+        plan, outside = None, str(error)
+    # the joins read only the query's predicates (the reference path reads whole streams)
+    predicates = query_predicates(query) if plan is not None else None
     frames_by_stream: dict[str, "DataFrame"] = {}
+    timelines_by_stream: dict[str, Timeline] = {}
     for window in query.windows:
         if window.stream not in sources:
             raise UserError(f"no stream given for <{window.stream}>", field="stream")
@@ -442,21 +457,22 @@ def _expected_answers(spark: "SparkSession", query: ContinuousQuery, sources: Ma
             frames_by_stream[window.stream] = stream_frame(spark, source)
             continue
         if source not in read:
-            read[source] = read_stream(spark, source)
+            read[source] = read_stream(spark, source, predicates)
             summary = read[source].report.summary()
             if summary and warn is not None:
                 warn(summary)
         frames_by_stream[window.stream] = read[source].frame
+        counted = read[source].time_counts
+        if counted is not None:  # by the tasks that parsed the stream
+            timelines_by_stream[window.stream] = Timeline.from_counts(*counted)
     report("timestamps", 0.0)
-    timelines_by_stream = {s: timeline_of(f) for s, f in frames_by_stream.items()}
+    for stream, frame in frames_by_stream.items():
+        if stream not in timelines_by_stream:
+            timelines_by_stream[stream] = timeline_of(frame)
     timelines = [timelines_by_stream[w.stream] for w in query.windows]
-    try:
-        plan = compile_plan(query)
-        if static.time_varying_default is not None:
-            raise FastPathUnsupported("time-varying graphs are evaluated by the reference path")
-    except FastPathUnsupported as error:
+    if plan is None:
         return _reference_answers(query, frames_by_stream, semantics, vectors, static, end, report_window,
-                                  timelines, str(error))
+                                  timelines, outside)
     context = annotation_context(query, {s: tl.times for s, tl in timelines_by_stream.items()}, static)
     report("joins", 0.1)
     key = _annotation_key(query, sources, static) if cache else None

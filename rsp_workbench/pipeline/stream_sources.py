@@ -190,15 +190,22 @@ def _decoded(data: bytes, path: str, first_line: int) -> str:
 
 
 def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, first_pos: int,
-           last_time: int | None, report: ReadReport | None = None) -> Iterator["pa.RecordBatch"]:
-    """A range's elements as ``(s, p, o, t, pos)`` batches (``warn``: sorted by time inside the range)."""
+           last_time: int | None, report: ReadReport | None = None, predicates: frozenset[str] | None = None,
+           times: list[Any] | None = None) -> Iterator["pa.RecordBatch"]:
+    """A range's elements as ``(s, p, o, t, pos)`` batches (``warn``: sorted by time inside the range);
+    with ``predicates``, only the elements with one of them, at their positions among all; ``times``
+    receives the times of all its elements (arrays), with or without ``predicates``."""
+    import numpy as np
+
     from rsp_workbench.oracle.columnar import read_yabench_columns
     from rsp_workbench.streams.nquads_reader import read_nquads_part
 
     text = io.StringIO(_decoded(data, path, first_line))
     if fmt == "yabench":
-        columns = read_yabench_columns(path, None, on_disorder=on_disorder,  # type: ignore[arg-type]
+        columns = read_yabench_columns(path, predicates, on_disorder=on_disorder,  # type: ignore[arg-type]
                                        report=report, text=text, first_line=first_line, last_time=last_time)
+        if times is not None:
+            times.append(columns.times)
         table = columns.table.combine_chunks()
         pos = table["pos"].to_numpy()
         yield _batch(table["s"], table["p"], table["o"], columns.times[pos], pos + first_pos)
@@ -207,7 +214,10 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
                                                on_disorder=on_disorder, report=report)  # type: ignore[arg-type]
     if on_disorder == "warn":
         elements = sorted(elements, key=lambda element: element.t)
-    yield from _element_batches(elements, first_pos)
+    if times is not None:
+        elements = list(elements)
+        times.append(np.fromiter((element.t for element in elements), np.int64, len(elements)))
+    yield from _element_batches(elements, first_pos, predicates=predicates)
 
 
 def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any, graph_line: Any = None) -> "pa.RecordBatch":
@@ -228,16 +238,22 @@ def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any, graph_line: Any = None) -> 
     return pa.RecordBatch.from_arrays(columns, names=names)
 
 
-def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 16) -> Iterator["pa.RecordBatch"]:
-    """``(s, p, o, t)`` tuples (stream elements) as batches, positions from ``first_pos``."""
+def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 16,
+                     predicates: frozenset[str] | None = None) -> Iterator["pa.RecordBatch"]:
+    """``(s, p, o, t)`` tuples (stream elements) as batches, positions from ``first_pos``; with
+    ``predicates``, only the elements with one of them (positions still count every element)."""
     from itertools import islice
 
     iterator = iter(elements)
     position = first_pos
     while chunk := list(islice(iterator, size)):
-        s, p, o, t = ([e[i] for e in chunk] for i in range(4))
-        yield _batch(s, p, o, t, range(position, position + len(chunk)))
+        positions: Sequence[int] = range(position, position + len(chunk))
         position += len(chunk)
+        if predicates is not None:
+            kept = [i for i, element in enumerate(chunk) if element[1] in predicates]
+            chunk, positions = [chunk[i] for i in kept], [positions[i] for i in kept]
+        s, p, o, t = ([e[i] for e in chunk] for i in range(4))
+        yield _batch(s, p, o, t, positions)
 
 
 def counted(function: Any, *args: Any) -> Any:
@@ -270,12 +286,21 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], g
 
 
 def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple[int, int, int, int, int, int | None],
-                data_path: str | None = None) -> int:
+                data_path: str | None = None, predicates: frozenset[str] | None = None
+                ) -> tuple[list[int], list[int]]:
     """Task: parse one planned range (index, start, end, first line, first position, the time of the
-    element before it or None) into its part file."""
+    element before it or None) into its part file (with ``predicates``: only the elements the query
+    can read); returns the distinct times of all its elements and how many each has, so that the
+    driver knows the stream's timeline without another pass over it."""
+    import numpy as np
+
     index, start, end, first_line, first_pos, last_time = plan
     data = range_lines(path, start, end, data_path=data_path)
-    return _write_part(scratch, index, _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time))
+    times: list[Any] = []
+    _write_part(scratch, index, _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time,
+                                       predicates=predicates, times=times))
+    distinct, counts = np.unique(np.concatenate(times) if times else np.empty(0, np.int64), return_counts=True)
+    return distinct.tolist(), counts.tolist()
 
 
 def csrbench_count(interval_ms: int, item: tuple[int, str]) -> int:
@@ -383,12 +408,15 @@ def check_row_groups(path: str, on_disorder: str,
 @dataclass(frozen=True)
 class SparkStream:
     """A stream as the oracle job reads it: the frame, the folder of part files the executors wrote
-    (None: read from the stream file itself; `release` removes it) and what its reading saw
-    (``warn``: the steps back in time, for the caller to report once)."""
+    (None: read from the stream file itself; `release` removes it), what its reading saw (``warn``:
+    the steps back in time, for the caller to report once) and, when the parsing tasks counted them,
+    the distinct times of all its elements with their counts (``(times, counts)``; None: count them
+    in the frame, which then holds every element)."""
 
     frame: "DataFrame"
     report: ReadReport
     scratch: str | None = None
+    time_counts: tuple[list[int], list[int]] | None = None
 
 
 def release(stream: SparkStream) -> None:
@@ -408,8 +436,15 @@ def scratch_folder() -> str:
     return tempfile.mkdtemp(prefix="rspwb-stream-", dir=base)
 
 
-def spark_stream(spark: "SparkSession", source: StreamSource) -> SparkStream:
-    """``source`` as an ``(s, p, o, t, pos)`` frame read by the executors (module docstring)."""
+def spark_stream(spark: "SparkSession", source: StreamSource, predicates: frozenset[str] | None = None
+                 ) -> SparkStream:
+    """``source`` as an ``(s, p, o, t, pos)`` frame read by the executors (module docstring).
+
+    ``predicates`` (the constant predicates of a query's patterns, `query_predicates`): the frame
+    may then hold only the elements with one of them — positions still count every element, and
+    `SparkStream.time_counts` every element's time — as the columnar path keeps only those. Where
+    positions are given after reading (a stream out of time order, the CSRBench layout, Parquet) the
+    frame holds every element."""
     if source.on_disorder not in ("error", "warn"):
         raise UserError(f"on_disorder must be 'error' or 'warn', not {source.on_disorder!r}", field="on_disorder")
     report = ReadReport(source=source.path, format=source.format)
@@ -420,15 +455,16 @@ def spark_stream(spark: "SparkSession", source: StreamSource) -> SparkStream:
     if source.format not in ("csrbench-dir", "yabench", "nquads"):
         raise UserError(f"unknown stream format {source.format!r}", field="stream-format")
     scratch = scratch_folder()
+    time_counts = None
     try:
         if source.format == "csrbench-dir":
             frame = _parts_frame(spark, scratch, _csrbench_parts(spark, source, scratch))
         else:
-            frame = _text_frame(spark, source, report, scratch)
+            frame, time_counts = _text_frame(spark, source, report, scratch, predicates)
     except BaseException:
         release(SparkStream(None, report, scratch))  # type: ignore[arg-type]  # only its folder matters
         raise
-    return SparkStream(frame, report, scratch)
+    return SparkStream(frame, report, scratch, time_counts)
 
 
 def _parts_frame(spark: "SparkSession", scratch: str, parts: int, schema: str = FRAME_SCHEMA) -> "DataFrame":
@@ -469,34 +505,41 @@ def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partition
     return spark.sparkContext.parallelize(list(items), count).map(partial(counted, function)).collect()
 
 
-def _text_frame(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str) -> "DataFrame":
-    """A YABench or N-Quads file read in byte ranges (a ``.gz`` file unpacked first)."""
+def _text_frame(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str,
+                predicates: frozenset[str] | None = None
+                ) -> tuple["DataFrame", tuple[list[int], list[int]] | None]:
+    """A YABench or N-Quads file read in byte ranges (a ``.gz`` file unpacked first), and its
+    elements' times with their counts when the parsing tasks gave them (`spark_stream`)."""
     from rsp_workbench.streams.nquads_reader import nquads_layout
 
     path = source.path
     layout = nquads_layout(path) if source.format == "nquads" else None
     if layout == "empty":
-        return _parts_frame(spark, scratch, 0)
+        return _parts_frame(spark, scratch, 0), ([], [])
     data_path = None
     if path.endswith(".gz"):  # hidden from Spark's read of the part files, removed once they are written
         data_path = os.path.join(scratch, ".unpacked-stream")
         _tasks(spark, [data_path], partial(unpack, path))
     ranges = byte_ranges(data_path or path)
+    time_counts: tuple[list[int], list[int]] | None = None
     if not ranges:
-        frame = _parts_frame(spark, scratch, 0)
+        frame, time_counts = _parts_frame(spark, scratch, 0), ([], [])
     elif layout == "graph-timestamp":
         frame = _graph_timestamp_frame(spark, path, ranges, report, scratch, data_path)
     else:
-        frame = _in_order(_parts_frame(spark, scratch, _range_parts(spark, source, ranges, report, scratch,
-                                                                     data_path)), report)
+        parts, time_counts = _range_parts(spark, source, ranges, report, scratch, data_path, predicates)
+        frame = _in_order(_parts_frame(spark, scratch, parts), report)
     if data_path is not None:
         os.remove(data_path)
-    return frame
+    return frame, time_counts
 
 
 def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple[int, int]], report: ReadReport,
-                 scratch: str, data_path: str | None) -> int:
-    """YABench text or time-graph N-Quads: the ranges counted, then parsed into part files; how many."""
+                 scratch: str, data_path: str | None, predicates: frozenset[str] | None = None
+                 ) -> tuple[int, tuple[list[int], list[int]]]:
+    """YABench text or time-graph N-Quads: the ranges counted, then parsed into part files (only the
+    elements with ``predicates``, unless the stream is out of time order: `_in_order` then ranks
+    every element); how many, and the elements' distinct times with their counts."""
     path = source.path
     counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
                                                              data_path=data_path))
@@ -514,8 +557,20 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
         elements += count.elements
         if count.elements:
             last = count.last_time
-    _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch, data_path=data_path))
-    return len(plans)
+    keep = None if report.disorders else predicates
+    counted_times = _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
+                                                 data_path=data_path, predicates=keep))
+    return len(plans), _merged_counts(counted_times)
+
+
+def _merged_counts(per_range: Sequence[tuple[list[int], list[int]]]) -> tuple[list[int], list[int]]:
+    """The ranges' ``(distinct times, counts)`` as the stream's (a time may end one range and begin the next)."""
+    import numpy as np
+
+    times = np.concatenate([np.asarray(t, np.int64) for t, _ in per_range] or [np.empty(0, np.int64)])
+    counts = np.concatenate([np.asarray(c, np.int64) for _, c in per_range] or [np.empty(0, np.int64)])
+    distinct, inverse = np.unique(times, return_inverse=True)
+    return distinct.tolist(), np.bincount(inverse, weights=counts, minlength=len(distinct)).astype(np.int64).tolist()
 
 
 def _graph_timestamp_frame(spark: "SparkSession", path: str, ranges: list[tuple[int, int]], report: ReadReport,

@@ -114,6 +114,42 @@ def test_every_format_gives_the_python_readers_rows(spark: Any, tmp_path: Path, 
 
 
 @pytest.mark.spark
+def test_with_the_query_s_predicates_only_their_elements_are_kept_at_their_positions(
+        spark: Any, tmp_path: Path, small_ranges: None) -> None:
+    """The joins read only the query's predicates (as the columnar path keeps only those): the
+    frame holds those elements at their positions among all, and the parsing tasks count every
+    element's time (the timeline, without a pass over the frame). A stream out of time order is
+    ranked whole (``warn``): every element stays."""
+    from collections import Counter
+
+    from rsp_workbench.pipeline.spark import job_group
+    from rsp_workbench.pipeline.stream_sources import release, spark_stream
+    from rsp_workbench.streams.writers import format_nquads_line
+
+    wanted = frozenset({f"<{EX}p1>", f"<{EX}v>"})
+    yabench = write(tmp_path / "s.stream", ODD_YABENCH + yabench_lines(60, start=100))
+    elements = list(read_stream(yabench, "yabench"))
+    nquads = write(tmp_path / "s.nq", [format_nquads_line(e).rstrip("\n") for e in elements])
+    disordered = write(tmp_path / "late.stream", yabench_lines(40, start=5) + yabench_lines(20))
+    for source in (StreamSource(yabench, "yabench"), StreamSource(nquads, "nquads"),
+                   StreamSource(disordered, "yabench", on_disorder="warn")):
+        everything = python_rows(source)[0]
+        with job_group(spark, "test-predicates", "predicates"):
+            stream = spark_stream(spark, source, wanted)
+            try:
+                rows = [tuple(row) for row in stream.frame.orderBy("pos").collect()]
+            finally:
+                release(stream)
+        assert stream.time_counts is not None
+        assert dict(zip(*stream.time_counts)) == Counter(row[3] for row in everything), source
+        if source.on_disorder == "warn":
+            assert [row[:4] for row in rows] == everything
+            continue
+        expected = [(*row, pos) for pos, row in enumerate(everything) if row[1] in wanted]
+        assert rows == expected and 0 < len(rows) < len(everything), source
+
+
+@pytest.mark.spark
 def test_a_bad_line_deep_in_a_file_is_reported_with_its_file_and_line(spark: Any, tmp_path: Path,
                                                                       small_ranges: None) -> None:
     lines = yabench_lines(300)
