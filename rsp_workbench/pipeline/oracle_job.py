@@ -11,8 +11,8 @@ Pipeline (docs/design/ARCHITECTURE.md "The oracle must scale"; docs/oracle.md):
    pattern constants and a FILTER's numeric bounds applied in the scan and the band
    condition (elements of one mapping lie at most ω apart per window) in the joins
    (`SparkBGP`). Each row is annotated with the positions ``[pmin, pmax]`` of the
-   elements that built it and the terms of its variables; the driver checks the shared
-   terms exactly, and runs FILTER/BIND/UNION/... above the BGPs over the annotated rows.
+   elements that built it and the terms of its variables; the executors check the shared
+   terms exactly, and the driver runs FILTER/BIND/UNION/... above the BGPs over the annotated rows.
 3. The answers per t0 follow from the annotated rows as on the columnar path
    (`rsp_workbench.oracle.answers.answers_from_tables`: prefix sums over the distinct
    timestamps, presence runs, or one relation per distinct window content).
@@ -173,10 +173,11 @@ class SparkBGP:
     numeric bounds, `certainly_fails`) applied in the scan; joins are on 64-bit hashes of
     the shared variables' terms with the band condition (elements of one mapping lie at
     most ω apart per window). Every joined row carries, per pattern, the terms of its
-    variables and per window the requirement ``[pmin, pmax]``; so the driver receives the
-    joined rows only (never a stream's column), keeps the rows whose shared variables have
-    equal terms (exact: a hash collision only adds candidates, which are dropped here),
-    and groups equal mappings (a snapshot is a set of triples).
+    variables and per window the requirement ``[pmin, pmax]``; the executors keep the rows
+    whose shared variables have equal terms (exact: a hash collision only adds candidates,
+    which are dropped there), so the driver receives the joined rows only (never a stream's
+    column), with one term per variable, and groups equal mappings (a snapshot is a set of
+    triples).
     """
 
     def __init__(self, spark: "SparkSession", frames: Sequence["DataFrame"], context: AnnotationContext) -> None:
@@ -189,7 +190,7 @@ class SparkBGP:
         from pyspark.sql import functions as F
 
         from rsp_workbench.oracle.annotated import is_variable, term_key
-        from rsp_workbench.oracle.columnar import bgp_order
+        from rsp_workbench.oracle.columnar import bgp_order, grouped_relation
 
         width = self.context.width
         ordered, variables, trivial = bgp_order(self.context, patterns)
@@ -227,31 +228,20 @@ class SparkBGP:
                 joined = joined.where(condition)
             bound += [n for n in names if n not in bound]
         assert joined is not None
-        terms = [_term_column(k, column[name]) for k, pattern in enumerate(ordered)
-                 for name in dict.fromkeys(term_key(t) for t in pattern if is_variable(t))]
-        reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
-        table = collected(joined.select(*terms, *reqs))
-        return self._relation(ordered, variables, table, reqs)
-
-    def _relation(self, ordered: Sequence[tuple[Any, Any, Any]], variables: list[str], table: Any,
-                  reqs: list[str]) -> Relation:
-        """Exact equality of shared variables' terms, equal mappings grouped."""
-        from rsp_workbench.oracle.annotated import is_variable, term_key
-        from rsp_workbench.oracle.columnar import grouped_relation
-
-        column = _columns(variables)
-        keep = np.ones(table.num_rows, dtype=bool)
-        values: dict[str, np.ndarray] = {}
+        # a shared variable's terms are equal (exact: a hash collision only joined candidates), checked by
+        # the executors; then one term per variable goes to the driver
+        first_term: dict[str, str] = {}
         for k, pattern in enumerate(ordered):
             for name in dict.fromkeys(term_key(t) for t in pattern if is_variable(t)):
-                terms = np.asarray(table.column(_term_column(k, column[name])).to_numpy(zero_copy_only=False), dtype=object)
-                if name in values:
-                    keep &= values[name] == terms
+                term = _term_column(k, column[name])
+                if name in first_term:
+                    joined = joined.where(F.col(first_term[name]) == F.col(term))
                 else:
-                    values[name] = terms
-        columns = [values[v][keep].tolist() for v in variables]
-        requirements = np.stack([table.column(c).to_numpy() for c in reqs], axis=1)[keep].tolist()
-        return grouped_relation(variables, columns, requirements)
+                    first_term[name] = term
+        reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
+        table = collected(joined.select(*[F.col(first_term[v]).alias(column[v]) for v in variables], *reqs))
+        return grouped_relation(variables, [table.column(column[v]).to_pylist() for v in variables],
+                                np.stack([table.column(c).to_numpy() for c in reqs], axis=1).tolist())
 
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
                        shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator) -> "DataFrame":
@@ -283,7 +273,7 @@ class SparkBGP:
             return out
 
         def selected(frame: "DataFrame", w: int | None) -> "DataFrame":
-            return frame.select(*[F.xxhash64(first[n]).alias(column[n]) for n in keys],
+            return frame.select(*[term_hash(first[n]).alias(column[n]) for n in keys],
                                 *[F.col(first[n]).alias(_term_column(k, column[n])) for n in unique], *requirement(w))
 
         if matched:
@@ -319,6 +309,14 @@ class SparkBGP:
         return result
 
     _matches = staticmethod(pattern_matches)
+
+
+def term_hash(column: str) -> Any:
+    """The join key of a shared variable's term: a 64-bit hash, so equal terms always meet and
+    a collision only adds candidates, which the exact check of the terms drops."""
+    from pyspark.sql import functions as F
+
+    return F.xxhash64(column)
 
 
 def _columns(variables: Sequence[str]) -> dict[str, str]:

@@ -300,27 +300,23 @@ def test_spark_filter_pushdown_equals_reference(spark, tmp_path) -> None:
 # --- Spark: exactness of the hash joins, DataFrame sources, reuse, reported paths -----------------
 
 @pytest.mark.spark
-def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream) -> None:
-    """Spark joins on 64-bit hashes; a candidate whose shared variable has different terms
-    (what a hash collision produces) is dropped by the driver's exact check."""
-    import pyarrow as pa
+def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream, monkeypatch) -> None:
+    """Spark joins on 64-bit hashes; a candidate whose shared variable has different terms (what a
+    hash collision produces) is dropped by the executors' exact check. Here every term has the same
+    hash, so every pair of elements in a window's reach is a candidate: the answers stay exact."""
+    from pyspark.sql import functions as F
 
-    from rsp_workbench.oracle.annotated import AnnotationContext, WindowData
-    from rsp_workbench.pipeline.oracle_job import SparkBGP, stream_frame
+    from rsp_workbench.pipeline import oracle_job
 
-    times = [e.t for e in SPARK_ELEMENTS]
-    context = AnnotationContext([WindowData("w", 5, [], times)], csparql(BODIES["filter"], 5, 5).dataset_mode,
-                                frozenset(), {})
-    bgp = SparkBGP(spark, [stream_frame(spark, spark_stream)], context)
-    x, v, y = (csparql("SELECT * WHERE { ?x ?v ?y }", 5, 5).algebra.algebra.p.p.triples[0][i] for i in range(3))
-    p, r = (from_iri("p"), from_iri("r"))
-    ordered = [(x, p, v), (x, r, y)]
-    # the joined rows carry each pattern's terms: (a p 3) with (a r b) agree on ?x, (a p 3) with (b r a) do not
-    a, b = E.format("a"), E.format("b")
-    table = pa.table({"term0_h0": [a, a], "term0_h1": [INT.format(3)] * 2, "term1_h0": [a, b], "term1_h2": [b, a],
-                      "pmin0": [0, 0], "pmax0": [1, 3]})
-    relation = bgp._relation(ordered, ["x", "v", "y"], table, ["pmin0", "pmax0"])
-    assert [values for values, _ in relation.rows] == [(a, INT.format(3), b)]
+    query = csparql(BODIES["join-across-timestamps"], 5, 3)
+    sem = PRESETS["cqels"]
+    honest = oracle_job.expected_answers(spark, query, spark_stream, sem, [0, 1], cache=False)
+    monkeypatch.setattr(oracle_job, "term_hash", lambda column: F.lit(7).cast("long"))
+    colliding = oracle_job.expected_answers(spark, query, spark_stream, sem, [0, 1], cache=False)
+    for t0 in (0, 1):
+        assert_same(expected_answer(query, {S1: SPARK_ELEMENTS}, sem, (t0,)), colliding.answer(t0))
+        assert_same(honest.answer(t0), colliding.answer(t0))
+    assert any(relation for relation in colliding.answer(0).relations)
 
 
 def from_iri(name: str) -> object:
