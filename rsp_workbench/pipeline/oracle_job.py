@@ -335,27 +335,34 @@ _ANNOTATIONS: "OrderedDict[tuple[Any, ...], list[RowTable]]" = OrderedDict()
 ANNOTATION_CACHE_SIZE = 2
 
 
-def _file_fingerprint(path: str) -> tuple[str, int, int, str]:
-    """Path, size, mtime and content digest: a rewritten stream file never hits the cache."""
+def _file_fingerprint(path: str, digest: str | None = None) -> tuple[str, int, int, str]:
+    """Path, size, mtime and content digest: a rewritten stream file never hits the cache. The
+    digest is the one the executors computed while reading the file (`SparkStream.digest`), or,
+    without one, read here (a 4 GB stream: ~25 s of the driver's time)."""
     stat = os.stat(path)
-    digest = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return os.path.abspath(path), stat.st_size, stat.st_mtime_ns, digest.hexdigest()
+    if digest is None:
+        hashed = hashlib.blake2b(digest_size=16)
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                hashed.update(block)
+        digest = hashed.hexdigest()
+    return os.path.abspath(path), stat.st_size, stat.st_mtime_ns, digest
 
 
-def _annotation_key(query: ContinuousQuery, sources: Mapping[str, Any], static: StaticData) -> tuple[Any, ...] | None:
+def _annotation_key(query: ContinuousQuery, sources: Mapping[str, Any], static: StaticData,
+                    read: Mapping[Any, "SparkStream"] | None = None) -> tuple[Any, ...] | None:
     """What the annotated rows depend on: the query body, windows (the band uses ω), the
-    stream files' contents (and how they are read) and the static graphs — not the semantics
-    or t0. None for sources that are DataFrames (no stable identity) or folders."""
+    stream files' contents (and how they are read; ``read``: their digests where the executors
+    computed them) and the static graphs — not the semantics or t0. None for sources that are
+    DataFrames (no stable identity) or folders."""
     files = []
     for stream in dict.fromkeys(w.stream for w in query.windows):
         source = sources.get(stream)
         path = source.path if isinstance(source, StreamSource) else source
         if not isinstance(path, str) or not os.path.isfile(path):
             return None
-        files.append((stream, source if isinstance(source, StreamSource) else None, _file_fingerprint(path)))
+        digest = read[source].digest if read is not None and source in read else None
+        files.append((stream, source if isinstance(source, StreamSource) else None, _file_fingerprint(path, digest)))
     statics = (tuple(sorted(static.default)), tuple(sorted((g, tuple(sorted(t))) for g, t in static.named.items())))
     windows = tuple((w.name, w.stream, w.size_ms) for w in query.windows)
     return query.sparql, query.dataset_mode.value, windows, tuple(files), statics
@@ -473,7 +480,7 @@ def _expected_answers(spark: "SparkSession", query: ContinuousQuery, sources: Ma
                                   timelines, outside)
     context = annotation_context(query, {s: tl.times for s, tl in timelines_by_stream.items()}, static)
     report("joins", 0.1)
-    key = _annotation_key(query, sources, static) if cache else None
+    key = _annotation_key(query, sources, static, read) if cache else None
     tables = _ANNOTATIONS.get(key) if key is not None else None
     reused = tables is not None
     if reused and key is not None:

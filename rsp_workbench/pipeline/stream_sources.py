@@ -36,6 +36,7 @@ global sort, range-partitioned, then per-partition offsets: `_ranked`).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -73,6 +74,7 @@ class RangeCount:
     disorders: int = 0  # ``warn``: steps back inside the range
     first_disorder_line: int | None = None
     first_disorder: tuple[int, int] | None = None  # (t, previous t)
+    digest: str = ""  # of its bytes: the stream's identity for the oracle's cache, read where they are read
 
 
 # --- on the executors -----------------------------------------------------------------------------
@@ -153,8 +155,9 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
     """Lines, elements and first/last element time of a range, from its bytes (no parsing); with
     ``warn`` also the steps back inside it (parsed: its lines' numbers are not known yet)."""
     data = range_lines(path, *bounds, data_path=data_path)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if not data:
-        return RangeCount(0, 0, None, 0, None)
+        return RangeCount(0, 0, None, 0, None, digest=digest)
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     skips: set[int] = set()
     if data[:1] in (b"#", b" ", b"\t", b"\r", b"\n") or any(mark in data for mark in _MAYBE_SKIP):
@@ -167,7 +170,7 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
         first = _time_of(head, fmt)
         tail = _lines(data[-(1 << 20):]) if len(data) > 1 << 20 else _lines(data)
         last = next((_time_of(line, fmt) for line in reversed(tail) if not _SKIP_BYTES.fullmatch(line)), None)
-    count = RangeCount(lines, lines - len(skips), first, index + 1, last)
+    count = RangeCount(lines, lines - len(skips), first, index + 1, last, digest=digest)
     if on_disorder != "warn" or not count.elements:
         return count
     report = ReadReport()
@@ -176,8 +179,8 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
             pass
     except UserError:
         return count  # the second pass names the line
-    return RangeCount(count.lines, count.elements, first, count.first_time_line, last, report.disorders,
-                      report.first_disorder_line, report.first_disorder)
+    return replace(count, disorders=report.disorders, first_disorder_line=report.first_disorder_line,
+                   first_disorder=report.first_disorder)
 
 
 def _decoded(data: bytes, path: str, first_line: int) -> str:
@@ -417,6 +420,7 @@ class SparkStream:
     report: ReadReport
     scratch: str | None = None
     time_counts: tuple[list[int], list[int]] | None = None
+    digest: str | None = None  # of the stream's bytes, from the tasks that read them (None: not read in ranges)
 
 
 def release(stream: SparkStream) -> None:
@@ -455,16 +459,13 @@ def spark_stream(spark: "SparkSession", source: StreamSource, predicates: frozen
     if source.format not in ("csrbench-dir", "yabench", "nquads"):
         raise UserError(f"unknown stream format {source.format!r}", field="stream-format")
     scratch = scratch_folder()
-    time_counts = None
     try:
         if source.format == "csrbench-dir":
-            frame = _parts_frame(spark, scratch, _csrbench_parts(spark, source, scratch))
-        else:
-            frame, time_counts = _text_frame(spark, source, report, scratch, predicates)
+            return SparkStream(_parts_frame(spark, scratch, _csrbench_parts(spark, source, scratch)), report, scratch)
+        return replace(_text_frame(spark, source, report, scratch, predicates), scratch=scratch)
     except BaseException:
         release(SparkStream(None, report, scratch))  # type: ignore[arg-type]  # only its folder matters
         raise
-    return SparkStream(frame, report, scratch, time_counts)
 
 
 def _parts_frame(spark: "SparkSession", scratch: str, parts: int, schema: str = FRAME_SCHEMA) -> "DataFrame":
@@ -506,40 +507,37 @@ def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partition
 
 
 def _text_frame(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str,
-                predicates: frozenset[str] | None = None
-                ) -> tuple["DataFrame", tuple[list[int], list[int]] | None]:
-    """A YABench or N-Quads file read in byte ranges (a ``.gz`` file unpacked first), and its
-    elements' times with their counts when the parsing tasks gave them (`spark_stream`)."""
+                predicates: frozenset[str] | None = None) -> SparkStream:
+    """A YABench or N-Quads file read in byte ranges (a ``.gz`` file unpacked first), with its
+    elements' times and counts and its digest when the tasks that read it gave them (`spark_stream`)."""
     from rsp_workbench.streams.nquads_reader import nquads_layout
 
     path = source.path
     layout = nquads_layout(path) if source.format == "nquads" else None
     if layout == "empty":
-        return _parts_frame(spark, scratch, 0), ([], [])
+        return SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=([], []))
     data_path = None
     if path.endswith(".gz"):  # hidden from Spark's read of the part files, removed once they are written
         data_path = os.path.join(scratch, ".unpacked-stream")
         _tasks(spark, [data_path], partial(unpack, path))
     ranges = byte_ranges(data_path or path)
-    time_counts: tuple[list[int], list[int]] | None = None
     if not ranges:
-        frame, time_counts = _parts_frame(spark, scratch, 0), ([], [])
+        read = SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=([], []))
     elif layout == "graph-timestamp":
-        frame = _graph_timestamp_frame(spark, path, ranges, report, scratch, data_path)
+        read = SparkStream(_graph_timestamp_frame(spark, path, ranges, report, scratch, data_path), report)
     else:
-        parts, time_counts = _range_parts(spark, source, ranges, report, scratch, data_path, predicates)
-        frame = _in_order(_parts_frame(spark, scratch, parts), report)
+        read = _range_parts(spark, source, ranges, report, scratch, data_path, predicates)
     if data_path is not None:
         os.remove(data_path)
-    return frame, time_counts
+    return read
 
 
 def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple[int, int]], report: ReadReport,
-                 scratch: str, data_path: str | None, predicates: frozenset[str] | None = None
-                 ) -> tuple[int, tuple[list[int], list[int]]]:
+                 scratch: str, data_path: str | None, predicates: frozenset[str] | None = None) -> SparkStream:
     """YABench text or time-graph N-Quads: the ranges counted, then parsed into part files (only the
     elements with ``predicates``, unless the stream is out of time order: `_in_order` then ranks
-    every element); how many, and the elements' distinct times with their counts."""
+    every element), read as one frame, with the elements' distinct times and counts and the
+    digest of the ranges' digests."""
     path = source.path
     counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
                                                              data_path=data_path))
@@ -560,7 +558,9 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     keep = None if report.disorders else predicates
     counted_times = _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
                                                  data_path=data_path, predicates=keep))
-    return len(plans), _merged_counts(counted_times)
+    digest = hashlib.blake2b(b"".join(bytes.fromhex(count.digest) for count in counts), digest_size=16).hexdigest()
+    return SparkStream(_in_order(_parts_frame(spark, scratch, len(plans)), report), report,
+                       time_counts=_merged_counts(counted_times), digest=digest)
 
 
 def _merged_counts(per_range: Sequence[tuple[list[int], list[int]]]) -> tuple[list[int], list[int]]:

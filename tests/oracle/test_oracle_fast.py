@@ -9,6 +9,7 @@ assignment, filter push-down and the annotation cache.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import numpy as np
@@ -38,6 +39,7 @@ from rsp_workbench.oracle.answers import VectorisedAnswers
 from rsp_workbench.oracle.deltas import evaluation_arrays, vectorisable
 from rsp_workbench.query.parser import parse_query
 from rsp_workbench.streams.model import StreamElement
+from rsp_workbench.streams.readers import read_stream
 from tests.oracle.cases import BODIES, E, INT, S1, S2, STATIC, assert_same, csparql, semantics, streams  # noqa: F401
 
 
@@ -387,6 +389,41 @@ def test_annotations_are_reused_across_report_policies(spark, tmp_path) -> None:
     third = expected_answers(spark, query, str(path), PRESETS["yabench-content-change"], [1])
     assert not third.annotations_reused
     assert_same(expected_answer(query, {S1: changed}, PRESETS["yabench-content-change"], (1,)), third.answer(1))
+
+
+@pytest.mark.spark
+def test_a_text_stream_is_known_by_the_digest_its_readers_computed(spark, tmp_path, monkeypatch) -> None:
+    """A YABench text stream read in ranges is identified by the digest of the bytes the tasks read
+    (the driver does not read the file again for the cache's key): the same file hits the cache, a
+    rewrite of the same size with the same modification time does not."""
+    from rsp_workbench.pipeline import oracle_job, stream_sources
+    from rsp_workbench.streams.model import StreamSource
+    from rsp_workbench.streams.writers import write_stream
+
+    monkeypatch.setattr(stream_sources, "RANGE_BYTES", 256)  # several ranges, a digest each
+    path = tmp_path / "s.stream"
+    write_stream(path, SPARK_ELEMENTS, "yabench")
+    query = csparql(BODIES["filter"], 4, 2)
+    sem = PRESETS["yabench-content-change"]
+    hashed: list[str] = []
+    fingerprint = oracle_job._file_fingerprint
+    monkeypatch.setattr(oracle_job, "_file_fingerprint", lambda path, digest=None: (
+        hashed.append(digest or "read here"), fingerprint(path, digest))[1])
+    oracle_job.clear_annotation_cache()
+    first = oracle_job.expected_answers(spark, query, StreamSource(str(path), "yabench"), sem, [0, 1])
+    second = oracle_job.expected_answers(spark, query, StreamSource(str(path), "yabench"), sem, [0, 1])
+    assert (first.annotations_reused, second.annotations_reused) == (False, True)
+    assert len(hashed) == 2 and "read here" not in hashed and hashed[0] == hashed[1]
+    stat = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert " 3^^<" in text
+    path.write_text(text.replace(" 3^^<", " 4^^<", 1), encoding="utf-8")  # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    third = oracle_job.expected_answers(spark, query, StreamSource(str(path), "yabench"), sem, [1])
+    assert not third.annotations_reused and hashed[2] != hashed[0]
+    changed = list(read_stream(str(path), "yabench"))
+    assert_same(expected_answer(query, {S1: changed}, sem, (1,)), third.answer(1))
 
 
 @pytest.mark.spark
