@@ -407,8 +407,12 @@ def test_a_text_stream_is_known_by_the_digest_its_readers_computed(spark, tmp_pa
     sem = PRESETS["yabench-content-change"]
     hashed: list[str] = []
     fingerprint = oracle_job._file_fingerprint
-    monkeypatch.setattr(oracle_job, "_file_fingerprint", lambda path, digest=None: (
-        hashed.append(digest or "read here"), fingerprint(path, digest))[1])
+
+    def noted(path: str, digest: str | None = None) -> tuple[str, int, int, str]:
+        hashed.append(digest or "read here")  # "read here": the driver read the file for its digest
+        return fingerprint(path, digest)
+
+    monkeypatch.setattr(oracle_job, "_file_fingerprint", noted)
     oracle_job.clear_annotation_cache()
     first = oracle_job.expected_answers(spark, query, StreamSource(str(path), "yabench"), sem, [0, 1])
     second = oracle_job.expected_answers(spark, query, StreamSource(str(path), "yabench"), sem, [0, 1])
