@@ -58,7 +58,8 @@ Row = tuple[tuple[str | None, ...], tuple[Requirement, ...]]  # (values, OR of r
 ContentKey = tuple[tuple[int, int], ...]  # per window (lo, hi), empty contents as (0, 0)
 #: Evaluates one BGP (patterns, graph, a FILTER's numeric bounds) into annotated rows: `Annotator.bgp`
 #: in Python, or Arrow or Spark joins over large streams (`annotate`'s ``bgp``)
-BGPJoins = Callable[[Sequence[tuple[Any, Any, Any]], "str | None", Sequence["NumericBound"]], "Relation"]
+BGPJoins = Callable[[Sequence[tuple[Any, Any, Any]], "str | None", Sequence["NumericBound"]],
+                    "Relation | CodedRelation"]
 
 _NONDETERMINISTIC = {"Builtin_NOW", "Builtin_RAND", "Builtin_BNODE", "Builtin_UUID", "Builtin_STRUUID"}
 _GRAPH_READING = {"Builtin_EXISTS", "Builtin_NOTEXISTS"}
@@ -315,6 +316,128 @@ class Relation:
     rows: list[Row]
 
 
+class CodedRelation:
+    """A BGP's relation held as columns: each variable's terms as codes into its distinct
+    terms (an Arrow string array, decoded one term at a time when asked), the requirements as
+    one array. Why: at 10x YABench BIG the 1.5 M joined rows as Python tuples of strings took
+    2 GB of the Spark path's driver (and of the columnar path's process).
+
+    Rows are distinct mappings, numbered by first appearance; ``row_of[q]`` is the row of
+    requirement ``q`` (a mapping several element sets build has several, minimal, as
+    `distinct` keeps them). Filter, Project and `RowTable.of` work on the codes; every other
+    operator reads ``rows``, the same Python rows a `Relation` holds."""
+
+    def __init__(self, variables: Sequence[str], codes: np.ndarray, terms: Sequence[Any], row_of: np.ndarray,
+                 requirements: np.ndarray) -> None:
+        self.variables = tuple(variables)
+        self.codes = codes  # (variables, rows), -1 where a variable is unbound
+        self.terms = list(terms)  # per variable, its distinct terms (pyarrow string arrays)
+        self.row_of = row_of
+        self.requirements = requirements  # (len(row_of), 2 * windows)
+        self._rows: list[Row] | None = None
+
+    @property
+    def size(self) -> int:
+        return int(self.codes.shape[1])
+
+    def values(self, r: int) -> tuple[str | None, ...]:
+        """Row ``r``'s terms."""
+        return tuple(None if (code := int(self.codes[v, r])) < 0 else self.terms[v][code].as_py()
+                     for v in range(len(self.variables)))
+
+    @property
+    def rows(self) -> list[Row]:
+        """The rows as a `Relation` holds them (for the operators that read Python rows)."""
+        if self._rows is None:
+            decoded = [terms.to_pylist() for terms in self.terms]
+            grouped: list[list[Requirement]] = [[] for _ in range(self.size)]
+            for r, requirement in zip(self.row_of.tolist(), self.requirements.tolist()):
+                grouped[r].append(tuple(requirement))
+            self._rows = [(tuple(None if c < 0 else decoded[v][c] for v, c in enumerate(codes)), tuple(requirements))
+                          for codes, requirements in zip(self.codes.T.tolist(), grouped)]
+        return self._rows
+
+    def subset(self, keep: np.ndarray) -> "CodedRelation":
+        """The rows where ``keep`` (a mask over the rows) holds."""
+        renumbered = np.cumsum(keep) - 1
+        kept = keep[self.row_of]
+        return CodedRelation(self.variables, self.codes[:, keep], self.terms, renumbered[self.row_of[kept]],
+                             self.requirements[kept])
+
+    def project(self, variables: tuple[str, ...]) -> "CodedRelation | None":
+        """The relation over ``variables`` (bag semantics: no row merges), or None when one is not here."""
+        if any(v not in self.variables for v in variables):
+            return None
+        at = [self.variables.index(v) for v in variables]
+        return CodedRelation(variables, self.codes[at], [self.terms[i] for i in at], self.row_of, self.requirements)
+
+
+AnyRelation = Relation | CodedRelation  # what the operators read: ``variables`` and ``rows``
+
+
+class CodedMappings(Sequence[tuple[str | None, ...]]):
+    """The distinct mappings of a `CodedRelation`'s rows, decoded when asked (by their first row)."""
+
+    def __init__(self, relation: CodedRelation, first_rows: np.ndarray) -> None:
+        self.relation = relation
+        self.first_rows = first_rows
+
+    def __len__(self) -> int:
+        return len(self.first_rows)
+
+    def __getitem__(self, m: Any) -> Any:
+        if isinstance(m, slice):
+            return [self[i] for i in range(*m.indices(len(self)))]
+        return self.relation.values(int(self.first_rows[m]))
+
+
+def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The groups of equal columns of ``codes`` (small non-negative ints, -1 allowed), numbered
+    in order of first appearance: the first column of each group and each column's group."""
+    n = int(codes.shape[1])
+    if n == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    radix = [int(row.max()) + 2 for row in codes]  # codes + 1 in [0, radix)
+    total = 1
+    for r in radix:
+        total *= r
+    if total < 2**62:  # one int64 per column
+        key = np.zeros(n, np.int64)
+        for row, r in zip(codes, radix):
+            key = key * r + (row.astype(np.int64) + 1)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(np.ascontiguousarray(codes.T), axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse]
+
+
+def coded_relation(variables: Sequence[str], codes: np.ndarray, terms: Sequence[Any],
+                   requirements: np.ndarray) -> CodedRelation:
+    """Joined rows (per variable codes into ``terms``; a requirement per joined row) as a BGP's
+    relation: equal mappings merge (a snapshot is a set of triples), their requirements OR-ed
+    and kept minimal, as `distinct` does."""
+    first, row = first_appearance_groups(codes)
+    order = np.argsort(row, kind="stable")
+    row_of, requirements = row[order], requirements[order]
+    counts = np.bincount(row_of, minlength=len(first))
+    if len(counts) and counts.max() > 1:  # rare: the same mapping from several element sets
+        single = counts[row_of] == 1
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        rows, kept = [row_of[single]], [requirements[single]]
+        for r in np.flatnonzero(counts > 1).tolist():
+            minimal = minimal_requirements(tuple(x) for x in requirements[starts[r]:starts[r + 1]].tolist())
+            rows.append(np.full(len(minimal), r, np.int64))
+            kept.append(np.array(minimal, np.int64).reshape(len(minimal), requirements.shape[1]))
+        row_of, requirements = np.concatenate(rows), np.concatenate(kept)
+        order = np.argsort(row_of, kind="stable")
+        row_of, requirements = row_of[order], requirements[order]
+    return CodedRelation(variables, codes[:, first], terms, row_of, requirements)
+
+
 def term_key(term: Any) -> str:
     from rdflib.term import BNode
 
@@ -374,7 +497,7 @@ class Annotator:
         return minimal_requirements(result)
 
     # operators ----------------------------------------------------------------------------
-    def evaluate(self, node: Any, graph: str | None = None) -> Relation:
+    def evaluate(self, node: Any, graph: str | None = None) -> AnyRelation:
         name = node.name
         if name == "BGP":
             return self.bgp(node.triples, graph)
@@ -398,7 +521,8 @@ class Annotator:
         if name == "Project":
             keep = tuple(str(v) for v in node.PV)
             child = self.evaluate(node.p, graph)
-            return Relation(keep, _align(child, keep))
+            projected = child.project(keep) if isinstance(child, CodedRelation) else None
+            return projected if projected is not None else Relation(keep, _align(child, keep))
         if name == "Distinct":
             return distinct(self.evaluate(node.p, graph))
         if name == "OrderBy":
@@ -455,7 +579,7 @@ class Annotator:
         return out
 
     def bgp(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
-            bounds: Sequence["NumericBound"] = ()) -> Relation:
+            bounds: Sequence["NumericBound"] = ()) -> AnyRelation:
         """The BGP's distinct mappings, each with the OR of its requirements.
 
         ``bounds`` (from a FILTER right above) are a hint for evaluators that read large
@@ -504,7 +628,7 @@ class Annotator:
             grouped[held].append(requirement)
         return Relation(tuple(variables), [(v, minimal_requirements(r)) for v, r in grouped.items()])
 
-    def _bindings(self, relation: Relation, values: tuple[str | None, ...]) -> Any:
+    def _bindings(self, relation: AnyRelation, values: tuple[str | None, ...]) -> Any:
         from rsp_workbench.query.rdflib_sparql import FrozenBindings
         from rdflib.term import BNode, Variable
 
@@ -517,11 +641,16 @@ class Annotator:
             },
         )
 
-    def _expression(self, node: Any, relation: Relation,
-                    evaluate: Callable[[Any], Any]) -> Callable[[tuple[str | None, ...]], Any]:
+    @staticmethod
+    def _used_positions(node: Any, relation: AnyRelation) -> list[int]:
+        """Where the variables ``node.expr`` reads are in ``relation``'s rows."""
         used: set[Any] = set()
         _walk_expr(node.expr, set(), used)
-        positions = [relation.variables.index(str(v)) for v in used if str(v) in relation.variables]
+        return [relation.variables.index(str(v)) for v in used if str(v) in relation.variables]
+
+    def _expression(self, node: Any, relation: AnyRelation,
+                    evaluate: Callable[[Any], Any]) -> Callable[[tuple[str | None, ...]], Any]:
+        positions = self._used_positions(node, relation)
         cache: dict[tuple[str | None, ...], Any] = {}
 
         def value_of(values: tuple[str | None, ...]) -> Any:
@@ -534,13 +663,19 @@ class Annotator:
 
         return value_of
 
-    def filter(self, node: Any, relation: Relation) -> Relation:
+    def filter(self, node: Any, relation: AnyRelation) -> AnyRelation:
         from rsp_workbench.query.rdflib_sparql import ebv
 
         test = self._expression(node, relation, lambda bindings: ebv(node.expr, bindings))
+        if isinstance(relation, CodedRelation):  # evaluated once per distinct terms of the variables it reads
+            if relation.size == 0:
+                return relation
+            first, group = first_appearance_groups(relation.codes[self._used_positions(node, relation)])
+            passed = np.array([bool(test(relation.values(int(r)))) for r in first], dtype=bool)
+            return relation.subset(passed[group])
         return Relation(relation.variables, [row for row in relation.rows if test(row[0])])
 
-    def extend(self, node: Any, relation: Relation) -> Relation:
+    def extend(self, node: Any, relation: AnyRelation) -> Relation:
         from rsp_workbench.query.rdflib_sparql import eval_expression
         from rsp_workbench.query.rdflib_sparql import SPARQLError
 
@@ -564,7 +699,7 @@ class Annotator:
             return Relation(relation.variables, rows)
         return Relation(relation.variables + (name,), [(v + (value_of(v),), r) for v, r in relation.rows])
 
-    def join(self, left: Relation, right: Relation) -> Relation:
+    def join(self, left: AnyRelation, right: AnyRelation) -> Relation:
         variables = tuple(dict.fromkeys(left.variables + right.variables))
         shared = [v for v in left.variables if v in right.variables]
         li = [left.variables.index(v) for v in shared]
@@ -617,12 +752,12 @@ def connected_order(patterns: Sequence[tuple[Any, Any, Any]]) -> list[tuple[Any,
     return order
 
 
-def _align(relation: Relation, variables: tuple[str, ...]) -> list[Row]:
+def _align(relation: AnyRelation, variables: tuple[str, ...]) -> list[Row]:
     positions = [relation.variables.index(v) if v in relation.variables else None for v in variables]
     return [(tuple(values[i] if i is not None else None for i in positions), req) for values, req in relation.rows]
 
 
-def distinct(relation: Relation) -> Relation:
+def distinct(relation: AnyRelation) -> Relation:
     """A set: equal rows merge, their conditions are OR-ed."""
     grouped: dict[tuple[str | None, ...], list[Requirement]] = defaultdict(list)
     for values, requirements in relation.rows:
@@ -641,21 +776,26 @@ class RowTable:
     ``mapping_of[row]`` numbers the distinct mappings (bag elements) of the rows.
     """
 
-    relation: Relation
+    relation: AnyRelation
     row_of: np.ndarray
     pmin: np.ndarray
     pmax: np.ndarray
     mapping_of: np.ndarray
-    mappings: list[tuple[str | None, ...]]
+    mappings: Sequence[tuple[str | None, ...]]
 
     @classmethod
-    def of(cls, relation: Relation, width: int) -> "RowTable":
+    def of(cls, relation: AnyRelation, width: int) -> "RowTable":
+        if isinstance(relation, CodedRelation):
+            first, mapping_of = first_appearance_groups(relation.codes)
+            requirements = relation.requirements
+            return cls(relation, relation.row_of, requirements[:, 0::2].T.copy(), requirements[:, 1::2].T.copy(),
+                       mapping_of, CodedMappings(relation, first))
         row_of, reqs = [], []
         ids: dict[tuple[str | None, ...], int] = {}
         mapping_of = np.empty(len(relation.rows), dtype=np.int64)
-        for r, (values, requirements) in enumerate(relation.rows):
+        for r, (values, alternatives) in enumerate(relation.rows):
             mapping_of[r] = ids.setdefault(values, len(ids))
-            for requirement in requirements:
+            for requirement in alternatives:
                 row_of.append(r)
                 reqs.append(requirement)
         array = np.array(reqs, dtype=np.int64).reshape(len(reqs), 2 * width) if reqs else np.empty((0, 2 * width), np.int64)
@@ -740,7 +880,7 @@ class RelationEvaluator:
             names = [BNode(v[2:]) if v.startswith("_:") else Variable(v) for v in table.relation.variables]
             res = []
             for r in rows:
-                values = table.relation.rows[r][0]
+                values = table.mappings[int(table.mapping_of[r])]
                 res.append({n: to_rdflib(t) for n, t in zip(names, values) if t is not None})
             placeholder.p["res"] = res
         upper = self.plan.upper

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import defaultdict
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
@@ -37,12 +36,13 @@ from rsp_workbench.oracle.annotated import (
     BIG,
     AnnotationContext,
     Annotator,
+    CodedRelation,
     NumericBound,
     Relation,
+    coded_relation,
     connected_order,
     is_variable,
     term_key,
-    minimal_requirements,
 )
 from rsp_workbench.streams.model import StreamElement
 from rsp_workbench.streams.terms import (IRI_SIMPLE, STREAM_LITERAL, STREAM_QUIRK_LITERAL, TermError, canonical_term,
@@ -523,15 +523,25 @@ def bgp_order(context: AnnotationContext, patterns: Sequence[tuple[Any, Any, Any
     return ordered, variables, trivial
 
 
-def grouped_relation(variables: Sequence[str], values: Sequence[Sequence[str | None]],
-                     requirements: Sequence[Sequence[int]]) -> Relation:
-    """Joined rows (``values`` per variable, a requirement per row) as a BGP's relation: equal
-    mappings merge (a snapshot is a set of triples), their requirements OR-ed."""
-    grouped: dict[tuple[str | None, ...], list[tuple[int, ...]]] = defaultdict(list)
-    for row, requirement in zip(zip(*values) if values else [()] * len(requirements), requirements):
-        grouped[row].append(tuple(requirement))
-    rows = [(v, tuple(r) if len(r) == 1 else minimal_requirements(r)) for v, r in grouped.items()]
-    return Relation(tuple(variables), rows)
+def arrow_relation(variables: Sequence[str], table: pa.Table, columns: Sequence[str],
+                   requirement_columns: Sequence[str]) -> CodedRelation:
+    """Joined rows as an Arrow table (``columns``: each variable's terms; a requirement per row
+    in ``requirement_columns``) as a BGP's relation, its terms kept as codes into each column's
+    distinct terms (`CodedRelation`): no Python string per row. The table is let go column by
+    column as it is encoded, so the caller should hand it over (hold no other reference)."""
+    requirements = (np.stack([table.column(c).to_numpy() for c in requirement_columns], axis=1).astype(np.int64)
+                    if table.num_rows else np.empty((0, len(requirement_columns)), np.int64))
+    codes, terms = [], []
+    for name in columns:
+        encoded = pc.dictionary_encode(table.column(name)).unify_dictionaries()
+        table = table.drop_columns([name])
+        chunks = [chunk for chunk in encoded.chunks if len(chunk)]
+        terms.append(chunks[0].dictionary if chunks else pa.array([], pa.string()))
+        codes.append(np.concatenate([chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+                                     for chunk in chunks]) if chunks else np.empty(0, np.int64))
+    del table
+    stacked = np.stack(codes) if codes else np.zeros((0, len(requirements)), np.int64)
+    return coded_relation(variables, stacked, terms, requirements)
 
 
 class ArrowBGP:
@@ -544,7 +554,7 @@ class ArrowBGP:
         self.times = [np.asarray(w.times, dtype=np.int64) for w in context.windows]
 
     def __call__(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
-                 bounds: Sequence[NumericBound] = ()) -> Relation:
+                 bounds: Sequence[NumericBound] = ()) -> Relation | CodedRelation:
         width = self.context.width
         ordered, variables, trivial = bgp_order(self.context, patterns)
         if trivial is not None:
@@ -574,10 +584,9 @@ class ArrowBGP:
             if joined.num_rows == 0:
                 return Relation(tuple(variables), [])
         assert joined is not None
-        values = [joined[f"v:{v}"].to_pylist() for v in variables]
-        requirements = np.stack([joined[f"{c}{w}"].to_numpy() for w in range(width) for c in ("pmin", "pmax")],
-                                axis=1).tolist()
-        return grouped_relation(variables, values, requirements)
+        table, joined = joined, None  # handed over: let go column by column
+        return arrow_relation(variables, table, [f"v:{v}" for v in variables],
+                              [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")])
 
     @staticmethod
     def _join(left: pa.Table, right: pa.Table, on: list[str]) -> pa.Table:

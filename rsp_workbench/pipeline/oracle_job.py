@@ -32,13 +32,12 @@ from collections import OrderedDict, defaultdict
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import numpy as np
-
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.errors import UserError
 from rsp_workbench.oracle.annotated import (
     BIG,
     Annotator,
+    CodedRelation,
     AnnotationContext,
     FastPathUnsupported,
     NumericBound,
@@ -186,11 +185,11 @@ class SparkBGP:
         self.context = context
 
     def __call__(self, patterns: Sequence[tuple[Any, Any, Any]], graph: str | None,
-                 bounds: Sequence[NumericBound] = ()) -> Relation:
+                 bounds: Sequence[NumericBound] = ()) -> "Relation | CodedRelation":
         from pyspark.sql import functions as F
 
         from rsp_workbench.oracle.annotated import is_variable, term_key
-        from rsp_workbench.oracle.columnar import bgp_order, grouped_relation
+        from rsp_workbench.oracle.columnar import arrow_relation, bgp_order
 
         width = self.context.width
         ordered, variables, trivial = bgp_order(self.context, patterns)
@@ -239,9 +238,8 @@ class SparkBGP:
                 else:
                     first_term[name] = term
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
-        table = collected(joined.select(*[F.col(first_term[v]).alias(column[v]) for v in variables], *reqs))
-        return grouped_relation(variables, [table.column(column[v]).to_pylist() for v in variables],
-                                np.stack([table.column(c).to_numpy() for c in reqs], axis=1).tolist())
+        return arrow_relation(variables, collected(joined.select(*[F.col(first_term[v]).alias(column[v]) for v in variables],
+                                                                 *reqs)), [column[v] for v in variables], reqs)
 
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
                        shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator) -> "DataFrame":

@@ -1,0 +1,107 @@
+"""A BGP's joined rows kept as term codes (`CodedRelation`): the same relation, rows and
+presence tables as the Python rows give, without a Python string per row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from rsp_workbench.oracle.annotated import (
+    CodedRelation,
+    RowTable,
+    annotate,
+    build_context,
+    compile_plan,
+    first_appearance_groups,
+)
+from rsp_workbench.oracle.answers import annotation_context
+from rsp_workbench.oracle.columnar import ArrowBGP, arrow_relation, columns_from_elements, query_predicates, tables_for
+from rsp_workbench.oracle.reference import StaticData
+from rsp_workbench.streams.model import StreamElement
+
+from tests.oracle.cases import E, INT, S1, csparql
+
+
+def test_groups_are_numbered_in_order_of_first_appearance() -> None:
+    # columns (2,5) (0,5) (2,5) (1,unbound): three groups, first seen at columns 0, 1 and 3
+    codes = np.array([[2, 0, 2, 1], [5, 5, 5, -1]])
+    first, group = first_appearance_groups(codes)
+    assert first.tolist() == [0, 1, 3]
+    assert group.tolist() == [0, 1, 0, 2]
+
+
+def test_groups_of_codes_too_wide_to_pack_in_one_integer_are_the_same() -> None:
+    wide = 2**31  # three rows of codes up to 2^31: 2^93 combinations, past one int64
+    codes = np.array([[wide, 0, wide, 1], [5, 5, 5, -1], [wide, 3, wide, 3]])
+    first, group = first_appearance_groups(codes)
+    assert first.tolist() == [0, 1, 3]
+    assert group.tolist() == [0, 1, 0, 2]
+
+
+def test_equal_mappings_merge_and_keep_their_minimal_requirements() -> None:
+    """One window; each joined row has the positions [pmin, pmax] of the elements that built it.
+    (x1, y1) is built three times: from positions 3..5, 3..7 and 6..6. A window that holds
+    3..7 holds 3..5, so 3..7 adds nothing and is dropped; 3..5 and 6..6 stay (neither implies
+    the other). The last row leaves ?x unbound."""
+    x = pa.chunked_array([["x1", "x2"], ["x1", "x1", None]])  # two chunks: two dictionaries, unified
+    y = pa.chunked_array([["y1", "y1"], ["y1", "y1", "y2"]])
+    table = pa.table({"x": x, "y": y, "pmin0": [3, 4, 3, 6, 1], "pmax0": [5, 4, 7, 6, 1]})
+    relation = arrow_relation(["x", "y"], table, ["x", "y"], ["pmin0", "pmax0"])
+    assert isinstance(relation, CodedRelation)
+    assert relation.rows == [(("x1", "y1"), ((3, 5), (6, 6))), (("x2", "y1"), ((4, 4),)), ((None, "y2"), ((1, 1),))]
+    table_of = RowTable.of(relation, 1)
+    assert table_of.row_of.tolist() == [0, 0, 1, 2]
+    assert table_of.pmin.tolist() == [[3, 6, 4, 1]] and table_of.pmax.tolist() == [[5, 6, 4, 1]]
+    assert list(table_of.mappings) == [("x1", "y1"), ("x2", "y1"), (None, "y2")]
+    assert table_of.solution(2) == frozenset({("y", "y2")})  # an unbound variable is not in the mapping
+
+
+def test_projection_keeps_the_bag() -> None:
+    """SELECT ?y over two rows that differ only in ?x: two rows, one mapping counted twice."""
+    table = pa.table({"x": ["x1", "x2"], "y": ["y1", "y1"], "pmin0": [1, 2], "pmax0": [1, 2]})
+    projected = arrow_relation(["x", "y"], table, ["x", "y"], ["pmin0", "pmax0"]).project(("y",))
+    assert projected is not None
+    rows = RowTable.of(projected, 1)
+    assert rows.mapping_of.tolist() == [0, 0] and list(rows.mappings) == [("y1",)]
+    assert rows.counts(((0, 3),)).tolist() == [2]  # both rows in a window holding positions 0..2
+    assert rows.counts(((2, 3),)).tolist() == [1]
+
+
+def _elements() -> list[StreamElement]:
+    """Observations with values 10, 60, 60 and 70, each as its value then its type; x3 arrives
+    twice (t 3000 and 4000), so its mapping has several supports."""
+    rows = [("x1", 10, 1000), ("x2", 60, 2000), ("x3", 60, 3000), ("x3", 60, 4000), ("x4", 70, 4000)]
+    elements = []
+    for x, v, t in rows:
+        elements.append(StreamElement(E.format(x), E.format("p"), INT.format(v), t))
+        elements.append(StreamElement(E.format(x), E.format("type"), E.format("Obs"), t))
+    return elements
+
+
+def test_the_coded_rows_equal_the_python_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filter and projection over the Arrow joins' coded rows give the `RowTable` the Python
+    joins give; the FILTER is evaluated once per distinct value, not per row: 60 and 70 (the
+    scan already dropped 10, which certainly fails it)."""
+    query = csparql("SELECT ?x ?v WHERE { ?x <http://e/type> <http://e/Obs> . ?x <http://e/p> ?v FILTER(?v > 50) }",
+                    size=2000, slide=1000)
+    plan = compile_plan(query)
+    elements = _elements()
+    python = annotate(plan, build_context(query, {S1: elements}, StaticData()))[0]
+    columns = {S1: columns_from_elements(elements, query_predicates(query))}
+    context = annotation_context(query, {S1: columns[S1].times}, StaticData())
+    calls: list[int] = []
+    from rsp_workbench.query.rdflib_sparql import ebv as real_ebv
+
+    monkeypatch.setattr("rsp_workbench.query.rdflib_sparql.ebv", lambda *a: calls.append(1) or real_ebv(*a))
+    coded = annotate(plan, context, ArrowBGP(context, tables_for(query, columns)))[0]
+    assert isinstance(coded.relation, CodedRelation)
+    assert len(calls) == 2
+    assert list(coded.mappings) == python.mappings
+    assert coded.mapping_of.tolist() == python.mapping_of.tolist()
+    assert coded.row_of.tolist() == python.row_of.tolist()
+    assert coded.pmin.tolist() == python.pmin.tolist() and coded.pmax.tolist() == python.pmax.tolist()
+    # x2 (positions 2..3); x3, whose two values and two types (positions 4 to 7) combine into
+    # the minimal 4..5, 5..6 and 6..7 (4..7 holds 4..5); x4 (8..9)
+    assert coded.row_of.tolist() == [0, 1, 1, 1, 2]
+    assert coded.pmin.tolist() == [[2, 4, 5, 6, 8]] and coded.pmax.tolist() == [[3, 5, 6, 7, 9]]
