@@ -392,27 +392,23 @@ class CodedMappings(Sequence[tuple[str | None, ...]]):
 
 
 def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The groups of equal columns of ``codes`` (small non-negative ints, -1 allowed), numbered
-    in order of first appearance: the first column of each group and each column's group."""
+    """The groups of equal columns of ``codes`` (non-negative ints below 2^31, -1 allowed),
+    numbered in order of first appearance: the first column of each group and each column's
+    group. Rows are folded in one at a time (a pair of ints packed into one, then renumbered
+    densely), so any number of rows and any code size fit."""
     n = int(codes.shape[1])
     if n == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    radix = [int(row.max()) + 2 for row in codes]  # codes + 1 in [0, radix)
-    total = 1
-    for r in radix:
-        total *= r
-    if total < 2**62:  # one int64 per column
-        key = np.zeros(n, np.int64)
-        for row, r in zip(codes, radix):
-            key = key * r + (row.astype(np.int64) + 1)
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    else:
-        _, first, inverse = np.unique(np.ascontiguousarray(codes.T), axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
+    key = np.zeros(n, np.int64)
+    for row in codes:
+        packed = key * (int(row.max()) + 2) + (row.astype(np.int64) + 1)  # key < n, codes + 1 <= 2^31
+        _, key = np.unique(packed, return_inverse=True)
+        key = np.asarray(key, np.int64).reshape(-1)
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    return first[order], rank[inverse]
+    return first[order], rank[np.asarray(group).reshape(-1)]
 
 
 def coded_relation(variables: Sequence[str], codes: np.ndarray, terms: Sequence[Any],

@@ -523,25 +523,65 @@ def bgp_order(context: AnnotationContext, patterns: Sequence[tuple[Any, Any, Any
     return ordered, variables, trivial
 
 
-def arrow_relation(variables: Sequence[str], table: pa.Table, columns: Sequence[str],
-                   requirement_columns: Sequence[str]) -> CodedRelation:
-    """Joined rows as an Arrow table (``columns``: each variable's terms; a requirement per row
-    in ``requirement_columns``) as a BGP's relation, its terms kept as codes into each column's
-    distinct terms (`CodedRelation`): no Python string per row. The table is let go column by
-    column as it is encoded, so the caller should hand it over (hold no other reference)."""
-    requirements = (np.stack([table.column(c).to_numpy() for c in requirement_columns], axis=1).astype(np.int64)
-                    if table.num_rows else np.empty((0, len(requirement_columns)), np.int64))
-    codes, terms = [], []
-    for name in columns:
-        encoded = pc.dictionary_encode(table.column(name)).unify_dictionaries()
-        table = table.drop_columns([name])
-        chunks = [chunk for chunk in encoded.chunks if len(chunk)]
-        terms.append(chunks[0].dictionary if chunks else pa.array([], pa.string()))
-        codes.append(np.concatenate([chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-                                     for chunk in chunks]) if chunks else np.empty(0, np.int64))
-    del table
+def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.ChunkedArray"], terms: Sequence[str],
+                   requirement_columns: Sequence[str], hashes: Sequence[str] | None = None) -> CodedRelation:
+    """Joined rows (``column(name)`` reads one column of them: ``terms``, each variable's terms;
+    a requirement per row in ``requirement_columns``; with ``hashes``, each variable's 64-bit
+    term hashes) as a BGP's relation whose terms are codes (`CodedRelation`): no Python string
+    per row. One column is read at a time, so a caller reading them from files never holds
+    all the rows at once."""
+    requirements = np.stack([column(c).to_numpy() for c in requirement_columns], axis=1).astype(np.int64)
+    codes, dictionaries = [], []
+    for v, name in enumerate(terms):
+        term_column = column(name)
+        coded = _codes_by_hash(column(hashes[v]).to_numpy(), term_column) if hashes is not None else None
+        code, dictionary = coded if coded is not None else _dictionary_codes(term_column)
+        del term_column
+        codes.append(code)
+        dictionaries.append(dictionary)
     stacked = np.stack(codes) if codes else np.zeros((0, len(requirements)), np.int64)
-    return coded_relation(variables, stacked, terms, requirements)
+    relation = coded_relation(variables, stacked, dictionaries, requirements)
+    pa.default_memory_pool().release_unused()  # the columns read and let go: back to the system
+    return relation
+
+
+def _dictionary_codes(terms: "pa.ChunkedArray") -> tuple[np.ndarray, "pa.Array"]:
+    """Codes into the distinct terms, by Arrow's dictionary encoding (-1 for a null)."""
+    if terms.nbytes >= 1 << 30:  # past 32-bit string offsets once the chunks are one array
+        terms = terms.cast(pa.large_string())
+    encoded = pc.dictionary_encode(terms.combine_chunks())
+    return encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
+
+
+def _codes_by_hash(hashes: np.ndarray, terms: "pa.ChunkedArray") -> tuple[np.ndarray, "pa.ChunkedArray"] | None:
+    """Codes into the distinct terms, found by the terms' 64-bit hashes and then checked: a row
+    whose hash it shares with an earlier row must have that row's term (None if one does not:
+    a collision; the caller then encodes the terms themselves). No hash table of the terms is
+    built, which at 10x YABench BIG took more memory than the terms."""
+    n = len(hashes)
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if n else np.empty(0, np.int64)
+    sizes = np.diff(np.concatenate([starts, [n]]))
+    first = np.empty(n, np.int64)
+    first[order] = np.repeat(order[starts], sizes)  # the earliest row of each hash (a stable sort)
+    later = np.flatnonzero(first != np.arange(n))
+    for at in range(0, len(later), 1 << 16):  # a slice at a time: two copies of every repeated term would not fit
+        rows = later[at:at + (1 << 16)]
+        same = pc.equal(terms.take(pa.array(rows)), terms.take(pa.array(first[rows])))
+        if same.null_count or not pc.all(same).as_py():  # a collision (or a null beside a term)
+            return None
+    null = terms.is_null().to_numpy(zero_copy_only=False) if terms.null_count else None
+    if len(later) == 0:  # every term distinct: the column is its own dictionary
+        codes = np.arange(n, dtype=np.int64)
+        dictionary = terms
+    else:
+        rows = np.unique(first)  # one row per distinct term, in row order
+        codes = np.searchsorted(rows, first).astype(np.int64)
+        dictionary = terms.take(pa.array(rows))
+    if null is not None:
+        codes[null] = -1
+    return codes, dictionary
 
 
 class ArrowBGP:
@@ -584,8 +624,7 @@ class ArrowBGP:
             if joined.num_rows == 0:
                 return Relation(tuple(variables), [])
         assert joined is not None
-        table, joined = joined, None  # handed over: let go column by column
-        return arrow_relation(variables, table, [f"v:{v}" for v in variables],
+        return arrow_relation(variables, joined.column, [f"v:{v}" for v in variables],
                               [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")])
 
     @staticmethod

@@ -29,8 +29,9 @@ import hashlib
 import os
 import uuid
 from collections import OrderedDict, defaultdict
+from contextlib import contextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from rsp_workbench.core.semantics import EngineSemantics
 from rsp_workbench.errors import UserError
@@ -110,11 +111,13 @@ def timeline_of(frame: "DataFrame") -> Timeline:
     return Timeline.from_counts(table.column("t").to_pylist(), table.column("count").to_pylist())
 
 
-def collected(frame: "DataFrame") -> Any:
-    """``frame``'s rows as an Arrow table in this (Python) process, by way of Parquet files the
-    executors write into a scratch folder: the JVM driver never holds them. ``toArrow()`` gathers
-    every task's result in the JVM driver's heap first (1 GiB by default, the executors' too on a
-    local master): at 10× YABench BIG the joined rows of CSRBench Q1 killed it (OutOfMemoryError)."""
+@contextmanager
+def collected_parts(frame: "DataFrame") -> Iterator[Any]:
+    """``frame``'s rows as Parquet files the executors write into a scratch folder (removed on
+    leaving), opened as an Arrow dataset in this (Python) process, to be read a column at a
+    time: the JVM driver never holds them. ``toArrow()`` gathers every task's result in the JVM
+    driver's heap first (1 GiB by default, the executors' too on a local master): at 10×
+    YABench BIG the joined rows of CSRBench Q1 killed it (OutOfMemoryError)."""
     import shutil
 
     import pyarrow.dataset as ds
@@ -125,9 +128,15 @@ def collected(frame: "DataFrame") -> Any:
     try:
         target = os.path.join(folder, "rows")
         frame.write.parquet(target)
-        return ds.dataset(target, format="parquet", schema=_arrow_schema(frame)).to_table()  # skips _SUCCESS
+        yield ds.dataset(target, format="parquet", schema=_arrow_schema(frame))  # skips _SUCCESS
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def collected(frame: "DataFrame") -> Any:
+    """``frame``'s rows as one Arrow table (`collected_parts`)."""
+    with collected_parts(frame) as parts:
+        return parts.to_table()
 
 
 def _arrow_schema(frame: "DataFrame") -> Any:
@@ -238,8 +247,11 @@ class SparkBGP:
                 else:
                     first_term[name] = term
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
-        return arrow_relation(variables, collected(joined.select(*[F.col(first_term[v]).alias(column[v]) for v in variables],
-                                                                 *reqs)), [column[v] for v in variables], reqs)
+        rows = joined.select(*[F.col(first_term[v]).alias(column[v]) for v in variables],
+                             *[term_hash(first_term[v]).alias(f"hash_{column[v]}") for v in variables], *reqs)
+        with collected_parts(rows) as parts:  # read back a column at a time; terms become codes
+            return arrow_relation(variables, lambda name: parts.to_table(columns=[name]).column(name),
+                                  [column[v] for v in variables], reqs, hashes=[f"hash_{column[v]}" for v in variables])
 
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
                        shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator) -> "DataFrame":

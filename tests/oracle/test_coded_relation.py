@@ -16,7 +16,14 @@ from rsp_workbench.oracle.annotated import (
     first_appearance_groups,
 )
 from rsp_workbench.oracle.answers import annotation_context
-from rsp_workbench.oracle.columnar import ArrowBGP, arrow_relation, columns_from_elements, query_predicates, tables_for
+from rsp_workbench.oracle.columnar import (
+    ArrowBGP,
+    _codes_by_hash,
+    arrow_relation,
+    columns_from_elements,
+    query_predicates,
+    tables_for,
+)
 from rsp_workbench.oracle.reference import StaticData
 from rsp_workbench.streams.model import StreamElement
 
@@ -32,7 +39,7 @@ def test_groups_are_numbered_in_order_of_first_appearance() -> None:
 
 
 def test_groups_of_codes_too_wide_to_pack_in_one_integer_are_the_same() -> None:
-    wide = 2**31  # three rows of codes up to 2^31: 2^93 combinations, past one int64
+    wide = 2**31 - 1  # three rows of codes up to 2^31: 2^93 combinations, past one int64
     codes = np.array([[wide, 0, wide, 1], [5, 5, 5, -1], [wide, 3, wide, 3]])
     first, group = first_appearance_groups(codes)
     assert first.tolist() == [0, 1, 3]
@@ -47,7 +54,7 @@ def test_equal_mappings_merge_and_keep_their_minimal_requirements() -> None:
     x = pa.chunked_array([["x1", "x2"], ["x1", "x1", None]])  # two chunks: two dictionaries, unified
     y = pa.chunked_array([["y1", "y1"], ["y1", "y1", "y2"]])
     table = pa.table({"x": x, "y": y, "pmin0": [3, 4, 3, 6, 1], "pmax0": [5, 4, 7, 6, 1]})
-    relation = arrow_relation(["x", "y"], table, ["x", "y"], ["pmin0", "pmax0"])
+    relation = arrow_relation(["x", "y"], table.column, ["x", "y"], ["pmin0", "pmax0"])
     assert isinstance(relation, CodedRelation)
     assert relation.rows == [(("x1", "y1"), ((3, 5), (6, 6))), (("x2", "y1"), ((4, 4),)), ((None, "y2"), ((1, 1),))]
     table_of = RowTable.of(relation, 1)
@@ -60,7 +67,7 @@ def test_equal_mappings_merge_and_keep_their_minimal_requirements() -> None:
 def test_projection_keeps_the_bag() -> None:
     """SELECT ?y over two rows that differ only in ?x: two rows, one mapping counted twice."""
     table = pa.table({"x": ["x1", "x2"], "y": ["y1", "y1"], "pmin0": [1, 2], "pmax0": [1, 2]})
-    projected = arrow_relation(["x", "y"], table, ["x", "y"], ["pmin0", "pmax0"]).project(("y",))
+    projected = arrow_relation(["x", "y"], table.column, ["x", "y"], ["pmin0", "pmax0"]).project(("y",))
     assert projected is not None
     rows = RowTable.of(projected, 1)
     assert rows.mapping_of.tolist() == [0, 0] and list(rows.mappings) == [("y1",)]
@@ -105,3 +112,27 @@ def test_the_coded_rows_equal_the_python_rows(monkeypatch: pytest.MonkeyPatch) -
     # the minimal 4..5, 5..6 and 6..7 (4..7 holds 4..5); x4 (8..9)
     assert coded.row_of.tolist() == [0, 1, 1, 1, 2]
     assert coded.pmin.tolist() == [[2, 4, 5, 6, 8]] and coded.pmax.tolist() == [[3, 5, 6, 7, 9]]
+
+
+def test_codes_by_hash_point_at_the_first_row_of_each_term() -> None:
+    terms = pa.chunked_array([["a", "b"], ["a", None, "c", "b"]])
+    hashes = np.array([11, 22, 11, 0, 33, 22])
+    codes, dictionary = _codes_by_hash(hashes, terms)
+    assert codes.tolist() == [0, 1, 0, -1, 3, 1]  # the null (hashed like any row) is unbound
+    assert dictionary.to_pylist() == ["a", "b", None, "c"]
+
+
+def test_codes_by_hash_of_distinct_terms_are_the_rows() -> None:
+    terms = pa.chunked_array([["a", "b", "c"]])
+    codes, dictionary = _codes_by_hash(np.array([3, 2, 1]), terms)
+    assert codes.tolist() == [0, 1, 2] and dictionary is terms
+
+
+def test_a_hash_collision_is_caught_and_the_terms_are_encoded_instead() -> None:
+    """Two different terms with one hash must not become one term: the codes come from the
+    terms themselves then."""
+    terms = pa.chunked_array([["a", "b", "a"]])
+    assert _codes_by_hash(np.array([5, 5, 5]), terms) is None
+    table = pa.table({"x": terms, "hx": [5, 5, 5], "pmin0": [0, 1, 2], "pmax0": [0, 1, 2]})
+    relation = arrow_relation(["x"], table.column, ["x"], ["pmin0", "pmax0"], hashes=["hx"])
+    assert relation.rows == [(("a",), ((0, 0), (2, 2))), (("b",), ((1, 1),))]
