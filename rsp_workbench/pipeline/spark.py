@@ -132,6 +132,23 @@ def check_java() -> JavaInfo:
     return JavaInfo(java, version, major)
 
 
+#: Attempts of one task on a local master. Spark's own default there is one: a Python worker
+#: that dies (killed, out of memory) fails the whole job. A cluster retries by
+#: ``spark.task.maxFailures`` (4 unless set). Two, not four: a task that fails for a reason of
+#: its own (a malformed line) reads its range once more before the error is reported.
+LOCAL_TASK_ATTEMPTS = 2
+
+
+def with_task_retries(master: str) -> str:
+    """``master`` with a retry of a failed task: ``local`` and ``local[N]`` (``*`` too) become
+    ``local[N,2]``; a local master that names its attempts (``local[N,F]``) and every other
+    master are kept as they are."""
+    import re
+
+    match = re.fullmatch(r"local(?:\[\s*(\*|\d+)\s*\])?", master.strip())
+    return master if match is None else f"local[{match.group(1) or 1},{LOCAL_TASK_ATTEMPTS}]"
+
+
 def _is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[") or master.startswith("local-")
 
@@ -288,7 +305,7 @@ def get_spark(
         if _session is not None:
             return _session
         check_java()
-        resolved = resolve_master(master)
+        resolved = with_task_retries(resolve_master(master))
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.master(resolved).appName(app_name)

@@ -361,3 +361,56 @@ def test_the_csrbench_nquads_layout_s_errors_are_the_python_readers(spark: Any, 
             spark_rows(spark, source)
         assert str(raised.value) == python_error(source), name
         assert words in str(raised.value), name
+
+
+def _count_range_dying_once(marker: str, *args: Any, **kwargs: Any) -> Any:
+    """`count_range` as a task runs it, but the first task to get here kills its own Python
+    worker (SIGKILL, as the kernel's out-of-memory killer would): a worker lost mid-job."""
+    import signal
+
+    from rsp_workbench.pipeline import stream_sources
+
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return stream_sources.count_range(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.spark
+def test_a_python_worker_lost_mid_job_is_retried_and_the_answers_are_the_same(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session retries a failed task once (`with_task_retries`): the oracle's answers over a
+    stream whose reading lost a worker are those of a run that lost none."""
+    import sys
+    from functools import partial
+
+    from pyspark import cloudpickle
+
+    from rsp_workbench.core.semantics import PRESETS
+    from rsp_workbench.oracle.annotated import fast_expected_answers
+    from rsp_workbench.pipeline import stream_sources
+    from rsp_workbench.pipeline.oracle_job import clear_annotation_cache, expected_answers
+    from rsp_workbench.query.parser import parse_query
+
+    lines = [f'<{EX}o{i}> <{EX}v> "{i % 11}"^^<http://www.w3.org/2001/XMLSchema#integer> "{i * 100}" .'
+             for i in range(120)]
+    source = StreamSource(write(tmp_path / "s.stream", lines), "yabench")
+    query = parse_query(f"REGISTER QUERY q AS SELECT ?o ?v FROM STREAM <{EX}s> [RANGE 1s STEP 500ms] "
+                        f"WHERE {{ ?o <{EX}v> ?v FILTER(?v > 4) }}", "csparql")
+
+    t0s = [(0,), (200,)]
+    elements = list(read_stream(source.path, "yabench"))
+    python = fast_expected_answers(query, {f"{EX}s": elements}, PRESETS["csparql"], t0s)
+    marker = tmp_path / "killed"
+    monkeypatch.setattr(stream_sources, "count_range", partial(_count_range_dying_once, str(marker)))
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the executors cannot import the tests
+    try:
+        clear_annotation_cache()
+        answers = expected_answers(spark, query, source, PRESETS["csparql"], t0s)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    for t0 in t0s:
+        assert answers.answer(t0).emissions == python[t0].emissions
+    assert marker.exists()  # a worker did die
+    assert sum(len(e.bindings) for e in python[(0,)].emissions) > 0
