@@ -32,7 +32,7 @@ differs from rdflib's (integers and decimals are exact).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
@@ -335,15 +335,32 @@ class CodedRelation:
         self.row_of = row_of
         self.requirements = requirements  # (len(row_of), 2 * windows)
         self._rows: list[Row] | None = None
+        self._blocks: OrderedDict[tuple[int, int], list[str | None]] = OrderedDict()  # decoded terms, recently used
 
     @property
     def size(self) -> int:
         return int(self.codes.shape[1])
 
+    #: Terms decoded together, and how many such blocks stay decoded: answers ask for mappings
+    #: roughly in the order of their rows, so a block's neighbours are asked for next (one term
+    #: at a time from Arrow costs ~4 us, against ~0.1 us from a decoded block).
+    BLOCK, BLOCKS_KEPT = 4096, 64
+
     def values(self, r: int) -> tuple[str | None, ...]:
         """Row ``r``'s terms."""
-        return tuple(None if (code := int(self.codes[v, r])) < 0 else self.terms[v][code].as_py()
+        return tuple(None if (code := int(self.codes[v, r])) < 0 else self._term(v, code)
                      for v in range(len(self.variables)))
+
+    def _term(self, v: int, code: int) -> str | None:
+        key = (v, code // self.BLOCK)
+        block = self._blocks.get(key)
+        if block is None:
+            block = self._blocks[key] = self.terms[v].slice(key[1] * self.BLOCK, self.BLOCK).to_pylist()
+            if len(self._blocks) > self.BLOCKS_KEPT:
+                self._blocks.popitem(last=False)
+        else:
+            self._blocks.move_to_end(key)
+        return block[code % self.BLOCK]
 
     @property
     def rows(self) -> list[Row]:

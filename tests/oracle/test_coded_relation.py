@@ -136,3 +136,14 @@ def test_a_hash_collision_is_caught_and_the_terms_are_encoded_instead() -> None:
     table = pa.table({"x": terms, "hx": [5, 5, 5], "pmin0": [0, 1, 2], "pmax0": [0, 1, 2]})
     relation = arrow_relation(["x"], table.column, ["x"], ["pmin0", "pmax0"], hashes=["hx"])
     assert relation.rows == [(("a",), ((0, 0), (2, 2))), (("b",), ((1, 1),))]
+
+
+def test_terms_are_decoded_in_blocks_and_stay_right_when_blocks_are_let_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(CodedRelation, "BLOCK", 3)
+    monkeypatch.setattr(CodedRelation, "BLOCKS_KEPT", 2)
+    terms = pa.chunked_array([[f"t{i}" for i in range(5)], [f"t{i}" for i in range(5, 10)]])
+    codes = np.array([[9, 0, 4, 7, 1, 9, 3, -1, 8, 0]])
+    relation = CodedRelation(["x"], codes, [terms], np.arange(10), np.zeros((10, 2), np.int64))
+    asked = [3, 0, 9, 2, 5, 1, 7, 6, 4, 8, 0]  # rows in an order that lets blocks go and decodes them again
+    assert [relation.values(r) for r in asked] == [(None if codes[0, r] < 0 else f"t{codes[0, r]}",) for r in asked]
+    assert len(relation._blocks) == 2
