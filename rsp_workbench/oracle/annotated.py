@@ -318,8 +318,8 @@ class Relation:
 
 class CodedRelation:
     """A BGP's relation held as columns: each variable's terms as codes into its distinct
-    terms (an Arrow string array, decoded one term at a time when asked), the requirements as
-    one array. Why: at 10x YABench BIG the 1.5 M joined rows as Python tuples of strings took
+    terms (an Arrow string array, memory-mapped on the Spark path, decoded in blocks when
+    asked), the requirements as one array. Why: at 10x YABench BIG the 1.5 M joined rows as Python tuples of strings took
     2 GB of the Spark path's driver (and of the columnar path's process).
 
     Rows are distinct mappings, numbered by first appearance; ``row_of[q]`` is the row of

@@ -249,9 +249,10 @@ class SparkBGP:
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
         rows = joined.select(*[F.col(first_term[v]).alias(column[v]) for v in variables],
                              *[term_hash(first_term[v]).alias(f"hash_{column[v]}") for v in variables], *reqs)
-        with collected_parts(rows) as parts:  # read back a column at a time; terms become codes
+        with collected_parts(rows) as parts:  # read back a column at a time; terms become codes, kept mapped
             return arrow_relation(variables, lambda name: parts.to_table(columns=[name]).column(name),
-                                  [column[v] for v in variables], reqs, hashes=[f"hash_{column[v]}" for v in variables])
+                                  [column[v] for v in variables], reqs, hashes=[f"hash_{column[v]}" for v in variables],
+                                  spill=os.path.dirname(parts.files[0]) if parts.files else None)  # beside the parts
 
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
                        shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator) -> "DataFrame":

@@ -19,6 +19,7 @@ from rsp_workbench.oracle.answers import annotation_context
 from rsp_workbench.oracle.columnar import (
     ArrowBGP,
     _codes_by_hash,
+    mapped,
     arrow_relation,
     columns_from_elements,
     query_predicates,
@@ -147,3 +148,19 @@ def test_terms_are_decoded_in_blocks_and_stay_right_when_blocks_are_let_go(monke
     asked = [3, 0, 9, 2, 5, 1, 7, 6, 4, 8, 0]  # rows in an order that lets blocks go and decodes them again
     assert [relation.values(r) for r in asked] == [(None if codes[0, r] < 0 else f"t{codes[0, r]}",) for r in asked]
     assert len(relation._blocks) == 2
+
+
+def test_mapped_terms_are_read_from_a_file_that_is_already_gone(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The distinct terms kept memory-mapped: the same terms, none of them in Arrow's memory,
+    no file left in the folder."""
+    terms = pa.chunked_array([["<http://e/a>", "<http://e/b>"], ["<http://e/c>"]])
+    before = pa.total_allocated_bytes()
+    kept = mapped(terms, str(tmp_path))
+    del terms
+    assert kept.to_pylist() == ["<http://e/a>", "<http://e/b>", "<http://e/c>"]
+    assert pa.total_allocated_bytes() <= before
+    assert list(tmp_path.iterdir()) == []
+    table = pa.table({"x": ["a", "b", "a"], "hx": [1, 2, 1], "pmin0": [0, 1, 2], "pmax0": [0, 1, 2]})
+    relation = arrow_relation(["x"], table.column, ["x"], ["pmin0", "pmax0"], hashes=["hx"], spill=str(tmp_path))
+    assert relation.rows == [(("a",), ((0, 0), (2, 2))), (("b",), ((1, 1),))]
+    assert list(tmp_path.iterdir()) == []
