@@ -541,9 +541,9 @@ def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.Chunked
         del term_column, coded  # the terms in memory: only ``dictionary`` holds them now
         if spill is not None:
             dictionary = mapped(dictionary, spill)
-        codes.append(code)
+        codes.append(code.astype(np.int32) if len(code) < 2**31 else code)  # codes are below the rows' count
         dictionaries.append(dictionary)
-    stacked = np.stack(codes) if codes else np.zeros((0, len(requirements)), np.int64)
+    stacked = np.stack(codes) if codes else np.zeros((0, len(requirements)), np.int32)
     relation = coded_relation(variables, stacked, dictionaries, requirements)
     pa.default_memory_pool().release_unused()  # the columns read and let go: back to the system
     return relation
