@@ -143,8 +143,6 @@ def with_task_retries(master: str) -> str:
     """``master`` with a retry of a failed task: ``local`` and ``local[N]`` (``*`` too) become
     ``local[N,2]``; a local master that names its attempts (``local[N,F]``) and every other
     master are kept as they are."""
-    import re
-
     match = re.fullmatch(r"local(?:\[\s*(\*|\d+)\s*\])?", master.strip())
     return master if match is None else f"local[{match.group(1) or 1},{LOCAL_TASK_ATTEMPTS}]"
 
