@@ -10,8 +10,9 @@ The driver lists ranges and learns a few numbers per range; it never reads the s
   the Python readers' own code (`read_yabench_columns`, `read_nquads_part`): a malformed line
   or time going backwards is the same file:line error, raised by the executor that read it.
   Each task writes its elements as a Parquet part file (PySpark hands Arrow batches to the
-  JVM only through pandas, which the workbench does not need), and Spark reads the parts as
-  one DataFrame, a partition per range; `release` removes them. A ``.gz`` file is first
+  JVM only through pandas, which the workbench does not need), with the query's predicates a
+  row group per predicate (`_by_predicate`: a pattern's scan skips the others), and Spark reads
+  the parts as one DataFrame, a partition per range; `release` removes them. A ``.gz`` file is first
   unpacked by one task into the scratch folder (`unpack`: gzip reads from its start only),
   then cut into ranges like any other; messages name the ``.gz`` file and its lines.
 * The CSRBench oracle layout of N-Quads (a named graph per timestamp, ``<g> :hasTimestamp "t"``
@@ -283,10 +284,30 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], g
                         ("pos", pa.int64())] + ([("graph_line", pa.int64())] if graph_line else []))
     with pq.ParquetWriter(partial_target, schema) as writer:
         for batch in batches:
-            writer.write_batch(batch)
+            writer.write_table(pa.Table.from_batches([batch]))  # a row group (or more) of its own
             rows += batch.num_rows
     os.replace(partial_target, target)
     return rows
+
+
+def _by_predicate(batches: Iterable["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+    """The batches' rows grouped by predicate (in position order within each), a batch per predicate:
+    each becomes a row group of its own (`_write_part`), whose statistics let a pattern's scan skip
+    the other predicates' row groups instead of decoding their terms (joins 46 s -> 38 s at 10×
+    YABench BIG)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.Table.from_batches(list(batches)).combine_chunks()
+    if not table.num_rows:
+        return
+    table = table.take(pc.sort_indices(table, [("p", "ascending"), ("pos", "ascending")]))
+    predicates = table.column("p").chunk(0)
+    changes = pc.not_equal(predicates.slice(1), predicates.slice(0, len(predicates) - 1))
+    cuts = [0, *(np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1).tolist(), len(predicates)]
+    for begin, end in zip(cuts, cuts[1:]):
+        yield from table.slice(begin, end - begin).to_batches()
 
 
 def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple[int, int, int, int, int, int | None],
@@ -301,8 +322,8 @@ def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple
     index, start, end, first_line, first_pos, last_time = plan
     data = range_lines(path, start, end, data_path=data_path)
     times: list[Any] = []
-    _write_part(scratch, index, _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time,
-                                       predicates=predicates, times=times))
+    batches = _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time, predicates=predicates, times=times)
+    _write_part(scratch, index, batches if predicates is None else _by_predicate(batches))
     distinct, counts = np.unique(np.concatenate(times) if times else np.empty(0, np.int64), return_counts=True)
     return distinct.tolist(), counts.tolist()
 

@@ -138,6 +138,7 @@ def test_with_the_query_s_predicates_only_their_elements_are_kept_at_their_posit
             stream = spark_stream(spark, source, wanted)
             try:
                 rows = [tuple(row) for row in stream.frame.orderBy("pos").collect()]
+                groups = row_groups(stream.scratch)
             finally:
                 release(stream)
         assert stream.time_counts is not None
@@ -147,6 +148,27 @@ def test_with_the_query_s_predicates_only_their_elements_are_kept_at_their_posit
             continue
         expected = [(*row, pos) for pos, row in enumerate(everything) if row[1] in wanted]
         assert rows == expected and 0 < len(rows) < len(everything), source
+        # a row group per predicate in each part, positions ascending in it: a pattern's scan skips the others
+        assert {predicate for part in groups for predicate, _ in part} == wanted
+        assert any(len(part) == 2 for part in groups)  # a range with both predicates: two row groups
+        for part in groups:
+            assert [predicate for predicate, _ in part] == sorted(wanted & {predicate for predicate, _ in part})
+            assert all(positions == sorted(positions) for _, positions in part)
+
+
+def row_groups(scratch: str | None) -> list[list[tuple[str, list[int]]]]:
+    """Per part file in ``scratch`` (file order), per row group its predicates (space-separated) and positions."""
+    import pyarrow.parquet as pq
+
+    found = []
+    for part in sorted(Path(scratch or "").glob("part-*.parquet")):
+        with pq.ParquetFile(part) as parquet:
+            groups = []
+            for group in range(parquet.metadata.num_row_groups):
+                table = parquet.read_row_group(group, columns=["p", "pos"])
+                groups.append((" ".join(sorted(set(table.column("p").to_pylist()))), table.column("pos").to_pylist()))
+            found.append(groups)
+    return found
 
 
 @pytest.mark.spark
