@@ -3,12 +3,17 @@
 The driver lists ranges and learns a few numbers per range; it never reads the stream:
 
 * YABench text and time-graph N-Quads are cut into byte ranges of `RANGE_BYTES`; a range
-  holds the lines whose first byte lies in it. A first job counts each range's lines and
-  elements and reads the time of its first and last element line (`count_range`, on bytes:
-  no parsing). The driver sums them into each range's first line number, first element
-  position and the time before it, so the second job (`write_range`) parses every range with
-  the Python readers' own code (`read_yabench_columns`, `read_nquads_part`): a malformed line
-  or time going backwards is the same file:line error, raised by the executor that read it.
+  holds the lines whose first byte lies in it. With ``on_disorder="error"`` (the default) one
+  job parses every range on its own (`read_range`, with the Python readers' own code:
+  `read_yabench_columns` on the range's bytes, `read_nquads_part`), its lines and positions
+  numbered from its start; each range's positions are then offset by the elements before it
+  where the frame is read (`_single_pass_parts`), and the first range in the file whose parse
+  failed, or whose first element is older than the last one before it, is parsed again with its
+  place known (`write_range`), which raises the Python reader's file:line error there. With
+  ``warn`` a first job counts each range's lines and elements and reads the time of its first
+  and last element line and the steps back inside it (`count_range`); the driver sums them into
+  each range's first line number, first element position and the time before it, and the second
+  job (`write_range`) parses every range knowing them.
   Each task writes its elements as a Parquet part file (PySpark hands Arrow batches to the
   JVM only through pandas, which the workbench does not need), with the query's predicates a
   row group per predicate (`_by_predicate`: a pattern's scan skips the others), and Spark reads
@@ -59,6 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
 RANGE_BYTES = 32 << 20  # a task's share of a text stream (~160,000 YABench lines)
 FRAME_SCHEMA = "s string, p string, o string, t long, pos long"
 GRAPH_PART_SCHEMA = FRAME_SCHEMA + ", graph_line long"  # CSRBench N-Quads parts: pos is the line until sorted
+RANGED_PART_SCHEMA = FRAME_SCHEMA + ", range int"  # a range's own positions; `_single_pass_parts` adds the offsets
 # a line that may hold no element starts after one of these (one regex scan: 5 substring searches took 12×)
 _MAYBE_SKIP = re.compile(rb"\n[\n# \t\r]")
 _SKIP_BYTES = re.compile(rb"[ \t]*(?:#.*)?\r?")
@@ -77,6 +83,24 @@ class RangeCount:
     first_disorder_line: int | None = None
     first_disorder: tuple[int, int] | None = None  # (t, previous t)
     digest: str = ""  # of its bytes: the stream's identity for the oracle's cache, read where they are read
+
+
+@dataclass(frozen=True)
+class RangeRead:
+    """A range parsed on its own (``on_disorder="error"``, `read_range`: lines numbered from 1 and
+    positions from 0 within it): its lines and elements, the times of its first and last element,
+    its bytes' digest and the distinct times of its elements with their counts. ``failed``: its
+    parse raised (a malformed line, time going back inside it); the driver then parses it again
+    with its place in the file known (`write_range`), so that the message names the file's line."""
+
+    lines: int
+    elements: int
+    first_time: int | None
+    last_time: int | None
+    digest: str
+    times: list[int]
+    counts: list[int]
+    failed: bool = False
 
 
 # --- on the executors -----------------------------------------------------------------------------
@@ -205,16 +229,16 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
     from rsp_workbench.oracle.columnar import read_yabench_columns
     from rsp_workbench.streams.nquads_reader import read_nquads_part
 
-    text = io.StringIO(_decoded(data, path, first_line))
-    if fmt == "yabench":
+    if fmt == "yabench":  # the bytes themselves: Arrow checks they are UTF-8
         columns = read_yabench_columns(path, predicates, on_disorder=on_disorder,  # type: ignore[arg-type]
-                                       report=report, text=text, first_line=first_line, last_time=last_time)
+                                       report=report, text=data, first_line=first_line, last_time=last_time)
         if times is not None:
             times.append(columns.times)
         table = columns.table.combine_chunks()
         pos = table["pos"].to_numpy()
         yield _batch(table["s"], table["p"], table["o"], columns.times[pos], pos + first_pos)
         return
+    text = io.StringIO(_decoded(data, path, first_line))
     elements: Iterable[Any] = read_nquads_part(path, text, first_line=first_line, last_time=last_time,
                                                on_disorder=on_disorder, report=report)  # type: ignore[arg-type]
     if on_disorder == "warn":
@@ -271,9 +295,12 @@ def counted(function: Any, *args: Any) -> Any:
         raise_in_task(error)
 
 
-def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], graph_line: bool = False) -> int:
+def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], graph_line: bool = False,
+                ranged: bool = False) -> int:
     """A task's elements as ``part-NNNNNN.parquet`` in ``scratch`` (written whole, then renamed); with
-    ``graph_line``, the CSRBench layout's column of that name too (`GRAPH_PART_SCHEMA`)."""
+    ``graph_line``, the CSRBench layout's column of that name too (`GRAPH_PART_SCHEMA`); ``ranged``:
+    positions are the range's own and a column ``range`` holds ``index`` (`RANGED_PART_SCHEMA`)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -281,9 +308,12 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], g
     partial_target = os.path.join(scratch, f".part-{index:06d}.{os.getpid()}.partial")  # hidden: Spark skips it
     rows = 0
     schema = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64()),
-                        ("pos", pa.int64())] + ([("graph_line", pa.int64())] if graph_line else []))
+                        ("pos", pa.int64())] + ([("graph_line", pa.int64())] if graph_line else [])
+                       + ([("range", pa.int32())] if ranged else []))
     with pq.ParquetWriter(partial_target, schema) as writer:
         for batch in batches:
+            if ranged:
+                batch = batch.append_column("range", pa.array(np.full(batch.num_rows, index, np.int32)))
             writer.write_table(pa.Table.from_batches([batch]))  # a row group (or more) of its own
             rows += batch.num_rows
     os.replace(partial_target, target)
@@ -308,6 +338,28 @@ def _by_predicate(batches: Iterable["pa.RecordBatch"]) -> Iterator["pa.RecordBat
     cuts = [0, *(np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1).tolist(), len(predicates)]
     for begin, end in zip(cuts, cuts[1:]):
         yield from table.slice(begin, end - begin).to_batches()
+
+
+def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], data_path: str | None = None,
+               predicates: frozenset[str] | None = None) -> RangeRead:
+    """Task: parse one range (index, start, end) on its own into its part file, positions its own
+    (``on_disorder="error"``: the single pass over the file, `_single_pass_parts`)."""
+    import numpy as np
+
+    index, start, end = bounds
+    data = range_lines(path, start, end, data_path=data_path)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    lines = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    times: list[Any] = []
+    try:
+        batches = _parse(path, fmt, "error", data, 1, 0, None, predicates=predicates, times=times)
+        _write_part(scratch, index, batches if predicates is None else _by_predicate(batches), ranged=True)
+    except UserError:
+        return RangeRead(lines, 0, None, None, digest, [], [], failed=True)
+    every = np.concatenate(times) if times else np.empty(0, np.int64)  # in line order
+    distinct, counts = np.unique(every, return_counts=True)
+    first, last = (int(every[0]), int(every[-1])) if len(every) else (None, None)
+    return RangeRead(lines, len(every), first, last, digest, distinct.tolist(), counts.tolist())
 
 
 def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple[int, int, int, int, int, int | None],
@@ -561,6 +613,8 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     every element), read as one frame, with the elements' distinct times and counts and the
     digest of the ranges' digests."""
     path = source.path
+    if source.on_disorder == "error":
+        return _single_pass_parts(spark, source, ranges, report, scratch, data_path, predicates)
     counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
                                                              data_path=data_path))
     plans = []
@@ -583,6 +637,44 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     digest = hashlib.blake2b(b"".join(bytes.fromhex(count.digest) for count in counts), digest_size=16).hexdigest()
     return SparkStream(_in_order(_parts_frame(spark, scratch, len(plans)), report), report,
                        time_counts=_merged_counts(counted_times), digest=digest)
+
+
+def _single_pass_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple[int, int]], report: ReadReport,
+                       scratch: str, data_path: str | None, predicates: frozenset[str] | None) -> SparkStream:
+    """`_range_parts` in one pass over the file (``on_disorder="error"``): every range is parsed on
+    its own (`read_range`); its positions then follow those of the ranges before it (an offset per
+    range, added where the frame is read). The first range in the file that failed, or whose first
+    element is older than the last element before it, is parsed again with its place known
+    (`write_range`, as the two passes parse every range), which raises the error the Python reader
+    raises there."""
+    from pyspark.sql import functions as F
+
+    path = source.path
+    plans = [(index, start, end) for index, (start, end) in enumerate(ranges)]
+    reads: list[RangeRead] = _tasks(spark, plans, partial(read_range, path, source.format, scratch,
+                                                          data_path=data_path, predicates=predicates))
+    offsets: list[int] = []
+    lines = elements = 0
+    last: int | None = None
+    for (index, start, end), read in zip(plans, reads):
+        if read.failed or (read.first_time is not None and last is not None and read.first_time < last):
+            _tasks(spark, [(index, start, end, lines + 1, elements, last)],
+                   partial(write_range, path, source.format, "error", scratch, data_path=data_path,
+                           predicates=predicates))
+            raise AssertionError(f"range {index} of {path} failed on its own but not in its place")
+        offsets.append(elements)
+        lines += read.lines
+        elements += read.elements
+        if read.elements:
+            last = read.last_time
+    digest = hashlib.blake2b(b"".join(bytes.fromhex(read.digest) for read in reads), digest_size=16).hexdigest()
+    time_counts = _merged_counts([(read.times, read.counts) for read in reads])
+    if not elements:
+        return SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=time_counts, digest=digest)
+    offset = F.expr(f"array({', '.join(f'{value}L' for value in offsets)})")  # one literal, whatever the ranges
+    frame = _parts_frame(spark, scratch, len(plans), RANGED_PART_SCHEMA).select(
+        "s", "p", "o", "t", (F.col("pos") + F.element_at(offset, F.col("range") + 1)).alias("pos"))
+    return SparkStream(frame, report, time_counts=time_counts, digest=digest)
 
 
 def _merged_counts(per_range: Sequence[tuple[list[int], list[int]]]) -> tuple[list[int], list[int]]:

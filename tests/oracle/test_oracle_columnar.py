@@ -116,6 +116,26 @@ def test_text_reader_names_file_and_line(tmp_path: Path, text: str, line: int, w
     assert words in error.value.message and error.value.message == python.value.message
 
 
+def test_text_reader_given_bytes_reads_what_it_reads_from_text(tmp_path: Path, monkeypatch) -> None:
+    """A Spark task hands its range's bytes (`_byte_blocks`: Arrow strings over the bytes, no
+    decoding): the same columns as from decoded text, also cut into blocks of a few lines, and a
+    byte that is not UTF-8 named after the line before it, counted from the part's first line."""
+    from rsp_workbench.oracle import columnar
+    from rsp_workbench.oracle.columnar import read_yabench_columns
+
+    path = write(tmp_path, ODD)
+    text = read_yabench_columns(path, None)
+    monkeypatch.setattr(columnar, "_BLOCK_CHARS", 100)  # a block of one or two lines
+    data = ODD.encode("utf-8")
+    given = read_yabench_columns(path, None, text=data, first_line=1)
+    assert given.times.tolist() == text.times.tolist() == [0, 0, 5, 5, 7, 7, 9, 9]
+    assert given.table.to_pydict() == text.table.to_pydict()
+    bad = data.replace(b"two words", b"two \xff words")  # on the file's 8th line
+    with pytest.raises(UserError) as error:
+        read_yabench_columns(path, None, text=bad, first_line=11)  # the part's first line is the file's 11th
+    assert (error.value.file, error.value.message) == (path, "not UTF-8 text (after line 17)")
+
+
 def parquet_of(tmp_path: Path, text: str) -> str:
     from rsp_workbench.streams.parquet import ParquetStreamWriter
     from rsp_workbench.streams.readers import read_yabench

@@ -184,6 +184,30 @@ def test_a_bad_line_deep_in_a_file_is_reported_with_its_file_and_line(spark: Any
 
 
 @pytest.mark.spark
+def test_of_several_errors_in_different_ranges_the_first_in_the_file_is_reported(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every range is parsed on its own at once (one pass); the driver then names the first error
+    in the file, as the Python reader stops there: a step back at a range's start before a
+    malformed line of a later range, and a malformed line before a later step back."""
+    from rsp_workbench.pipeline import stream_sources
+
+    good = yabench_lines(40, start=100)  # times 100..107
+    monkeypatch.setattr(stream_sources, "RANGE_BYTES", sum(len(line) + 1 for line in good))  # a range each
+    later = yabench_lines(40, start=200)
+    malformed = [*later[:10], f'<{EX}s> <{EX}p> "no time" .', *later[11:]]  # its line 11
+    cases = {  # ranges in file order → the line the Python reader names
+        "back-then-bad": ([*good, *yabench_lines(40, start=50), *malformed], 41),
+        "bad-then-back": ([*good, *malformed, *yabench_lines(40, start=50)], 51),
+    }
+    for name, (lines, line) in cases.items():
+        source = StreamSource(write(tmp_path / f"{name}.stream", lines), "yabench")
+        with pytest.raises(UserError) as raised:
+            spark_rows(spark, source)
+        assert str(raised.value) == python_error(source), name
+        assert str(raised.value).startswith(f"{source.path}:{line}:"), name
+
+
+@pytest.mark.spark
 def test_time_going_backwards_is_reported_at_its_line_also_across_ranges(spark: Any, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A range checks its first element against the last one of the range before (from the first pass)."""
@@ -385,9 +409,10 @@ def test_the_csrbench_nquads_layout_s_errors_are_the_python_readers(spark: Any, 
         assert words in str(raised.value), name
 
 
-def _count_range_dying_once(marker: str, *args: Any, **kwargs: Any) -> Any:
-    """`count_range` as a task runs it, but the first task to get here kills its own Python
-    worker (SIGKILL, as the kernel's out-of-memory killer would): a worker lost mid-job."""
+def _read_range_dying_once(marker: str, *args: Any, **kwargs: Any) -> Any:
+    """`read_range` as a task runs it, but the first task to get here kills its own Python
+    worker (SIGKILL, as the kernel's out-of-memory killer would) once it has written part of
+    its part file: a worker lost mid-job, mid-write."""
     import signal
 
     from rsp_workbench.pipeline import stream_sources
@@ -395,7 +420,9 @@ def _count_range_dying_once(marker: str, *args: Any, **kwargs: Any) -> Any:
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
-        return stream_sources.count_range(*args, **kwargs)
+        return stream_sources.read_range(*args, **kwargs)
+    scratch, index = args[2], args[3][0]
+    Path(scratch, f".part-{index:06d}.{os.getpid()}.partial").write_bytes(b"PAR1")  # half written
     os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -425,7 +452,7 @@ def test_a_python_worker_lost_mid_job_is_retried_and_the_answers_are_the_same(
     elements = list(read_stream(source.path, "yabench"))
     python = fast_expected_answers(query, {f"{EX}s": elements}, PRESETS["csparql"], t0s)
     marker = tmp_path / "killed"
-    monkeypatch.setattr(stream_sources, "count_range", partial(_count_range_dying_once, str(marker)))
+    monkeypatch.setattr(stream_sources, "read_range", partial(_read_range_dying_once, str(marker)))
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the executors cannot import the tests
     try:
         clear_annotation_cache()
