@@ -180,7 +180,7 @@ def test_a_bad_line_deep_in_a_file_is_reported_with_its_file_and_line(spark: Any
     with pytest.raises(UserError) as raised:
         spark_rows(spark, source)
     assert str(raised.value) == python_error(source)
-    assert f"bad.stream:237:" in str(raised.value)
+    assert "bad.stream:237:" in str(raised.value)
 
 
 @pytest.mark.spark
