@@ -243,7 +243,7 @@ class SparkBGP:
             for name in dict.fromkeys(term_key(t) for t in pattern if is_variable(t)):
                 term = _term_column(k, column[name])
                 if name in first_term:
-                    joined = joined.where(F.col(first_term[name]) == F.col(term))
+                    joined = joined.where(exact_match(first_term[name], term))
                 else:
                     first_term[name] = term
         reqs = [f"{c}{w}" for w in range(width) for c in ("pmin", "pmax")]
@@ -320,6 +320,17 @@ class SparkBGP:
         return result
 
     _matches = staticmethod(pattern_matches)
+
+
+def exact_match(left: str, right: str) -> Any:
+    """The check that two terms the hash join matched are equal. Written as ``coalesce(l = r,
+    false)`` (the same truth: terms are never null) so that Spark keeps it a condition on the
+    matched pairs: a plain ``l = r`` the optimizer pushes into the join as one more key, and the
+    sort-merge join then sorts both sides by the terms themselves, strings sharing their long
+    IRI prefixes, not by the 64-bit hashes (10× YABench BIG: joins 42 s -> 34 s)."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col(left) == F.col(right), F.lit(False))
 
 
 def term_hash(column: str) -> Any:

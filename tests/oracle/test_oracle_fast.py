@@ -321,6 +321,40 @@ def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream, monkeyp
     assert any(relation for relation in colliding.answer(0).relations)
 
 
+@pytest.mark.spark
+def test_the_joins_partition_and_sort_on_the_hashes_only(spark, spark_stream, monkeypatch) -> None:
+    """The exact check of the shared terms stays a condition on the pairs the hashes matched
+    (`exact_match`): the optimizer does not make the terms join keys, so no shuffle partitions,
+    and no sort-merge join sorts, by the term strings."""
+    import re
+    from contextlib import contextmanager
+
+    from rsp_workbench.pipeline import oracle_job
+
+    plans: list[str] = []
+    collected_parts = oracle_job.collected_parts
+
+    @contextmanager
+    def planned(frame):
+        plans.append(frame._jdf.queryExecution().executedPlan().toString())
+        with collected_parts(frame) as parts:
+            yield parts
+
+    monkeypatch.setattr(oracle_job, "collected_parts", planned)
+    query = csparql(BODIES["join-across-timestamps"], 5, 3)
+    sem = PRESETS["cqels"]
+    threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # the joins of big streams: shuffled
+    try:
+        answers = oracle_job.expected_answers(spark, query, spark_stream, sem, [0], cache=False)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+    assert_same(expected_answer(query, {S1: SPARK_ELEMENTS}, sem, (0,)), answers.answer(0))
+    keys = re.findall(r"hashpartitioning\(([^)]*)\)", plans[0]) + re.findall(r"SortMergeJoin \[([^]]*)\]", plans[0])
+    assert keys and all("term" not in key for key in keys), plans[0]
+    assert "coalesce((term" in plans[0]  # the terms' check, on the matched pairs
+
+
 def from_iri(name: str) -> object:
     from rdflib import URIRef
 
