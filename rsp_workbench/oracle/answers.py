@@ -259,6 +259,22 @@ def content_digest(*arrays: np.ndarray) -> str:
     return h.hexdigest()
 
 
+def _all_distinct(numbers: np.ndarray) -> bool:
+    """Whether row or mapping numbers (non-negative) are all different: a count per number, O(n),
+    where np.unique sorted or hashed them (10× YABench BIG: 1.5 M rows, 3 s with the pairs below)."""
+    return len(numbers) == 0 or int(np.bincount(numbers).max()) <= 1
+
+
+def distinct_pairs(dmin: np.ndarray, dmax: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct ``(dmin, dmax)`` pairs in lexicographic order and how many times each occurs
+    (values from -1 to ``size + 1``): one int64 key per pair, where ``np.unique(axis=0)`` sorted
+    whole rows (1.5 M pairs: 1.75 s against 0.05 s)."""
+    base = size + 3
+    keys, weights = np.unique((np.asarray(dmin, np.int64) + 1) * base + (np.asarray(dmax, np.int64) + 1),
+                              return_counts=True)
+    return keys // base - 1, keys % base - 1, weights
+
+
 class VectorisedAnswers:
     """Per-t0 answers from prefix sums over compressed (timestamp-index) rows.
 
@@ -284,12 +300,9 @@ class VectorisedAnswers:
         pmin, pmax = table.pmin[0], table.pmax[0]
         dmin = np.where(pmin >= BIG, size + 1, np.searchsorted(starts, np.minimum(pmin, starts[-1]), "right") - 1)
         dmax = np.where(pmax < 0, -1, np.searchsorted(starts, np.maximum(pmax, 0), "right") - 1)
-        simple = len(np.unique(table.row_of)) == len(table.row_of) and len(np.unique(table.mapping_of)) == len(table.mapping_of)
-        if not simple:
+        if not (_all_distinct(table.row_of) and _all_distinct(table.mapping_of)):
             raise FastPathUnsupported("rows with several supports or repeated mappings use the per-key path")
-        pairs = np.stack([dmin, dmax], axis=1)
-        unique, weights = np.unique(pairs, axis=0, return_counts=True) if len(pairs) else (np.empty((0, 2), np.int64), np.empty(0, np.int64))
-        self.dmin, self.dmax, self.weights = unique[:, 0], unique[:, 1], weights
+        self.dmin, self.dmax, self.weights = distinct_pairs(dmin, dmax, size)
         self.r2s = query.r2s or semantics.r2s
         always = (self.dmin > size) & (self.dmax < 0)  # static-only rows: in every evaluation
         rmin, rmax, rw = self.dmin[~always], self.dmax[~always], self.weights[~always]

@@ -253,3 +253,19 @@ def test_plausible_order_computes_no_relation() -> None:
     answers._times = lambda v: grids.append(v) or times(v)
     lazy = plausible_order(answers, vectors, [Relation(3000, "+", Counter({binding: 1}))], 0)
     assert next(lazy) == (0,) and grids == [(0,)]  # found lazily: one grid computed so far
+
+
+def test_distinct_support_pairs_are_counted_in_order_and_row_numbers_checked_distinct() -> None:
+    """The vectorised answers group the rows' supports ``(dmin, dmax)`` (distinct-timestamp indices;
+    -1 and size + 1 mark open ends) and need every row and mapping number once."""
+    from rsp_workbench.oracle.answers import _all_distinct, distinct_pairs
+
+    size = 4
+    dmin = np.array([2, 5, 0, 2, -1, 0, 2])
+    dmax = np.array([3, -1, 0, 3, 3, 0, 2])
+    lows, highs, counts = distinct_pairs(dmin, dmax, size)
+    assert list(zip(lows.tolist(), highs.tolist(), counts.tolist())) == [
+        (-1, 3, 1), (0, 0, 2), (2, 2, 1), (2, 3, 2), (5, -1, 1)]
+    assert [len(a) for a in distinct_pairs(np.array([], np.int64), np.array([], np.int64), size)] == [0, 0, 0]
+    assert _all_distinct(np.array([2, 0, 1])) and _all_distinct(np.array([], np.int64))
+    assert not _all_distinct(np.array([0, 2, 2]))
