@@ -202,8 +202,8 @@ def _byte_blocks(data: bytes, name: str, first_line: int) -> Iterator[pa.Array]:
     `_BLOCK_CHARS` bytes, each a one-string Arrow array over ``data`` itself: no decoding into
     a Python string and no copy (a Spark task's 32 MiB range: a third of its parsing time went
     to decoding, `io.StringIO` and reading it back). UTF-8 is checked by Arrow, block by block;
-    a block that is not UTF-8 is decoded in Python to name the line, as `_decoded` does."""
-    from rsp_workbench.streams.reader_common import decode_error
+    a block that is not UTF-8 is decoded in Python to name the line (`decoded`)."""
+    from rsp_workbench.streams.reader_common import decoded
 
     if data and not data.endswith(b"\n"):
         data += b"\n"
@@ -217,10 +217,7 @@ def _byte_blocks(data: bytes, name: str, first_line: int) -> Iterator[pa.Array]:
         try:
             block.validate(full=True)
         except pa.ArrowInvalid:
-            try:
-                data[start:end].decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise decode_error(name, first_line + data.count(b"\n", 0, start + error.start)) from None
+            decoded(data[start:end], name, first_line + data.count(b"\n", 0, start))  # raises, naming the line
             raise
         yield block
         start = end

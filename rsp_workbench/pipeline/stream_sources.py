@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from rsp_workbench.errors import UserError
 from rsp_workbench.streams.model import StreamSource
-from rsp_workbench.streams.reader_common import ReadReport
+from rsp_workbench.streams.reader_common import ReadReport, decoded
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -150,6 +150,28 @@ def _lines(data: bytes) -> list[bytes]:
     return pieces
 
 
+def _line_count(data: bytes) -> int:
+    """The lines of a range's bytes (whole lines; the file's last may lack its newline)."""
+    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+
+
+def _range_digest(data: bytes) -> str:
+    """A range's bytes' digest, taken by the task that reads them; the stream's is `_stream_digest`."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _stream_digest(range_digests: Iterable[str]) -> str:
+    """The stream's identity for the oracle's cache: a digest of its ranges' digests, in file order."""
+    return hashlib.blake2b(b"".join(bytes.fromhex(digest) for digest in range_digests), digest_size=16).hexdigest()
+
+
+def _all_times(times: Sequence[Any]) -> Any:
+    """The times `_parse` gave (arrays, in its order) as one int64 array."""
+    import numpy as np
+
+    return np.concatenate(times) if times else np.empty(0, np.int64)
+
+
 def _time_of(line: bytes, fmt: str) -> int | None:
     from rsp_workbench.streams.readers import element_time
 
@@ -181,10 +203,10 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
     """Lines, elements and first/last element time of a range, from its bytes (no parsing); with
     ``warn`` also the steps back inside it (parsed: its lines' numbers are not known yet)."""
     data = range_lines(path, *bounds, data_path=data_path)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    digest = _range_digest(data)
     if not data:
         return RangeCount(0, 0, None, 0, None, digest=digest)
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    lines = _line_count(data)
     skips: set[int] = set()
     if data[:1] in (b"#", b" ", b"\t", b"\r", b"\n") or _MAYBE_SKIP.search(data):
         skips = {i for i, line in enumerate(_lines(data)) if _SKIP_BYTES.fullmatch(line)}
@@ -209,15 +231,6 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
                    first_disorder=report.first_disorder)
 
 
-def _decoded(data: bytes, path: str, first_line: int) -> str:
-    from rsp_workbench.streams.reader_common import decode_error
-
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise decode_error(path, first_line + data.count(b"\n", 0, error.start)) from None
-
-
 def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, first_pos: int,
            last_time: int | None, report: ReadReport | None = None, predicates: frozenset[str] | None = None,
            times: list[Any] | None = None) -> Iterator["pa.RecordBatch"]:
@@ -238,7 +251,7 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
         pos = table["pos"].to_numpy()
         yield _batch(table["s"], table["p"], table["o"], columns.times[pos], pos + first_pos)
         return
-    text = io.StringIO(_decoded(data, path, first_line))
+    text = io.StringIO(decoded(data, path, first_line))
     elements: Iterable[Any] = read_nquads_part(path, text, first_line=first_line, last_time=last_time,
                                                on_disorder=on_disorder, report=report)  # type: ignore[arg-type]
     if on_disorder == "warn":
@@ -348,15 +361,15 @@ def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], 
 
     index, start, end = bounds
     data = range_lines(path, start, end, data_path=data_path)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    lines = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    digest = _range_digest(data)
+    lines = _line_count(data)
     times: list[Any] = []
     try:
         batches = _parse(path, fmt, "error", data, 1, 0, None, predicates=predicates, times=times)
         _write_part(scratch, index, batches if predicates is None else _by_predicate(batches), ranged=True)
     except UserError:
         return RangeRead(lines, 0, None, None, digest, [], [], failed=True)
-    every = np.concatenate(times) if times else np.empty(0, np.int64)  # in line order
+    every = _all_times(times)  # in line order
     distinct, counts = np.unique(every, return_counts=True)
     first, last = (int(every[0]), int(every[-1])) if len(every) else (None, None)
     return RangeRead(lines, len(every), first, last, digest, distinct.tolist(), counts.tolist())
@@ -376,7 +389,7 @@ def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple
     times: list[Any] = []
     batches = _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time, predicates=predicates, times=times)
     _write_part(scratch, index, batches if predicates is None else _by_predicate(batches))
-    distinct, counts = np.unique(np.concatenate(times) if times else np.empty(0, np.int64), return_counts=True)
+    distinct, counts = np.unique(_all_times(times), return_counts=True)
     return distinct.tolist(), counts.tolist()
 
 
@@ -398,8 +411,7 @@ def write_csrbench_file(interval_ms: int, scratch: str, plan: tuple[int, int, st
 
 def count_lines(path: str, bounds: tuple[int, int], data_path: str | None = None) -> int:
     """Task: the lines of a range (bytes only)."""
-    data = range_lines(path, *bounds, data_path=data_path)
-    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    return _line_count(range_lines(path, *bounds, data_path=data_path))
 
 
 def graph_range(path: str, graphs: Any, plan: tuple[int, int, int, int], data_path: str | None = None
@@ -412,7 +424,7 @@ def graph_range(path: str, graphs: Any, plan: tuple[int, int, int, int], data_pa
 
     _index, start, end, first_line = plan
     try:
-        text = io.StringIO(_decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
+        text = io.StringIO(decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
         return graph_timestamp_part(path, text, first_line, None if graphs is None else graphs.value)
     except UserError as error:
         return error
@@ -428,7 +440,7 @@ def write_graph_range(path: str, scratch: str, table: Any, plan: tuple[int, int,
     index, start, end, first_line = plan
     times, graphs = table.value
     report = ReadReport()
-    text = io.StringIO(_decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
+    text = io.StringIO(decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
     rows = graph_timestamp_rows(path, text, first_line, times, graphs, report)
     return _write_part(scratch, index, _graph_batches(rows), graph_line=True), report.skipped
 
@@ -634,7 +646,7 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     keep = None if report.disorders else predicates
     counted_times = _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
                                                  data_path=data_path, predicates=keep))
-    digest = hashlib.blake2b(b"".join(bytes.fromhex(count.digest) for count in counts), digest_size=16).hexdigest()
+    digest = _stream_digest(count.digest for count in counts)
     return SparkStream(_in_order(_parts_frame(spark, scratch, len(plans)), report), report,
                        time_counts=_merged_counts(counted_times), digest=digest)
 
@@ -667,7 +679,7 @@ def _single_pass_parts(spark: "SparkSession", source: StreamSource, ranges: list
         elements += read.elements
         if read.elements:
             last = read.last_time
-    digest = hashlib.blake2b(b"".join(bytes.fromhex(read.digest) for read in reads), digest_size=16).hexdigest()
+    digest = _stream_digest(read.digest for read in reads)
     time_counts = _merged_counts([(read.times, read.counts) for read in reads])
     if not elements:
         return SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=time_counts, digest=digest)

@@ -106,6 +106,15 @@ def decode_error(name: str, line: int) -> UserError:
     return UserError(f"not UTF-8 text (after line {max(line - 1, 0)})", file=name)
 
 
+def decoded(data: bytes, name: str, first_line: int) -> str:
+    """``data`` (whole lines of ``name`` from line ``first_line``, e.g. a Spark task's range) as
+    text; bytes that are not UTF-8 are named by the line they are on (`decode_error`)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise decode_error(name, first_line + data.count(b"\n", 0, error.start)) from None
+
+
 # --- diagnostics -------------------------------------------------------------------------
 
 _WS = re.compile(r"[ \t]*")
