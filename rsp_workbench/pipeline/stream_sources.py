@@ -155,21 +155,9 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
 
-def _range_digest(data: bytes) -> str:
-    """A range's bytes' digest, taken by the task that reads them; the stream's is `_stream_digest`."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def _stream_digest(range_digests: Iterable[str]) -> str:
-    """The stream's identity for the oracle's cache: a digest of its ranges' digests, in file order."""
+    """The stream's identity for the oracle's cache: a digest of its ranges' bytes' digests, in file order."""
     return hashlib.blake2b(b"".join(bytes.fromhex(digest) for digest in range_digests), digest_size=16).hexdigest()
-
-
-def _all_times(times: Sequence[Any]) -> Any:
-    """The times `_parse` gave (arrays, in its order) as one int64 array."""
-    import numpy as np
-
-    return np.concatenate(times) if times else np.empty(0, np.int64)
 
 
 def _time_of(line: bytes, fmt: str) -> int | None:
@@ -203,7 +191,7 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
     """Lines, elements and first/last element time of a range, from its bytes (no parsing); with
     ``warn`` also the steps back inside it (parsed: its lines' numbers are not known yet)."""
     data = range_lines(path, *bounds, data_path=data_path)
-    digest = _range_digest(data)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if not data:
         return RangeCount(0, 0, None, 0, None, digest=digest)
     lines = _line_count(data)
@@ -361,7 +349,7 @@ def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], 
 
     index, start, end = bounds
     data = range_lines(path, start, end, data_path=data_path)
-    digest = _range_digest(data)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     lines = _line_count(data)
     times: list[Any] = []
     try:
@@ -369,7 +357,7 @@ def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], 
         _write_part(scratch, index, batches if predicates is None else _by_predicate(batches), ranged=True)
     except UserError:
         return RangeRead(lines, 0, None, None, digest, [], [], failed=True)
-    every = _all_times(times)  # in line order
+    every = np.concatenate(times) if times else np.empty(0, np.int64)  # in line order
     distinct, counts = np.unique(every, return_counts=True)
     first, last = (int(every[0]), int(every[-1])) if len(every) else (None, None)
     return RangeRead(lines, len(every), first, last, digest, distinct.tolist(), counts.tolist())
@@ -389,7 +377,7 @@ def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple
     times: list[Any] = []
     batches = _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time, predicates=predicates, times=times)
     _write_part(scratch, index, batches if predicates is None else _by_predicate(batches))
-    distinct, counts = np.unique(_all_times(times), return_counts=True)
+    distinct, counts = np.unique(np.concatenate(times) if times else np.empty(0, np.int64), return_counts=True)
     return distinct.tolist(), counts.tolist()
 
 
