@@ -416,6 +416,11 @@ def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = int(codes.shape[1])
     if n == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
+    if any(int(row.max()) < 2 * n and int(np.bincount(row.astype(np.int64) + 1).max()) == 1 for row in codes):
+        # a row of all-different codes (a variable unique per joined row, e.g. an observation; codes
+        # into a dictionary are below n): every column is a group of its own (10× YABench BIG: 1 s
+        # of sorting spared)
+        return np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
     key = np.zeros(n, np.int64)
     for row in codes:
         packed = key * (int(row.max()) + 2) + (row.astype(np.int64) + 1)  # key < n, codes + 1 <= 2^31

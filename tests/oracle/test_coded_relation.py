@@ -39,6 +39,18 @@ def test_groups_are_numbered_in_order_of_first_appearance() -> None:
     assert group.tolist() == [0, 1, 0, 2]
 
 
+def test_a_row_of_all_different_codes_makes_every_column_its_own_group() -> None:
+    # the second row's codes differ pairwise (-1, unbound, once): no two columns can be equal
+    codes = np.array([[2, 2, 2, 2], [3, -1, 0, 1]])
+    first, group = first_appearance_groups(codes)
+    assert first.tolist() == [0, 1, 2, 3]
+    assert group.tolist() == [0, 1, 2, 3]
+    # two unbound (-1) codes are equal: then the first row decides
+    first, group = first_appearance_groups(np.array([[2, 0, 2, 1], [-1, 0, -1, 1]]))
+    assert first.tolist() == [0, 1, 3]
+    assert group.tolist() == [0, 1, 0, 2]
+
+
 def test_groups_of_codes_too_wide_to_pack_in_one_integer_are_the_same() -> None:
     wide = 2**31 - 1  # three rows of codes up to 2^31: 2^93 combinations, past one int64
     codes = np.array([[wide, 0, wide, 1], [5, 5, 5, -1], [wide, 3, wide, 3]])
