@@ -323,17 +323,17 @@ def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], g
     return rows
 
 
-def _by_predicate(batches: Iterable["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
-    """The batches' rows grouped by predicate (in position order within each), a batch per predicate:
-    each becomes a row group of its own (`_write_part`), whose statistics let a pattern's scan skip
-    the other predicates' row groups instead of decoding their terms (joins 46 s -> 38 s at 10×
-    YABench BIG)."""
+def _by_predicate(batches: Iterable["pa.RecordBatch"], query: frozenset[str] | None) -> Iterator["pa.RecordBatch"]:
+    """With the ``query``'s predicates, the batches' rows grouped by predicate (in position order), a batch
+    each: a row group of its own (`_write_part`), whose statistics let a pattern's scan skip the
+    others' instead of decoding their terms (joins 46 s -> 38 s at 10× YABench BIG)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.Table.from_batches(list(batches)).combine_chunks()
-    if not table.num_rows:
+    table = pa.Table.from_batches(list(batches)).combine_chunks() if query is not None else None
+    if table is None or not table.num_rows:
+        yield from batches if query is None else ()
         return
     table = table.take(pc.sort_indices(table, [("p", "ascending"), ("pos", "ascending")]))
     predicates = table.column("p").chunk(0)
@@ -356,7 +356,7 @@ def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], 
     times: list[Any] = []
     try:
         batches = _parse(path, fmt, "error", data, 1, 0, None, predicates=predicates, times=times)
-        _write_part(scratch, index, batches if predicates is None else _by_predicate(batches), ranged=True)
+        _write_part(scratch, index, _by_predicate(batches, predicates), ranged=True)
     except UserError:
         return RangeRead(lines, 0, None, None, digest, [], [], failed=True)
     every = np.concatenate(times) if times else np.empty(0, np.int64)  # in line order
@@ -378,7 +378,7 @@ def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple
     data = range_lines(path, start, end, data_path=data_path)
     times: list[Any] = []
     batches = _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time, predicates=predicates, times=times)
-    _write_part(scratch, index, batches if predicates is None else _by_predicate(batches))
+    _write_part(scratch, index, _by_predicate(batches, predicates))
     distinct, counts = np.unique(np.concatenate(times) if times else np.empty(0, np.int64), return_counts=True)
     return distinct.tolist(), counts.tolist()
 
