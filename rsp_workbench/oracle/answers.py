@@ -42,6 +42,7 @@ from rsp_workbench.oracle.deltas import (
     EvaluationGrid,
     GridRecipe,
     Timeline,
+    distinct_ranks,
     evaluation_arrays,
     evaluations_for,
     not_vectorisable,
@@ -335,7 +336,8 @@ class VectorisedAnswers:
 
     def compute(self, t0: tuple[int, ...]) -> T0Result:
         spec = window_specs(self.query, self.semantics, t0)[0]
-        arrays = evaluation_arrays(self.distinct, spec, self.semantics, self.end)
+        arrays = evaluation_arrays(self.distinct, spec, self.semantics, self.end,
+                                   tick_ranks=distinct_ranks(self.timeline, self.distinct))  # once, not per t0
         lo, hi = arrays.lo, arrays.hi
         n = len(arrays.time)
         relation_size = self.present(lo, hi)

@@ -359,7 +359,7 @@ def evaluation_grid(timeline: Any, spec: WindowSpec, semantics: EngineSemantics,
         return EvaluationGrid.of(evaluations_for(timeline, spec, semantics, end=end), spec.border)
     distinct, starts = _timeline_arrays(timeline)
     if compressible(semantics):
-        a = evaluation_arrays(distinct, spec, semantics, int(last), tick_ranks=_distinct_ranks(timeline, distinct))
+        a = evaluation_arrays(distinct, spec, semantics, int(last), tick_ranks=distinct_ranks(timeline, distinct))
         lo, hi = starts[a.lo], starts[a.hi]
     else:  # tuple tick with content change: every element is a tick
         ticks = _element_times(timeline)
@@ -390,9 +390,9 @@ def _cached(timeline: Any, key: str, make: Callable[[], np.ndarray]) -> np.ndarr
     return cached
 
 
-def _distinct_ranks(timeline: Any, distinct: np.ndarray) -> np.ndarray:
+def distinct_ranks(timeline: Any, distinct: np.ndarray) -> np.ndarray:
     """`_rank_among_equal` of distinct timestamps: zeros."""
-    return _cached(timeline, "_distinct_ranks", lambda: np.zeros(len(distinct), dtype=np.int64))
+    return _cached(timeline, "distinct_ranks", lambda: np.zeros(len(distinct), dtype=np.int64))
 
 
 def _element_times(timeline: Any) -> np.ndarray:
