@@ -610,6 +610,6 @@ def on_executors(spark: "SparkSession", function: Callable[[Any, Any], Any], sha
 
 def _shared_task(function: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
     """One task of `on_executors`: its `UserError` carried to the driver."""
-    from rsp_workbench.pipeline.stream_sources import counted
+    from rsp_workbench.pipeline.stream_parts import counted
 
     return counted(function, shared.value, item)

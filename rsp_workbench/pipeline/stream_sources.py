@@ -20,23 +20,16 @@ The driver lists ranges and learns a few numbers per range; it never reads the s
   the parts as one DataFrame, a partition per range; `release` removes them. A ``.gz`` file is first
   unpacked by one task into the scratch folder (`unpack`: gzip reads from its start only),
   then cut into ranges like any other; messages name the ``.gz`` file and its lines.
-* The CSRBench oracle layout of N-Quads (a named graph per timestamp, ``<g> :hasTimestamp "t"``
-  anywhere) in the same byte ranges, in the Python reader's two passes: after the ranges' lines
-  are counted (`count_lines`), pass 1 (`graph_range`, `graph_timestamp_part`) gives per range
-  each graph's first and last line and its stamps; the driver merges them in file order with
-  the reader's checks and messages (`graph_times`; the first malformed line in the file wins, the
-  tasks return their errors) and reads again, knowing every graph, the ranges whose stamps name
-  graphs of other ranges only. Pass 2 (`write_graph_range`) writes each range's elements with
-  their line and their graph's first line; ``pos`` follows a global sort on (time, graph's first
-  line, line), the reader's order (`_ranked`). The driver holds the graphs, never the elements.
-* A CSRBench directory: a task per ``data_NN.ttl`` file (`read_csrbench_file`), counted
-  first the same way.
+* The CSRBench oracle layout of N-Quads (a named graph per timestamp) in the same byte ranges,
+  in the Python reader's two passes: `rsp_workbench.pipeline.graph_stream_sources`.
+* A CSRBench directory: a task per ``data_NN.ttl`` file (`read_csrbench_file`), its elements
+  counted first for their positions.
 * Parquet: Spark's own reader; a job first checks the row groups as `read_parquet` does (no
   nulls, N-Triples term starts, time order by row).
 
 The frame is ``(s, p, o, t, pos)``, ``pos`` the element's position in the time-ordered stream
 (with ``on_disorder="warn"``: sorted by time, stable, as the Python readers' callers do; a
-global sort, range-partitioned, then per-partition offsets: `_ranked`).
+global sort, range-partitioned, then per-partition offsets: `ranked`).
 """
 
 from __future__ import annotations
@@ -52,6 +45,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from rsp_workbench.errors import UserError
+from rsp_workbench.pipeline.stream_parts import (
+    RANGED_PART_SCHEMA,
+    frame_batch,
+    line_count,
+    parts_frame,
+    range_lines,
+    ranked,
+    run_tasks,
+    write_part,
+)
 from rsp_workbench.streams.model import StreamSource
 from rsp_workbench.streams.reader_common import ReadReport, decoded
 
@@ -59,12 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-    from rsp_workbench.streams.nquads_reader import GraphPart
-
 RANGE_BYTES = 32 << 20  # a task's share of a text stream (~160,000 YABench lines)
-FRAME_SCHEMA = "s string, p string, o string, t long, pos long"
-GRAPH_PART_SCHEMA = FRAME_SCHEMA + ", graph_line long"  # CSRBench N-Quads parts: pos is the line until sorted
-RANGED_PART_SCHEMA = FRAME_SCHEMA + ", range int"  # a range's own positions; `_single_pass_parts` adds the offsets
 # a line that may hold no element starts after one of these (one regex scan: 5 substring searches took 12×)
 _MAYBE_SKIP = re.compile(rb"\n[\n# \t\r]")
 _SKIP_BYTES = re.compile(rb"[ \t]*(?:#.*)?\r?")
@@ -114,45 +112,11 @@ def byte_ranges(path: str, step: int | None = None) -> list[tuple[int, int]]:
     return [(start, min(start + step, size)) for start in range(0, size, step)]
 
 
-def range_lines(path: str, start: int, end: int, data_path: str | None = None) -> bytes:
-    """The bytes of the lines whose first byte lies in ``[start, end)`` of ``data_path`` (default
-    ``path``; ``path`` is the file messages name: the ``.gz`` the user gave for its unpacked copy)."""
-    from rsp_workbench.streams.reader_common import MAX_LINE_CHARS
-
-    try:
-        with open(data_path or path, "rb") as handle:
-            if start > 0:
-                handle.seek(start - 1)
-                if handle.read(1) != b"\n":
-                    _rest_of_line(handle, path, MAX_LINE_CHARS)  # a line of the range before
-            begin = handle.tell()
-            if begin >= end:
-                return b""
-            data = handle.read(end - begin)
-            if data and not data.endswith(b"\n"):
-                data += _rest_of_line(handle, path, MAX_LINE_CHARS)
-            return data
-    except (OSError, EOFError) as error:
-        raise UserError(f"cannot read stream: {error}", file=path) from None
-
-
-def _rest_of_line(handle: Any, path: str, limit: int) -> bytes:
-    rest: bytes = handle.readline(limit + 1)
-    if len(rest) > limit:
-        raise UserError(f"a line longer than {limit >> 20} MiB characters: not a stream text file", file=path)
-    return rest
-
-
 def _lines(data: bytes) -> list[bytes]:
     pieces = data.split(b"\n")
     if data.endswith(b"\n"):
         pieces.pop()
     return pieces
-
-
-def _line_count(data: bytes) -> int:
-    """The lines of a range's bytes (whole lines; the file's last may lack its newline)."""
-    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
 
 def _digest(data: bytes | Iterable[str]) -> str:
@@ -196,7 +160,7 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
     digest = _digest(data)
     if not data:
         return RangeCount(0, 0, None, 0, None, digest=digest)
-    lines = _line_count(data)
+    lines = line_count(data)
     skips: set[int] = set()
     if data[:1] in (b"#", b" ", b"\t", b"\r", b"\n") or _MAYBE_SKIP.search(data):
         skips = {i for i, line in enumerate(_lines(data)) if _SKIP_BYTES.fullmatch(line)}
@@ -239,7 +203,7 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
             times.append(columns.times)
         table = columns.table.combine_chunks()
         pos = table["pos"].to_numpy()
-        yield _batch(table["s"], table["p"], table["o"], columns.times[pos], pos + first_pos)
+        yield frame_batch(table["s"], table["p"], table["o"], columns.times[pos], pos + first_pos)
         return
     text = io.StringIO(decoded(data, path, first_line))
     elements: Iterable[Any] = read_nquads_part(path, text, first_line=first_line, last_time=last_time,
@@ -250,24 +214,6 @@ def _parse(path: str, fmt: str, on_disorder: str, data: bytes, first_line: int, 
         elements = list(elements)
         times.append(np.fromiter((element.t for element in elements), np.int64, len(elements)))
     yield from _element_batches(elements, first_pos, predicates=predicates)
-
-
-def _batch(s: Any, p: Any, o: Any, t: Any, pos: Any, graph_line: Any = None) -> "pa.RecordBatch":
-    """A batch of the frame's columns (and ``graph_line``, the CSRBench layout's sort key, if given)."""
-    import pyarrow as pa
-
-    def column(values: Any, kind: "pa.DataType") -> "pa.Array":
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-        return values.cast(kind) if isinstance(values, pa.Array) else pa.array(values, kind)
-
-    columns = [column(s, pa.string()), column(p, pa.string()), column(o, pa.string()), column(t, pa.int64()),
-               column(pos, pa.int64())]
-    names = ["s", "p", "o", "t", "pos"]
-    if graph_line is not None:
-        columns.append(column(graph_line, pa.int64()))
-        names.append("graph_line")
-    return pa.RecordBatch.from_arrays(columns, names=names)
 
 
 def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 16,
@@ -285,47 +231,12 @@ def _element_batches(elements: Iterable[Any], first_pos: int, size: int = 1 << 1
             kept = [i for i, element in enumerate(chunk) if element[1] in predicates]
             chunk, positions = [chunk[i] for i in kept], [positions[i] for i in kept]
         s, p, o, t = ([e[i] for e in chunk] for i in range(4))
-        yield _batch(s, p, o, t, positions)
-
-
-def counted(function: Any, *args: Any) -> Any:
-    """``function(*args)`` in a task, its `UserError` carried to the driver."""
-    from rsp_workbench.pipeline.spark import raise_in_task
-
-    try:
-        return function(*args)
-    except UserError as error:
-        raise_in_task(error)
-
-
-def _write_part(scratch: str, index: int, batches: Iterable["pa.RecordBatch"], graph_line: bool = False,
-                ranged: bool = False) -> int:
-    """A task's elements as ``part-NNNNNN.parquet`` in ``scratch`` (written whole, then renamed); with
-    ``graph_line``, the CSRBench layout's column of that name too (`GRAPH_PART_SCHEMA`); ``ranged``:
-    positions are the range's own and a column ``range`` holds ``index`` (`RANGED_PART_SCHEMA`)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    target = os.path.join(scratch, f"part-{index:06d}.parquet")
-    partial_target = os.path.join(scratch, f".part-{index:06d}.{os.getpid()}.partial")  # hidden: Spark skips it
-    rows = 0
-    schema = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64()),
-                        ("pos", pa.int64())] + ([("graph_line", pa.int64())] if graph_line else [])
-                       + ([("range", pa.int32())] if ranged else []))
-    with pq.ParquetWriter(partial_target, schema) as writer:
-        for batch in batches:
-            if ranged:
-                batch = batch.append_column("range", pa.array(np.full(batch.num_rows, index, np.int32)))
-            writer.write_table(pa.Table.from_batches([batch]))  # a row group (or more) of its own
-            rows += batch.num_rows
-    os.replace(partial_target, target)
-    return rows
+        yield frame_batch(s, p, o, t, positions)
 
 
 def _by_predicate(batches: Iterable["pa.RecordBatch"], query: frozenset[str] | None) -> Iterator["pa.RecordBatch"]:
     """With the ``query``'s predicates, the batches' rows grouped by predicate (in position order), a batch
-    each: a row group of its own (`_write_part`), whose statistics let a pattern's scan skip the
+    each: a row group of its own (`write_part`), whose statistics let a pattern's scan skip the
     others' instead of decoding their terms (joins 46 s -> 38 s at 10× YABench BIG)."""
     import numpy as np
     import pyarrow as pa
@@ -352,11 +263,11 @@ def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], 
     index, start, end = bounds
     data = range_lines(path, start, end, data_path=data_path)
     digest = _digest(data)
-    lines = _line_count(data)
+    lines = line_count(data)
     times: list[Any] = []
     try:
         batches = _parse(path, fmt, "error", data, 1, 0, None, predicates=predicates, times=times)
-        _write_part(scratch, index, _by_predicate(batches, predicates), ranged=True)
+        write_part(scratch, index, _by_predicate(batches, predicates), ranged=True)
     except UserError:
         return RangeRead(lines, 0, None, None, digest, [], [], failed=True)
     every = np.concatenate(times) if times else np.empty(0, np.int64)  # in line order
@@ -378,7 +289,7 @@ def write_range(path: str, fmt: str, on_disorder: str, scratch: str, plan: tuple
     data = range_lines(path, start, end, data_path=data_path)
     times: list[Any] = []
     batches = _parse(path, fmt, on_disorder, data, first_line, first_pos, last_time, predicates=predicates, times=times)
-    _write_part(scratch, index, _by_predicate(batches, predicates))
+    write_part(scratch, index, _by_predicate(batches, predicates))
     distinct, counts = np.unique(np.concatenate(times) if times else np.empty(0, np.int64), return_counts=True)
     return distinct.tolist(), counts.tolist()
 
@@ -396,53 +307,7 @@ def write_csrbench_file(interval_ms: int, scratch: str, plan: tuple[int, int, st
 
     index, number, file, first_pos = plan
     t, triples = read_csrbench_file(number, Path(file), interval_ms)
-    return _write_part(scratch, index, _element_batches(((s, p, o, t) for s, p, o in triples), first_pos))
-
-
-def count_lines(path: str, bounds: tuple[int, int], data_path: str | None = None) -> int:
-    """Task: the lines of a range (bytes only)."""
-    return _line_count(range_lines(path, *bounds, data_path=data_path))
-
-
-def graph_range(path: str, graphs: Any, plan: tuple[int, int, int, int], data_path: str | None = None
-                ) -> "GraphPart | UserError":
-    """Task: pass 1 of the CSRBench N-Quads layout over one planned range (index, start, end, first line):
-    per graph its lines and stamps (`graph_timestamp_part`; ``graphs``: None, or a broadcast of every
-    graph of the file to keep the stamps about). Its `UserError` is returned, not raised, so that the
-    driver reports the first one in the file, as the Python reader does."""
-    from rsp_workbench.streams.nquads_reader import graph_timestamp_part
-
-    _index, start, end, first_line = plan
-    try:
-        text = io.StringIO(decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
-        return graph_timestamp_part(path, text, first_line, None if graphs is None else graphs.value)
-    except UserError as error:
-        return error
-
-
-def write_graph_range(path: str, scratch: str, table: Any, plan: tuple[int, int, int, int],
-                      data_path: str | None = None) -> tuple[int, int]:
-    """Task: pass 2 of the CSRBench N-Quads layout over one planned range into its part file: the
-    elements with ``pos`` their line and ``graph_line`` their graph's first line (``table``: a broadcast
-    of graph → (time, first line) and the set of every graph); its rows and skipped statements."""
-    from rsp_workbench.streams.nquads_reader import graph_timestamp_rows
-
-    index, start, end, first_line = plan
-    times, graphs = table.value
-    report = ReadReport()
-    text = io.StringIO(decoded(range_lines(path, start, end, data_path=data_path), path, first_line))
-    rows = graph_timestamp_rows(path, text, first_line, times, graphs, report)
-    return _write_part(scratch, index, _graph_batches(rows), graph_line=True), report.skipped
-
-
-def _graph_batches(rows: Iterable[tuple[str, str, str, int, int, int]], size: int = 1 << 16
-                   ) -> Iterator["pa.RecordBatch"]:
-    from itertools import islice
-
-    iterator = iter(rows)
-    while chunk := list(islice(iterator, size)):
-        s, p, o, t, graph_line, line = ([row[i] for row in chunk] for i in range(6))
-        yield _batch(s, p, o, t, line, graph_line)
+    return write_part(scratch, index, _element_batches(((s, p, o, t) for s, p, o in triples), first_pos))
 
 
 def check_row_groups(path: str, on_disorder: str,
@@ -537,49 +402,17 @@ def spark_stream(spark: "SparkSession", source: StreamSource, predicates: frozen
     scratch = scratch_folder()
     try:
         if source.format == "csrbench-dir":
-            return SparkStream(_parts_frame(spark, scratch, _csrbench_parts(spark, source, scratch)), report, scratch)
+            return SparkStream(parts_frame(spark, scratch, _csrbench_parts(spark, source, scratch)), report, scratch)
         return replace(_text_frame(spark, source, report, scratch, predicates), scratch=scratch)
     except BaseException:
         release(SparkStream(None, report, scratch))  # type: ignore[arg-type]  # only its folder matters
         raise
 
 
-def _parts_frame(spark: "SparkSession", scratch: str, parts: int, schema: str = FRAME_SCHEMA) -> "DataFrame":
-    """The part files in ``scratch`` as one frame (none written: an empty frame)."""
-    return spark.read.schema(schema).parquet(scratch) if parts else spark.createDataFrame([], schema)
-
-
 def _in_order(frame: "DataFrame", report: ReadReport) -> "DataFrame":
     """``pos`` in time order (stable: ties keep the file's order) when the reader saw steps back
-    (``warn``): `_ranked` on ``(t, pos)``."""
-    return _ranked(frame, ("t", "pos")) if report.disorders else frame
-
-
-def _ranked(frame: "DataFrame", keys: Sequence[str]) -> "DataFrame":
-    """``(s, p, o, t, pos)`` with ``pos`` 0, 1, 2, … in the order of ``keys`` (``frame`` has rows).
-
-    A global sort on ``keys`` — range-partitioned, so no partition holds the stream — then each
-    row's rank within its partition plus the rows of the partitions before it (one small job counts
-    them), as Spark's own ``zipWithIndex``; ``keys`` are unique, so the sort is the same each time
-    the frame is computed."""
-    from pyspark.sql import functions as F
-
-    ordered = (frame.sort(*keys).withColumn("_part", F.spark_partition_id())
-               .withColumn("_rank", F.monotonically_increasing_id()))  # (partition << 33) + row within it
-    counts = dict(tuple(row) for row in ordered.groupBy("_part").count().collect())
-    offsets, total = [], 0
-    for part in sorted(counts):
-        offsets.append((part, total))
-        total += counts[part]
-    offset = F.create_map(*[F.lit(value) for pair in offsets for value in pair])  # rows: never empty
-    start = F.shiftleft(F.col("_part").cast("long"), 33)
-    return ordered.select("s", "p", "o", "t", (offset[F.col("_part")] + F.col("_rank") - start).alias("pos"))
-
-
-def _tasks(spark: "SparkSession", items: Sequence[Any], function: Any, partitions: int | None = None) -> list[Any]:
-    """``function(item)`` for every item on the executors, results in order."""
-    count = max(1, min(len(items), partitions or len(items)))
-    return spark.sparkContext.parallelize(list(items), count).map(partial(counted, function)).collect()
+    (``warn``): `ranked` on ``(t, pos)``."""
+    return ranked(frame, ("t", "pos")) if report.disorders else frame
 
 
 def _text_frame(spark: "SparkSession", source: StreamSource, report: ReadReport, scratch: str,
@@ -591,16 +424,18 @@ def _text_frame(spark: "SparkSession", source: StreamSource, report: ReadReport,
     path = source.path
     layout = nquads_layout(path) if source.format == "nquads" else None
     if layout == "empty":
-        return SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=([], []))
+        return SparkStream(parts_frame(spark, scratch, 0), report, time_counts=([], []))
     data_path = None
     if path.endswith(".gz"):  # hidden from Spark's read of the part files, removed once they are written
         data_path = os.path.join(scratch, ".unpacked-stream")
-        _tasks(spark, [data_path], partial(unpack, path))
+        run_tasks(spark, [data_path], partial(unpack, path))
     ranges = byte_ranges(data_path or path)
     if not ranges:
-        read = SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=([], []))
+        read = SparkStream(parts_frame(spark, scratch, 0), report, time_counts=([], []))
     elif layout == "graph-timestamp":
-        read = SparkStream(_graph_timestamp_frame(spark, path, ranges, report, scratch, data_path), report)
+        from rsp_workbench.pipeline.graph_stream_sources import graph_timestamp_frame
+
+        read = SparkStream(graph_timestamp_frame(spark, path, ranges, report, scratch, data_path), report)
     else:
         read = _range_parts(spark, source, ranges, report, scratch, data_path, predicates)
     if data_path is not None:
@@ -617,7 +452,7 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     path = source.path
     if source.on_disorder == "error":
         return _single_pass_parts(spark, source, ranges, report, scratch, data_path, predicates)
-    counts: list[RangeCount] = _tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
+    counts: list[RangeCount] = run_tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
                                                              data_path=data_path))
     plans = []
     lines = elements = 0
@@ -634,10 +469,10 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
         if count.elements:
             last = count.last_time
     keep = None if report.disorders else predicates
-    counted_times = _tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
+    counted_times = run_tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
                                                  data_path=data_path, predicates=keep))
     digest = _digest(count.digest for count in counts)
-    return SparkStream(_in_order(_parts_frame(spark, scratch, len(plans)), report), report,
+    return SparkStream(_in_order(parts_frame(spark, scratch, len(plans)), report), report,
                        time_counts=_merged_counts(counted_times), digest=digest)
 
 
@@ -653,14 +488,14 @@ def _single_pass_parts(spark: "SparkSession", source: StreamSource, ranges: list
 
     path = source.path
     plans = [(index, start, end) for index, (start, end) in enumerate(ranges)]
-    reads: list[RangeRead] = _tasks(spark, plans, partial(read_range, path, source.format, scratch,
+    reads: list[RangeRead] = run_tasks(spark, plans, partial(read_range, path, source.format, scratch,
                                                           data_path=data_path, predicates=predicates))
     offsets: list[int] = []
     lines = elements = 0
     last: int | None = None
     for (index, start, end), read in zip(plans, reads):
         if read.failed or (read.first_time is not None and last is not None and read.first_time < last):
-            _tasks(spark, [(index, start, end, lines + 1, elements, last)],
+            run_tasks(spark, [(index, start, end, lines + 1, elements, last)],
                    partial(write_range, path, source.format, "error", scratch, data_path=data_path,
                            predicates=predicates))
             raise AssertionError(f"range {index} of {path} failed on its own but not in its place")
@@ -672,9 +507,9 @@ def _single_pass_parts(spark: "SparkSession", source: StreamSource, ranges: list
     digest = _digest(read.digest for read in reads)
     time_counts = _merged_counts([(read.times, read.counts) for read in reads])
     if not elements:
-        return SparkStream(_parts_frame(spark, scratch, 0), report, time_counts=time_counts, digest=digest)
+        return SparkStream(parts_frame(spark, scratch, 0), report, time_counts=time_counts, digest=digest)
     offset = F.expr(f"array({', '.join(f'{value}L' for value in offsets)})")  # one literal, whatever the ranges
-    frame = _parts_frame(spark, scratch, len(plans), RANGED_PART_SCHEMA).select(
+    frame = parts_frame(spark, scratch, len(plans), RANGED_PART_SCHEMA).select(
         "s", "p", "o", "t", (F.col("pos") + F.element_at(offset, F.col("range") + 1)).alias("pos"))
     return SparkStream(frame, report, time_counts=time_counts, digest=digest)
 
@@ -687,59 +522,6 @@ def _merged_counts(per_range: Sequence[tuple[list[int], list[int]]]) -> tuple[li
     counts = np.concatenate([np.asarray(c, np.int64) for _, c in per_range] or [np.empty(0, np.int64)])
     distinct, inverse = np.unique(times, return_inverse=True)
     return distinct.tolist(), np.bincount(inverse, weights=counts, minlength=len(distinct)).astype(np.int64).tolist()
-
-
-def _graph_timestamp_frame(spark: "SparkSession", path: str, ranges: list[tuple[int, int]], report: ReadReport,
-                           scratch: str, data_path: str | None) -> "DataFrame":
-    """The CSRBench N-Quads layout in byte ranges, as `read_graph_timestamp_nquads` reads the file whole.
-
-    The ranges' lines are counted (their first line numbers); pass 1 (`graph_range`) gives per range
-    each graph's lines and stamps, merged by `graph_times` with the Python reader's checks (the first
-    malformed line in the file wins); the ranges whose stamps name graphs of other ranges only are
-    read again for them, knowing every graph. Pass 2 (`write_graph_range`) writes each range's
-    elements; positions follow `_ranked` on (time, graph's first line, line). The driver holds the
-    graphs, never the elements."""
-    from rsp_workbench.streams.nquads_reader import graph_times
-
-    counts: list[int] = _tasks(spark, ranges, partial(count_lines, path, data_path=data_path))
-    plans, lines = [], 0
-    for index, ((start, end), count) in enumerate(zip(ranges, counts)):
-        plans.append((index, start, end, lines + 1))
-        lines += count
-    parts = _tasks(spark, plans, partial(graph_range, path, None, data_path=data_path))
-    errors = [part for part in parts if isinstance(part, UserError)]
-    if errors:
-        raise errors[0]
-    foreign = [plan for plan, part in zip(plans, parts) if part.foreign]
-    broadcasts: list[Any] = []
-    try:
-        if foreign:
-            every_graph = spark.sparkContext.broadcast({graph for part in parts for graph in part.spans} - {None})
-            broadcasts.append(every_graph)
-            again = dict(zip((plan[0] for plan in foreign),
-                             _tasks(spark, foreign, partial(graph_range, path, every_graph, data_path=data_path))))
-            parts = [again.get(index, part) for index, part in enumerate(parts)]
-        found = graph_times(path, parts)
-        del parts
-        table = spark.sparkContext.broadcast(({graph: (t, found.spans[graph][0]) for graph, t in found.times.items()},
-                                              set(found.spans) - {None}))
-        broadcasts.append(table)
-        del found
-        written = _tasks(spark, plans, partial(write_graph_range, path, scratch, table, data_path=data_path))
-    finally:
-        for broadcast in broadcasts:
-            broadcast.destroy()
-    rows = sum(count for count, _ in written)
-    skipped = sum(count for _, count in written)
-    report.elements += rows
-    report.skipped += skipped
-    if skipped:
-        from rsp_workbench.streams.nquads_reader import SKIPPED_REASON
-
-        report.skipped_reason = SKIPPED_REASON
-    if not rows:
-        return _parts_frame(spark, scratch, 0)
-    return _ranked(_parts_frame(spark, scratch, len(plans), GRAPH_PART_SCHEMA), ("t", "graph_line", "pos"))
 
 
 def _step_back(report: ReadReport, line: int, t: int, previous: int, count: int = 1) -> None:
@@ -755,12 +537,12 @@ def _csrbench_parts(spark: "SparkSession", source: StreamSource, scratch: str) -
         raise UserError(f"the interval must be positive, got {source.interval_ms} ms", field="interval")
     files = [(number, str(path)) for number, path in csrbench_files(source.path)]
     partitions = min(len(files), 4 * spark.sparkContext.defaultParallelism)
-    counts = _tasks(spark, files, partial(csrbench_count, source.interval_ms), partitions)
+    counts = run_tasks(spark, files, partial(csrbench_count, source.interval_ms), partitions)
     plans, first = [], 0
     for index, ((number, path), count) in enumerate(zip(files, counts)):
         plans.append((index, number, path, first))
         first += count
-    _tasks(spark, plans, partial(write_csrbench_file, source.interval_ms, scratch), partitions)
+    run_tasks(spark, plans, partial(write_csrbench_file, source.interval_ms, scratch), partitions)
     return len(plans)
 
 
@@ -779,7 +561,7 @@ def _parquet_frame(spark: "SparkSession", source: StreamSource, report: ReadRepo
     if groups:
         chunks = [list(range(groups))[i::spark.sparkContext.defaultParallelism] for i in
                   range(min(groups, spark.sparkContext.defaultParallelism))]
-        stats = sorted(row for rows in _tasks(spark, chunks, partial(check_row_groups, path, source.on_disorder))
+        stats = sorted(row for rows in run_tasks(spark, chunks, partial(check_row_groups, path, source.on_disorder))
                        for row in rows)
         for before, after in zip(stats, stats[1:]):
             if after[2] < before[3]:
