@@ -1,7 +1,8 @@
 """Benchmark: ``rspwb oracle --method spark`` on a YABench text stream, the driver's memory apart.
 
 SG1 at ``--scale`` × YABench BIG (10,000 stations × scale, 1 s, 30 s: 2.1 M triples × scale)
-is generated as YABench text into ``--workdir`` (removed afterwards unless ``--keep``), then
+is generated as YABench text into ``--workdir`` (removed afterwards unless ``--keep``; one already
+there, kept by an earlier run, is used and left), then
 ``rspwb oracle --stream S --query Q --system yabench-content-change --t0 all --json --method
 spark`` runs end to end in a subprocess (JVM start included) for each ``--checkout`` given
 (default: this one; another checkout, e.g. the main branch's, for a before/after pair: its
@@ -35,9 +36,13 @@ from benchmarks.bench_oracle import QUERY  # noqa: E402
 HERE = Path(__file__).resolve().parents[1]
 
 
+def stream_path(workdir: Path, scale: float) -> Path:
+    return workdir / f"sg1_x{scale:g}.stream"
+
+
 def generate(workdir: Path, scale: float) -> Path:
-    """The SG1 stream at ``scale`` × BIG as YABench text (this checkout's generator)."""
-    path = workdir / f"sg1_x{scale:g}.stream"
+    """The SG1 stream at ``scale`` × BIG as YABench text (this checkout's generator), unless it exists."""
+    path = stream_path(workdir, scale)
     if not path.exists():
         stations = int(10_000 * scale)
         subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", "generate", "--generator", "sg1",
@@ -62,6 +67,8 @@ def measure(command: list[str], checkout: Path) -> dict[str, Any]:
         digest.update(data)
         try:
             out = json.loads(data)
+            if not isinstance(out, dict):
+                raise ValueError("not the command's JSON object")
             facts.update({"method": out.get("method"), "engine": out.get("engine"),
                           "t0_candidates": out.get("t0_candidates"), "windows_t0_0": len(out.get("windows") or []),
                           "answers_sha256": hashlib.sha256(json.dumps(out.get("windows"), sort_keys=True)
@@ -69,8 +76,12 @@ def measure(command: list[str], checkout: Path) -> dict[str, Any]:
         except ValueError:
             facts["output_head"] = data[:200].decode(errors="replace")
 
-    reader = threading.Thread(target=consume, daemon=True)
-    reader.start()
+    errors: list[bytes] = []  # read while it runs: a pipe left full (64 kB of a Java stack trace) blocks the child
+    readers = [threading.Thread(target=consume, daemon=True),
+               threading.Thread(target=lambda: errors.append(process.stderr.read() if process.stderr else b""),
+                                daemon=True)]
+    for reader in readers:
+        reader.start()
     root = psutil.Process(process.pid)
     tree_peak = driver_peak = 0
     while process.poll() is None:
@@ -89,8 +100,9 @@ def measure(command: list[str], checkout: Path) -> dict[str, Any]:
         tree_peak = max(tree_peak, total)
         time.sleep(0.1)
     seconds = round(time.perf_counter() - started, 1)
-    reader.join()
-    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    for reader in readers:
+        reader.join()
+    error = b"".join(errors).decode(errors="replace")
     return {"seconds": seconds, "tree_peak_mb": round(tree_peak / 2**20), "driver_peak_mb": round(driver_peak / 2**20),
             "exit": process.returncode, "output_sha256": digest.hexdigest()[:16], "stderr_tail": error[-300:],
             "load_1min": round(os.getloadavg()[0], 1), **facts}
@@ -108,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="rspwb-bench-spark-read-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    generated = not stream_path(workdir, options.scale).exists()  # a stream kept by an earlier run stays
     try:
         started = time.perf_counter()
         stream = generate(workdir, options.scale)
@@ -127,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not options.keep and options.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+        elif not options.keep and generated:
+            stream_path(workdir, options.scale).unlink(missing_ok=True)
     return 0
 
 
