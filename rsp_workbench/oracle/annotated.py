@@ -408,6 +408,12 @@ class CodedMappings(Sequence[tuple[str | None, ...]]):
         return self.relation.values(int(self.first_rows[m]))
 
 
+def all_distinct(numbers: np.ndarray) -> bool:
+    """Whether non-negative numbers (row or mapping numbers, codes) are all different: a count per
+    number, O(n), where np.unique sorts them (10× YABench BIG: 1.5 M rows, 3 s of the driver)."""
+    return len(numbers) == 0 or int(np.bincount(numbers).max()) <= 1
+
+
 def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The groups of equal columns of ``codes`` (non-negative ints below 2^31, -1 allowed),
     numbered in order of first appearance: the first column of each group and each column's
@@ -416,7 +422,7 @@ def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = int(codes.shape[1])
     if n == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    if any(int(row.max()) < 2 * n and int(np.bincount(row.astype(np.int64) + 1).max()) == 1 for row in codes):
+    if any(int(row.max()) < 2 * n and all_distinct(row.astype(np.int64) + 1) for row in codes):
         # a row of all-different codes (a variable unique per joined row, e.g. an observation; codes
         # into a dictionary are below n): every column is a group of its own (10× YABench BIG: 1 s
         # of sorting spared)

@@ -31,6 +31,7 @@ from rsp_workbench.oracle.annotated import (
     RowTable,
     UpperOracle,
     WindowData,
+    all_distinct,
     annotate,
     compile_plan,
     content_keys,
@@ -262,12 +263,6 @@ def content_digest(*arrays: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def _all_distinct(numbers: np.ndarray) -> bool:
-    """Whether row or mapping numbers (non-negative) are all different: a count per number, O(n),
-    where np.unique sorted or hashed them (10× YABench BIG: 1.5 M rows, 3 s with the pairs below)."""
-    return len(numbers) == 0 or int(np.bincount(numbers).max()) <= 1
-
-
 def distinct_pairs(dmin: np.ndarray, dmax: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``(dmin, dmax)`` pairs in lexicographic order and how many times each occurs
     (values from -1 to ``size + 1``): one int64 key per pair, where ``np.unique(axis=0)`` sorted
@@ -303,7 +298,7 @@ class VectorisedAnswers:
         pmin, pmax = table.pmin[0], table.pmax[0]
         dmin = np.where(pmin >= BIG, size + 1, np.searchsorted(starts, np.minimum(pmin, starts[-1]), "right") - 1)
         dmax = np.where(pmax < 0, -1, np.searchsorted(starts, np.maximum(pmax, 0), "right") - 1)
-        if not (_all_distinct(table.row_of) and _all_distinct(table.mapping_of)):
+        if not (all_distinct(table.row_of) and all_distinct(table.mapping_of)):
             raise FastPathUnsupported("rows with several supports or repeated mappings use the per-key path")
         self.dmin, self.dmax, self.weights = distinct_pairs(dmin, dmax, size)
         self.r2s = query.r2s or semantics.r2s

@@ -119,11 +119,14 @@ def _lines(data: bytes) -> list[bytes]:
     return pieces
 
 
-def _digest(data: bytes | Iterable[str]) -> str:
-    """SHA-256 (the CPUs' SHA instructions: twice blake2b's speed) of a range's bytes, or of its ranges'
-    digests in file order: the stream's identity for the oracle's cache."""
-    joined = data if isinstance(data, bytes) else b"".join(bytes.fromhex(digest) for digest in data)
-    return hashlib.sha256(joined).hexdigest()[:32]
+def _range_digest(data: bytes) -> str:
+    """A range's bytes' identity: SHA-256 (the CPUs' SHA instructions: twice blake2b's speed)."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _stream_digest(range_digests: Iterable[str]) -> str:
+    """The stream's identity for the oracle's cache: a digest of its ranges' digests, in file order."""
+    return _range_digest(b"".join(bytes.fromhex(digest) for digest in range_digests))
 
 
 def _time_of(line: bytes, fmt: str) -> int | None:
@@ -157,7 +160,7 @@ def count_range(path: str, fmt: str, on_disorder: str, bounds: tuple[int, int], 
     """Lines, elements and first/last element time of a range, from its bytes (no parsing); with
     ``warn`` also the steps back inside it (parsed: its lines' numbers are not known yet)."""
     data = range_lines(path, *bounds, data_path=data_path)
-    digest = _digest(data)
+    digest = _range_digest(data)
     if not data:
         return RangeCount(0, 0, None, 0, None, digest=digest)
     lines = line_count(data)
@@ -242,9 +245,11 @@ def _by_predicate(batches: Iterable["pa.RecordBatch"], query: frozenset[str] | N
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.Table.from_batches(list(batches)).combine_chunks() if query is not None else None
-    if table is None or not table.num_rows:
-        yield from batches if query is None else ()
+    if query is None:
+        yield from batches
+        return
+    table = pa.Table.from_batches(list(batches)).combine_chunks()
+    if not table.num_rows:
         return
     table = table.take(pc.sort_indices(table, [("p", "ascending"), ("pos", "ascending")]))
     predicates = table.column("p").chunk(0)
@@ -262,7 +267,7 @@ def read_range(path: str, fmt: str, scratch: str, bounds: tuple[int, int, int], 
 
     index, start, end = bounds
     data = range_lines(path, start, end, data_path=data_path)
-    digest = _digest(data)
+    digest = _range_digest(data)
     lines = line_count(data)
     times: list[Any] = []
     try:
@@ -471,7 +476,7 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     keep = None if report.disorders else predicates
     counted_times = run_tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
                                                  data_path=data_path, predicates=keep))
-    digest = _digest(count.digest for count in counts)
+    digest = _stream_digest(count.digest for count in counts)
     return SparkStream(_in_order(parts_frame(spark, scratch, len(plans)), report), report,
                        time_counts=_merged_counts(counted_times), digest=digest)
 
@@ -504,7 +509,7 @@ def _single_pass_parts(spark: "SparkSession", source: StreamSource, ranges: list
         elements += read.elements
         if read.elements:
             last = read.last_time
-    digest = _digest(read.digest for read in reads)
+    digest = _stream_digest(read.digest for read in reads)
     time_counts = _merged_counts([(read.times, read.counts) for read in reads])
     if not elements:
         return SparkStream(parts_frame(spark, scratch, 0), report, time_counts=time_counts, digest=digest)

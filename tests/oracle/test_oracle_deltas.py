@@ -258,7 +258,8 @@ def test_plausible_order_computes_no_relation() -> None:
 def test_distinct_support_pairs_are_counted_in_order_and_row_numbers_checked_distinct() -> None:
     """The vectorised answers group the rows' supports ``(dmin, dmax)`` (distinct-timestamp indices;
     -1 and size + 1 mark open ends) and need every row and mapping number once."""
-    from rsp_workbench.oracle.answers import _all_distinct, distinct_pairs
+    from rsp_workbench.oracle.annotated import all_distinct
+    from rsp_workbench.oracle.answers import distinct_pairs
 
     size = 4
     dmin = np.array([2, 5, 0, 2, -1, 0, 2])
@@ -267,5 +268,5 @@ def test_distinct_support_pairs_are_counted_in_order_and_row_numbers_checked_dis
     assert list(zip(lows.tolist(), highs.tolist(), counts.tolist())) == [
         (-1, 3, 1), (0, 0, 2), (2, 2, 1), (2, 3, 2), (5, -1, 1)]
     assert [len(a) for a in distinct_pairs(np.array([], np.int64), np.array([], np.int64), size)] == [0, 0, 0]
-    assert _all_distinct(np.array([2, 0, 1])) and _all_distinct(np.array([], np.int64))
-    assert not _all_distinct(np.array([0, 2, 2]))
+    assert all_distinct(np.array([2, 0, 1])) and all_distinct(np.array([], np.int64))
+    assert not all_distinct(np.array([0, 2, 2]))
