@@ -414,6 +414,26 @@ def all_distinct(numbers: np.ndarray) -> bool:
     return len(numbers) == 0 or int(np.bincount(numbers).max()) <= 1
 
 
+def canonical_order(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """The permutation that sorts rows by ``keys`` (the first decides, the next break its ties, …).
+    Rows equal in every key keep their order. One stable sort by the first key, the rest only
+    for the rows it leaves tied: a `np.lexsort` of every key took 1.4 s for 1.5 M rows."""
+    first = np.asarray(keys[0])
+    order = np.argsort(first, kind="stable")
+    if len(keys) == 1 or len(order) < 2:
+        return order
+    ordered = first[order]
+    tied = ordered[1:] == ordered[:-1]
+    if not tied.any():
+        return order
+    in_tie = np.zeros(len(order), bool)
+    in_tie[1:] |= tied
+    in_tie[:-1] |= tied
+    rows = order[in_tie]  # runs of equal first keys, in first-key order: a sort on every key keeps the runs in place
+    order[in_tie] = rows[np.lexsort([np.asarray(key)[rows] for key in reversed(keys)])]
+    return order
+
+
 def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The groups of equal columns of ``codes`` (non-negative ints below 2^31, -1 allowed),
     numbered in order of first appearance: the first column of each group and each column's

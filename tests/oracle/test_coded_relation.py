@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from rsp_workbench.oracle.annotated import (
+    canonical_order,
     CodedRelation,
     RowTable,
     annotate,
@@ -49,6 +50,22 @@ def test_a_row_of_all_different_codes_makes_every_column_its_own_group() -> None
     first, group = first_appearance_groups(np.array([[2, 0, 2, 1], [-1, 0, -1, 1]]))
     assert first.tolist() == [0, 1, 3]
     assert group.tolist() == [0, 1, 0, 2]
+
+
+def test_rows_in_an_order_of_their_own_whatever_order_they_came_in() -> None:
+    """The Spark path's joined rows arrive in the order tasks and shuffles gave them; sorted by
+    (pmin, pmax, hash of each variable) they are in one order on any master."""
+    pmin = np.array([7, 3, 3, 9, 3])
+    pmax = np.array([8, 5, 4, 9, 5])
+    hashes = np.array([1, 20, 10, 0, -5])
+    order = canonical_order([pmin, pmax, hashes])
+    # 3 is tied three times: pmax breaks one tie (4 before 5), the hash the other (-5 before 20)
+    assert order.tolist() == [2, 4, 1, 0, 3]
+    shuffled = np.array([3, 0, 4, 2, 1])  # the same rows in another order sort to the same rows
+    again = shuffled[canonical_order([pmin[shuffled], pmax[shuffled], hashes[shuffled]])]
+    assert again.tolist() == order.tolist()
+    assert canonical_order([np.array([2, 1, 0])]).tolist() == [2, 1, 0]  # no tie: the first key alone
+    assert canonical_order([np.empty(0, np.int64), np.empty(0, np.int64)]).tolist() == []
 
 
 def test_groups_of_codes_too_wide_to_pack_in_one_integer_are_the_same() -> None:
