@@ -552,14 +552,18 @@ def bgp_order(context: AnnotationContext, patterns: Sequence[tuple[Any, Any, Any
 
 def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.ChunkedArray"], terms: Sequence[str],
                    requirement_columns: Sequence[str], hashes: Sequence[str] | None = None,
-                   spill: str | None = None) -> CodedRelation:
+                   spill: str | None = None, order: np.ndarray | None = None) -> CodedRelation:
     """Joined rows (``column(name)`` reads one column of them: ``terms``, each variable's terms;
     a requirement per row in ``requirement_columns``; with ``hashes``, each variable's 64-bit
     term hashes) as a BGP's relation whose terms are codes (`CodedRelation`): no Python string
     per row. One column is read at a time, so a caller reading them from files never holds
     all the rows at once; with ``spill`` (a folder), each variable's distinct terms are kept
-    memory-mapped from a file there (`mapped`) rather than in memory."""
+    memory-mapped from a file there (`mapped`) rather than in memory. With ``order`` (a
+    permutation), the relation's rows are the rows read in that order (their codes and
+    requirements are permuted; the terms are not copied)."""
     requirements = np.stack([column(c).to_numpy() for c in requirement_columns], axis=1).astype(np.int64)
+    if order is not None:
+        requirements = requirements[order]
     codes, dictionaries = [], []
     for v, name in enumerate(terms):
         term_column = column(name)
@@ -568,6 +572,8 @@ def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.Chunked
         del term_column, coded  # the terms in memory: only ``dictionary`` holds them now
         if spill is not None:
             dictionary = mapped(dictionary, spill)
+        if order is not None:
+            code = code[order]
         codes.append(code.astype(np.int32) if len(code) < 2**31 else code)  # codes are below the rows' count
         dictionaries.append(dictionary)
     stacked = np.stack(codes) if codes else np.zeros((0, len(requirements)), np.int32)

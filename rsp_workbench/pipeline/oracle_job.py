@@ -197,8 +197,6 @@ class SparkBGP:
                  bounds: Sequence[NumericBound] = ()) -> "Relation | CodedRelation":
         from pyspark.sql import functions as F
 
-        import pyarrow as pa
-
         from rsp_workbench.oracle.annotated import canonical_order, is_variable, term_key
         from rsp_workbench.oracle.columnar import arrow_relation, bgp_order
 
@@ -256,10 +254,10 @@ class SparkBGP:
 
             # the rows in an order of their own, not the one the tasks and shuffles gave them (which
             # decides the codes and the mappings' order in written answers): one answer on any master
-            order = pa.array(canonical_order([read(c).to_numpy() for c in (*reqs, *hashes)]))
-            return arrow_relation(variables, lambda name: read(name).take(order), [column[v] for v in variables],
-                                  reqs, hashes=hashes,
-                                  spill=os.path.dirname(parts.files[0]) if parts.files else None)  # beside the parts
+            order = canonical_order([read(c).to_numpy() for c in (*reqs, *hashes)])
+            return arrow_relation(variables, read, [column[v] for v in variables], reqs, hashes=hashes,
+                                  spill=os.path.dirname(parts.files[0]) if parts.files else None,  # beside the parts
+                                  order=order)
 
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
                        shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator,
