@@ -414,11 +414,15 @@ def all_distinct(numbers: np.ndarray) -> bool:
     return len(numbers) == 0 or int(np.bincount(numbers).max()) <= 1
 
 
-def canonical_order(keys: Sequence[np.ndarray]) -> np.ndarray:
-    """The permutation that sorts rows by ``keys`` (the first decides, the next break its ties, …).
-    Rows equal in every key keep their order. One stable sort by the first key, the rest only
-    for the rows it leaves tied: a `np.lexsort` of every key took 1.4 s for 1.5 M rows."""
-    first = np.asarray(keys[0])
+def canonical_order(keys: Sequence[np.ndarray | Callable[[], np.ndarray]]) -> np.ndarray:
+    """The permutation that sorts rows by ``keys`` (the first decides, the next break its ties, …;
+    a key may be a function that reads it, called only if the first key leaves ties). Rows equal
+    in every key keep their order. One stable sort by the first key, the rest only for the rows
+    it leaves tied: a `np.lexsort` of every key took 1.4 s for 1.5 M rows."""
+    def read(key: np.ndarray | Callable[[], np.ndarray]) -> np.ndarray:
+        return np.asarray(key() if callable(key) else key)
+
+    first = read(keys[0])
     order = np.argsort(first, kind="stable")
     if len(keys) == 1 or len(order) < 2:
         return order
@@ -430,7 +434,7 @@ def canonical_order(keys: Sequence[np.ndarray]) -> np.ndarray:
     in_tie[1:] |= tied
     in_tie[:-1] |= tied
     rows = order[in_tie]  # runs of equal first keys, in first-key order: a sort on every key keeps the runs in place
-    order[in_tie] = rows[np.lexsort([np.asarray(key)[rows] for key in reversed(keys)])]
+    order[in_tie] = rows[np.lexsort([read(key)[rows] for key in reversed(keys[1:])] + [first[rows]])]
     return order
 
 

@@ -254,7 +254,10 @@ class SparkBGP:
 
             # the rows in an order of their own, not the one the tasks and shuffles gave them (which
             # decides the codes and the mappings' order in written answers): one answer on any master
-            order = canonical_order([read(c).to_numpy() for c in (*reqs, *hashes)])
+            def numbers(name: str) -> Callable[[], Any]:  # a column read only if the order needs it
+                return lambda: read(name).to_numpy()
+
+            order = canonical_order([numbers(c) for c in (*reqs, *hashes)])
             return arrow_relation(variables, read, [column[v] for v in variables], reqs, hashes=hashes,
                                   spill=os.path.dirname(parts.files[0]) if parts.files else None,  # beside the parts
                                   order=order)
@@ -546,7 +549,7 @@ def _expected_answers(spark: "SparkSession", query: ContinuousQuery, sources: Ma
             _remember(key, tables)
     return answers_from_tables(query, semantics, vectors, plan, tables, timelines, end=end,
                                report_window=report_window, keep_results=keep_results, report=report,
-                               reused=reused)
+                               reused=reused, map_tasks=partial(mapped_on_executors, spark))
 
 
 def _reference_answers(query: ContinuousQuery, frames: Mapping[str, "DataFrame"], semantics: EngineSemantics,
@@ -625,17 +628,23 @@ def on_executors(spark: "SparkSession", function: Callable[[Any, Any], Any], sha
     one every executor writes to, as ``RSPWB_SPARK_SCRATCH``)."""
     from rsp_workbench.pipeline.spark import job_group
 
+    group = f"rspwb-output-{uuid.uuid4().hex[:8]}"
+    with job_group(spark, group, "writing the expected answers"):
+        try:
+            return mapped_on_executors(spark, function, shared, items)
+        except BaseException:  # Ctrl-C: no task goes on writing into a folder about to be removed
+            spark.sparkContext.cancelJobGroup(group)
+            raise
+
+
+def mapped_on_executors(spark: "SparkSession", function: Callable[[Any, Any], Any], shared: Any,
+                        items: Sequence[Any]) -> list[Any]:
+    """`on_executors` inside the caller's job group (the expected answers' own)."""
     context = spark.sparkContext
     broadcast = context.broadcast(shared)
-    group = f"rspwb-output-{uuid.uuid4().hex[:8]}"
     try:
-        with job_group(spark, group, "writing the expected answers"):
-            try:
-                return context.parallelize(list(items), max(1, len(items))).map(
-                    partial(_shared_task, function, broadcast)).collect()
-            except BaseException:  # Ctrl-C: no task goes on writing into a folder about to be removed
-                context.cancelJobGroup(group)
-                raise
+        return context.parallelize(list(items), max(1, len(items))).map(
+            partial(_shared_task, function, broadcast)).collect()
     finally:
         broadcast.unpersist()
 

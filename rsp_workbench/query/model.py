@@ -149,6 +149,11 @@ class ContinuousQuery:
 
         return translateQuery(parseQuery(self.sparql))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its `algebra` (rdflib's algebra nodes do not unpickle; it is rebuilt
+        from ``sparql`` when asked for): a query goes to the Spark path's executors."""
+        return {key: value for key, value in self.__dict__.items() if key != "algebra"}
+
     def window(self, name: str) -> WindowDeclaration:
         """The window with this IRI (KeyError if none)."""
         for window in self.windows:

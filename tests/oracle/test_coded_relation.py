@@ -65,6 +65,10 @@ def test_rows_in_an_order_of_their_own_whatever_order_they_came_in() -> None:
     again = shuffled[canonical_order([pmin[shuffled], pmax[shuffled], hashes[shuffled]])]
     assert again.tolist() == order.tolist()
     assert canonical_order([np.array([2, 1, 0])]).tolist() == [2, 1, 0]  # no tie: the first key alone
+    unread = []  # a key given as a function is read only when the first key leaves ties
+    assert canonical_order([np.array([2, 0, 1]), lambda: unread.append(1) or np.zeros(3)]).tolist() == [1, 2, 0]
+    assert unread == []
+    assert canonical_order([pmin, lambda: pmax, lambda: hashes]).tolist() == [2, 4, 1, 0, 3]
     assert canonical_order([np.empty(0, np.int64), np.empty(0, np.int64)]).tolist() == []
 
 

@@ -214,6 +214,27 @@ def test_spark_vectorised_summary_and_fallback(spark, spark_stream) -> None:
     assert_same(expected_answer(limited, {S1: SPARK_ELEMENTS}, sem, (0,), static=STATIC), fallback.answer(0))
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+def test_the_executors_group_the_t0_as_the_driver_does(spark, spark_stream, monkeypatch) -> None:
+    """Without a t0's result kept, the vectorised answers' digests are computed on the executors, a
+    chunk of t0 per task: the same classes of t0 as the driver's own loop gives."""
+    from rsp_workbench.oracle import answers as answers_module
+    from rsp_workbench.pipeline.oracle_job import expected_answers
+
+    monkeypatch.setattr(answers_module, "T0_PER_TASK", 2)  # 7 t0: four tasks
+    query = csparql(BODIES["filter"], 4, 2)
+    sem = PRESETS["yabench-content-change"]
+    t0s = list(range(7))
+    mapped = expected_answers(spark, query, spark_stream, sem, t0s, static=STATIC, keep_results=False, cache=False)
+    here = expected_answers(spark, query, spark_stream, sem, t0s, static=STATIC, keep_results=True, cache=False)
+    assert mapped.mode == here.mode == "fast-vectorised"
+    assert sorted(sorted(c.t0_values) for c in mapped.classes) == sorted(sorted(c.t0_values) for c in here.classes)
+    assert len(here.classes) > 1  # the t0 do not all see the same contents
+    for t0 in t0s:
+        assert mapped.summary(t0) == here.summary(t0)
+
+
 @pytest.mark.spark
 def test_the_reference_path_on_spark_refuses_a_stream_the_driver_cannot_hold(spark, spark_stream, monkeypatch) -> None:
     """Outside the fast fragment the driver holds the stream (rdflib): refused with the estimate, before it is read."""
