@@ -346,18 +346,21 @@ def test_rows_whose_shared_terms_differ_are_dropped(spark, spark_stream, monkeyp
 def test_the_joins_partition_and_sort_on_the_hashes_only(spark, spark_stream, monkeypatch) -> None:
     """The exact check of the shared terms stays a condition on the pairs the hashes matched
     (`exact_match`): the optimizer does not make the terms join keys, so no shuffle partitions,
-    and no sort-merge join sorts, by the term strings."""
+    and no sort-merge join sorts, by the term strings. Each pattern is shuffled by its join key
+    with ``pos`` and ``t``; its requirement columns are made after the shuffle."""
     import re
     from contextlib import contextmanager
 
     from rsp_workbench.pipeline import oracle_job
 
     plans: list[str] = []
+    logical: list[list[str]] = []
     collected_parts = oracle_job.collected_parts
 
     @contextmanager
     def planned(frame):
         plans.append(frame._jdf.queryExecution().executedPlan().toString())
+        logical.append(frame._jdf.queryExecution().optimizedPlan().toString().splitlines())
         with collected_parts(frame) as parts:
             yield parts
 
@@ -374,6 +377,12 @@ def test_the_joins_partition_and_sort_on_the_hashes_only(spark, spark_stream, mo
     keys = re.findall(r"hashpartitioning\(([^)]*)\)", plans[0]) + re.findall(r"SortMergeJoin \[([^]]*)\]", plans[0])
     assert keys and all("term" not in key for key in keys), plans[0]
     assert "coalesce((term" in plans[0]  # the terms' check, on the matched pairs
+    shuffles = [i for i, line in enumerate(logical[0]) if "RepartitionByExpression" in line]
+    assert len(shuffles) == 3, "\n".join(logical[0])  # one per pattern
+    for i in shuffles:
+        below, above = logical[0][i + 1], logical[0][i - 1]
+        assert "pos#" in below and " t#" in below and "pmin" not in below and "tmax" not in below, below
+        assert "pmin0" in above and "tmax0" in above, above
 
 
 def from_iri(name: str) -> object:
