@@ -4,7 +4,9 @@ the shared in-process ``local[1]`` session does.
 
 The stream is named by a path relative to the command's working folder: executors of a cluster
 run in folders of their own, so the reader hands them absolute paths (they once failed with
-``No such file or directory``). Costs a JVM and two worker JVMs (about a minute on a quiet machine).
+``No such file or directory``). The files written must be the same byte for byte: the joined rows
+once reached the driver in the order the shuffles gave them, and the mappings were numbered in
+another order on each master. Costs a JVM and two worker JVMs per case (about 40 s on a quiet machine).
 """
 
 from __future__ import annotations
@@ -25,28 +27,31 @@ QUERY = ROOT / "sample_experiments" / "yabench" / "queries" / "q1.rq"
 MASTER = "local-cluster[2,1,4096]"
 
 
-def oracle_argv(stream: str, out: str) -> list[str]:
-    """YABench Exp. 1's query, content change, every t0, on the Spark path, answers into ``out``."""
+def oracle_argv(stream: str, out: str, system: str = "yabench-content-change") -> list[str]:
+    """YABench Exp. 1's query, every t0, on the Spark path, answers into ``out``."""
     return ["oracle", "--stream", stream, "--query", str(QUERY), "--var", "WSIZE=5s", "--var", "WSLIDE=5s",
-            "--var", "TEMP=50", "--system", "yabench-content-change", "--t0", "all", "--method", "spark",
-            "--json", "--out", out]
+            "--var", "TEMP=50", "--system", system, "--t0", "all", "--method", "spark", "--json", "--out", out]
 
 
 @pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.timeout(900)  # three JVMs: minutes on a loaded machine
+# content change: the vectorised answers; CQELS: presence runs per t0 (another writer of the answers)
+@pytest.mark.parametrize(("system", "candidates"), [("yabench-content-change", 5000), ("cqels", 50)])
 def test_local_cluster_answers_as_the_local_session(tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                                     capsys: pytest.CaptureFixture[str], system: str,
+                                                     candidates: int) -> None:
     monkeypatch.chdir(tmp_path)  # both commands name the stream and the answers' folders as a user does
     assert main(["generate", "--generator", "sg1", "--param", "stations=4", "--param", "duration=12000",
                  "--param", "interval=1000", "--out", "sg1.txt", "--quiet"]) == 0
     capsys.readouterr()
-    assert main(oracle_argv("sg1.txt", "local")) == 0
+    assert main(oracle_argv("sg1.txt", "local", system)) == 0
     local = json.loads(capsys.readouterr().out)
-    assert local["engine"] == "spark" and local["t0_candidates"] == 5000
+    assert local["engine"] == "spark" and local["t0_candidates"] == candidates
 
     environment = {**os.environ, "RSPWB_SPARK_MASTER": MASTER}
-    done = subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main", *oracle_argv("sg1.txt", "cluster")],
+    done = subprocess.run([sys.executable, "-m", "rsp_workbench.cli.main",
+                           *oracle_argv("sg1.txt", "cluster", system)],
                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     cluster = json.loads(done.stdout)
