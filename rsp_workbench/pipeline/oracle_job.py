@@ -640,18 +640,17 @@ def on_executors(spark: "SparkSession", function: Callable[[Any, Any], Any], sha
 
 def mapped_on_executors(spark: "SparkSession", function: Callable[[Any, Any], Any], shared: Any,
                         items: Sequence[Any]) -> list[Any]:
-    """`on_executors` inside the caller's job group (the expected answers' own)."""
-    context = spark.sparkContext
-    broadcast = context.broadcast(shared)
+    """`on_executors` inside the caller's job group (the expected answers' own): `run_tasks`, a
+    task per item, ``shared`` a broadcast."""
+    from rsp_workbench.pipeline.stream_parts import run_tasks
+
+    broadcast = spark.sparkContext.broadcast(shared)
     try:
-        return context.parallelize(list(items), max(1, len(items))).map(
-            partial(_shared_task, function, broadcast)).collect()
+        return run_tasks(spark, items, partial(_shared_task, function, broadcast))
     finally:
         broadcast.unpersist()
 
 
 def _shared_task(function: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
-    """One task of `on_executors`: its `UserError` carried to the driver."""
-    from rsp_workbench.pipeline.stream_parts import counted
-
-    return counted(function, shared.value, item)
+    """One task of `on_executors`: ``function`` on the broadcast's value and the item."""
+    return function(shared.value, item)

@@ -458,7 +458,7 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
     if source.on_disorder == "error":
         return _single_pass_parts(spark, source, ranges, report, scratch, data_path, predicates)
     counts: list[RangeCount] = run_tasks(spark, ranges, partial(count_range, path, source.format, source.on_disorder,
-                                                             data_path=data_path))
+                                                                data_path=data_path))
     plans = []
     lines = elements = 0
     last: int | None = None
@@ -475,7 +475,7 @@ def _range_parts(spark: "SparkSession", source: StreamSource, ranges: list[tuple
             last = count.last_time
     keep = None if report.disorders else predicates
     counted_times = run_tasks(spark, plans, partial(write_range, path, source.format, source.on_disorder, scratch,
-                                                 data_path=data_path, predicates=keep))
+                                                    data_path=data_path, predicates=keep))
     digest = _stream_digest(count.digest for count in counts)
     return SparkStream(_in_order(parts_frame(spark, scratch, len(plans)), report), report,
                        time_counts=_merged_counts(counted_times), digest=digest)
@@ -494,15 +494,15 @@ def _single_pass_parts(spark: "SparkSession", source: StreamSource, ranges: list
     path = source.path
     plans = [(index, start, end) for index, (start, end) in enumerate(ranges)]
     reads: list[RangeRead] = run_tasks(spark, plans, partial(read_range, path, source.format, scratch,
-                                                          data_path=data_path, predicates=predicates))
+                                                             data_path=data_path, predicates=predicates))
     offsets: list[int] = []
     lines = elements = 0
     last: int | None = None
     for (index, start, end), read in zip(plans, reads):
         if read.failed or (read.first_time is not None and last is not None and read.first_time < last):
             run_tasks(spark, [(index, start, end, lines + 1, elements, last)],
-                   partial(write_range, path, source.format, "error", scratch, data_path=data_path,
-                           predicates=predicates))
+                      partial(write_range, path, source.format, "error", scratch, data_path=data_path,
+                              predicates=predicates))
             raise AssertionError(f"range {index} of {path} failed on its own but not in its place")
         offsets.append(elements)
         lines += read.lines
