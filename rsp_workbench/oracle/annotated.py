@@ -346,10 +346,11 @@ class CodedRelation:
     #: at a time from Arrow costs ~4 us, against ~0.1 us from a decoded block).
     BLOCK, BLOCKS_KEPT = 4096, 64
 
-    def values(self, r: int) -> tuple[str | None, ...]:
-        """Row ``r``'s terms."""
-        return tuple(None if (code := int(self.codes[v, r])) < 0 else self._term(v, code)
-                     for v in range(len(self.variables)))
+    def values(self, r: int, only: Sequence[int] | None = None) -> tuple[str | None, ...]:
+        """Row ``r``'s terms (with ``only``, the terms of the variables at those positions, None
+        for the others: a FILTER decodes the blocks of the variables it reads, not of every one)."""
+        return tuple(None if (only is not None and v not in only) or (code := int(self.codes[v, r])) < 0
+                     else self._term(v, code) for v in range(len(self.variables)))
 
     def _term(self, v: int, code: int) -> str | None:
         key = (v, code // self.BLOCK)
@@ -451,6 +452,17 @@ def first_appearance_groups(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # into a dictionary are below n): every column is a group of its own (10× YABench BIG: 1 s
         # of sorting spared)
         return np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
+    if len(codes) == 1 and int(codes[0].max()) < 2 * n:
+        # one variable (a FILTER's): its codes are the groups, numbered by each code's first row
+        # without sorting the rows (np.unique's sorts: 400 MB of the driver at 50x YABench BIG)
+        shifted = codes[0].astype(np.int64) + 1  # unbound (-1) is a group too
+        first_row = np.full(int(shifted.max()) + 1, n, np.int64)
+        np.minimum.at(first_row, shifted, np.arange(n))
+        present = np.flatnonzero(first_row < n)
+        by_appearance = present[np.argsort(first_row[present], kind="stable")]
+        rank = np.empty(len(first_row), np.int64)
+        rank[by_appearance] = np.arange(len(by_appearance))
+        return first_row[by_appearance], rank[shifted]
     key = np.zeros(n, np.int64)
     for row in codes:
         packed = key * (int(row.max()) + 2) + (row.astype(np.int64) + 1)  # key < n, codes + 1 <= 2^31
@@ -469,6 +481,10 @@ def coded_relation(variables: Sequence[str], codes: np.ndarray, terms: Sequence[
     relation: equal mappings merge (a snapshot is a set of triples), their requirements OR-ed
     and kept minimal, as `distinct` does."""
     first, row = first_appearance_groups(codes)
+    if len(first) == codes.shape[1]:
+        # as many mappings as joined rows: each row is its own, numbered in row order (a variable unique
+        # per row); nothing to merge or move (the sort and copies below: 500 MB of the driver at 50x BIG)
+        return CodedRelation(variables, codes, terms, first, requirements)
     order = np.argsort(row, kind="stable")
     row_of, requirements = row[order], requirements[order]
     counts = np.bincount(row_of, minlength=len(first))
@@ -718,8 +734,9 @@ class Annotator:
         if isinstance(relation, CodedRelation):  # evaluated once per distinct terms of the variables it reads
             if relation.size == 0:
                 return relation
-            first, group = first_appearance_groups(relation.codes[self._used_positions(node, relation)])
-            passed = np.array([bool(test(relation.values(int(r)))) for r in first], dtype=bool)
+            used = self._used_positions(node, relation)  # the test reads these only (and caches by them)
+            first, group = first_appearance_groups(relation.codes[used])
+            passed = np.array([bool(test(relation.values(int(r), used))) for r in first], dtype=bool)
             return relation.subset(passed[group])
         return Relation(relation.variables, [row for row in relation.rows if test(row[0])])
 

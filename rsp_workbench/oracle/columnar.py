@@ -25,6 +25,7 @@ import os
 import re
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
@@ -552,26 +553,35 @@ def bgp_order(context: AnnotationContext, patterns: Sequence[tuple[Any, Any, Any
 
 def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.ChunkedArray"], terms: Sequence[str],
                    requirement_columns: Sequence[str], hashes: Sequence[str] | None = None,
-                   spill: str | None = None, order: np.ndarray | None = None) -> CodedRelation:
+                   spill: str | None = None, order: np.ndarray | None = None,
+                   batches: Callable[[str], Iterable["pa.Array"]] | None = None) -> CodedRelation:
     """Joined rows (``column(name)`` reads one column of them: ``terms``, each variable's terms;
     a requirement per row in ``requirement_columns``; with ``hashes``, each variable's 64-bit
     term hashes) as a BGP's relation whose terms are codes (`CodedRelation`): no Python string
     per row. One column is read at a time, so a caller reading them from files never holds
-    all the rows at once; with ``spill`` (a folder), each variable's distinct terms are kept
-    memory-mapped from a file there (`mapped`) rather than in memory. With ``order`` (a
-    permutation), the relation's rows are the rows read in that order (their codes and
-    requirements are permuted; the terms are not copied)."""
+    all the rows at once; with ``spill`` (a folder), each variable's terms are written there a
+    batch at a time (``batches(name)`` reads them so; by default the chunks of ``column(name)``)
+    and coded from that file memory-mapped (`spilled`), and its distinct terms are kept so: the
+    driver never holds a column of terms (at 50x YABench BIG, reading one whole took 1 GB). With
+    ``order`` (a permutation), the relation's rows are the rows read in that order (their codes
+    and requirements are permuted; the terms are not copied)."""
     requirements = np.stack([column(c).to_numpy() for c in requirement_columns], axis=1).astype(np.int64)
     if order is not None:
         requirements = requirements[order]
     codes, dictionaries = [], []
     for v, name in enumerate(terms):
-        term_column = column(name)
-        coded = _codes_by_hash(column(hashes[v]).to_numpy(), term_column) if hashes is not None else None
-        code, dictionary = coded if coded is not None else _dictionary_codes(term_column)
-        del term_column, coded  # the terms in memory: only ``dictionary`` holds them now
+        let_pages_go: Callable[[], None] = lambda: None
         if spill is not None:
+            term_column, let_pages_go = spilled((batches or (lambda name: column(name).chunks))(name), spill)
+        else:
+            term_column = column(name)
+        coded = _codes_by_hash(column(hashes[v]).to_numpy(), term_column, let_pages_go) if hashes is not None else None
+        code, dictionary = coded if coded is not None else _dictionary_codes(term_column)
+        if spill is not None and dictionary is not term_column:  # some terms repeat: the distinct ones mapped too
             dictionary = mapped(dictionary, spill)
+        let_pages_go()  # the pages the check of the terms read
+        del term_column, coded  # only ``dictionary`` holds the terms now
+        pa.default_memory_pool().release_unused()  # the batches read and written: back to the system
         if order is not None:
             code = code[order]
         codes.append(code.astype(np.int32) if len(code) < 2**31 else code)  # codes are below the rows' count
@@ -583,23 +593,40 @@ def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.Chunked
 
 
 def mapped(array: "pa.Array | pa.ChunkedArray", folder: str) -> "pa.ChunkedArray":
-    """``array`` written to an Arrow file in ``folder`` and read back memory-mapped, the file
-    unlinked at once (the mapping keeps its bytes until the array is let go; nothing is left
-    behind, however the process ends). Its terms are then the page cache's, read from disk
-    when an answer decodes them, not the driver's memory: at 50x YABench BIG the distinct
-    terms of two variables unique per row were 1 GB."""
+    """``array`` written to an Arrow file in ``folder`` and read back memory-mapped (`spilled`)."""
+    return spilled(array.chunks if isinstance(array, pa.ChunkedArray) else [array], folder, array.type)[0]
+
+
+def spilled(arrays: Iterable["pa.Array"], folder: str, kind: "pa.DataType" = pa.string()
+            ) -> tuple["pa.ChunkedArray", Callable[[], None]]:
+    """``arrays`` (strings of type ``kind``, or one type of their own) written one after the
+    other to an Arrow file in ``folder`` and read back memory-mapped, the file unlinked at once
+    (the mapping keeps its bytes until the array is let go; nothing is left behind, however the
+    process ends). The terms are then the page cache's, read from disk when an answer decodes
+    them, not the driver's memory: at 50x YABench BIG the distinct terms of two variables
+    unique per row were 1 GB. Only one of ``arrays`` is in memory at a time.
+
+    Also returned: a function that lets the pages read so far go from this process (they are
+    read again, from the page cache, when asked): a mapped page that was read counts in the
+    process's memory, and checking the terms of 7.5 M joined rows reads every page."""
+    import mmap
     import uuid
 
     import pyarrow.ipc as ipc
 
     path = os.path.join(folder, f".terms-{uuid.uuid4().hex}.arrow")
-    table = pa.table({"terms": array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array])})
     try:
-        with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        del table, array
-        with pa.memory_map(path) as source:
-            return ipc.open_file(source).read_all().column("terms")
+        with pa.OSFile(path, "wb") as sink:
+            writer = None
+            for array in arrays:
+                writer = writer or ipc.new_file(sink, pa.schema([("terms", array.type)]))
+                writer.write_batch(pa.record_batch([array], names=["terms"]))
+            with writer or ipc.new_file(sink, pa.schema([("terms", kind)])):
+                pass  # closed: the file's footer
+        with open(path, "rb") as handle:
+            pages = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        terms = ipc.open_file(pa.BufferReader(pa.py_buffer(pages))).read_all().column("terms")
+        return terms, partial(pages.madvise, mmap.MADV_DONTNEED)
     finally:
         if os.path.exists(path):
             os.remove(path)
@@ -613,22 +640,28 @@ def _dictionary_codes(terms: "pa.ChunkedArray") -> tuple[np.ndarray, "pa.Array"]
     return encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
 
 
-def _codes_by_hash(hashes: np.ndarray, terms: "pa.ChunkedArray") -> tuple[np.ndarray, "pa.ChunkedArray"] | None:
+def _codes_by_hash(hashes: np.ndarray, terms: "pa.ChunkedArray", read: Callable[[], None] = lambda: None
+                   ) -> tuple[np.ndarray, "pa.ChunkedArray"] | None:
     """Codes into the distinct terms, found by the terms' 64-bit hashes and then checked: a row
     whose hash it shares with an earlier row must have that row's term (None if one does not:
     a collision; the caller then encodes the terms themselves). No hash table of the terms is
-    built, which at 10x YABench BIG took more memory than the terms."""
+    built, which at 10x YABench BIG took more memory than the terms. ``read()`` is called after
+    each slice of terms checked (memory-mapped terms: their pages let go, `spilled`)."""
     n = len(hashes)
     order = np.argsort(hashes, kind="stable")
     ordered = hashes[order]
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if n else np.empty(0, np.int64)
+    del ordered  # each array let go once read: 7.5 M rows (50x YABench BIG) are 60 MB an array
     sizes = np.diff(np.concatenate([starts, [n]]))
     first = np.empty(n, np.int64)
     first[order] = np.repeat(order[starts], sizes)  # the earliest row of each hash (a stable sort)
-    later = np.flatnonzero(first != np.arange(n))
+    del order, starts, sizes
+    own = first == np.arange(n)  # the first row of its hash
+    later = np.flatnonzero(~own)
     for at in range(0, len(later), 1 << 16):  # a slice at a time: two copies of every repeated term would not fit
         rows = later[at:at + (1 << 16)]
         same = pc.equal(terms.take(pa.array(rows)), terms.take(pa.array(first[rows])))
+        read()
         if same.null_count or not pc.all(same).as_py():  # a collision (or a null beside a term)
             return None
     null = terms.is_null().to_numpy(zero_copy_only=False) if terms.null_count else None
@@ -636,9 +669,10 @@ def _codes_by_hash(hashes: np.ndarray, terms: "pa.ChunkedArray") -> tuple[np.nda
         codes = np.arange(n, dtype=np.int64)
         dictionary = terms
     else:
-        rows = np.unique(first)  # one row per distinct term, in row order
-        codes = np.searchsorted(rows, first).astype(np.int64)
-        dictionary = terms.take(pa.array(rows))
+        code_of_row = np.cumsum(own) - 1  # first rows numbered in row order (no sort)
+        codes = code_of_row[first]
+        del code_of_row
+        dictionary = terms.take(pa.array(np.flatnonzero(own)))  # one row per distinct term, in row order
     if null is not None:
         codes[null] = -1
     return codes, dictionary

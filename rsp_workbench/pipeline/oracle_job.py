@@ -255,12 +255,16 @@ class SparkBGP:
             def numbers(name: str) -> Callable[[], Any]:  # a column read only if the order needs it
                 return lambda: read(name).to_numpy()
 
+            def batches(name: str) -> Iterator[Any]:  # a column of terms a batch at a time, in the rows' order
+                return (batch.column(0) for batch in parts.to_batches(columns=[name], batch_readahead=2,
+                                                                      fragment_readahead=1))
+
             # the rows in an order of their own, not the one the tasks and shuffles gave them (which
             # decides the codes and the mappings' order in written answers): one answer on any master
             order = canonical_order([numbers(c) for c in (*reqs, *hashes)])
             return arrow_relation(variables, read, [column[v] for v in variables], reqs, hashes=hashes,
                                   spill=os.path.dirname(parts.files[0]) if parts.files else None,  # beside the parts
-                                  order=order)
+                                  order=order, batches=batches)
 
     def _pattern_frame(self, k: int, pattern: tuple[Any, Any, Any], graph: str | None, column: Mapping[str, str],
                        shared: set[str], bounds: Sequence[NumericBound], annotator: Annotator,

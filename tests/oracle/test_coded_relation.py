@@ -9,6 +9,7 @@ import pytest
 
 from rsp_workbench.oracle.annotated import (
     canonical_order,
+    coded_relation,
     CodedRelation,
     RowTable,
     annotate,
@@ -21,6 +22,7 @@ from rsp_workbench.oracle.columnar import (
     ArrowBGP,
     _codes_by_hash,
     mapped,
+    spilled,
     arrow_relation,
     columns_from_elements,
     query_predicates,
@@ -38,6 +40,13 @@ def test_groups_are_numbered_in_order_of_first_appearance() -> None:
     first, group = first_appearance_groups(codes)
     assert first.tolist() == [0, 1, 3]
     assert group.tolist() == [0, 1, 0, 2]
+
+
+def test_one_row_of_codes_is_grouped_by_each_code_s_first_column() -> None:
+    # one variable (a FILTER reads ?v): 3 first at column 0, unbound (-1) at 1, 0 at 3
+    first, group = first_appearance_groups(np.array([[3, -1, 3, 0, -1]]))
+    assert first.tolist() == [0, 1, 3]
+    assert group.tolist() == [0, 1, 0, 2, 1]
 
 
 def test_a_row_of_all_different_codes_makes_every_column_its_own_group() -> None:
@@ -197,3 +206,28 @@ def test_mapped_terms_are_read_from_a_file_that_is_already_gone(tmp_path) -> Non
     relation = arrow_relation(["x"], table.column, ["x"], ["pmin0", "pmax0"], hashes=["hx"], spill=str(tmp_path))
     assert relation.rows == [(("a",), ((0, 0), (2, 2))), (("b",), ((1, 1),))]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rows_that_are_each_their_own_mapping_stay_as_they_came() -> None:
+    """A variable unique per joined row (an observation): every row is a mapping of its own, in
+    row order, so the codes and requirements are kept as they are, not sorted and copied."""
+    codes = np.array([[0, 1, 2], [-1, -1, 0]], np.int32)
+    requirements = np.array([[5, 6], [1, 2], [3, 3]], np.int64)
+    relation = coded_relation(["x", "y"], codes, [pa.chunked_array([["a", "b", "c"]])] * 2, requirements)
+    assert relation.codes is codes and relation.requirements is requirements
+    assert relation.row_of.tolist() == [0, 1, 2]
+    assert relation.rows == [(("a", None), ((5, 6),)), (("b", None), ((1, 2),)), (("c", "a"), ((3, 3),))]
+
+
+def test_terms_spilled_a_batch_at_a_time_stay_the_same_when_their_pages_go(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Terms written to an unlinked file one batch after the other and mapped: the same terms,
+    also after the pages read from the mapping are let go (read again when asked); none: an
+    empty array of the kind asked for."""
+    batches = iter([pa.array(["<http://e/a>", "<http://e/b>"]), pa.array(["<http://e/c>"])])
+    terms, let_pages_go = spilled(batches, str(tmp_path))
+    assert terms.to_pylist() == ["<http://e/a>", "<http://e/b>", "<http://e/c>"]
+    let_pages_go()
+    assert terms.take(pa.array([2, 0])).to_pylist() == ["<http://e/c>", "<http://e/a>"]
+    assert list(tmp_path.iterdir()) == []
+    empty, _ = spilled(iter([]), str(tmp_path), pa.large_string())
+    assert len(empty) == 0 and empty.type == pa.large_string()
