@@ -565,9 +565,14 @@ def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.Chunked
     driver never holds a column of terms (at 50x YABench BIG, reading one whole took 1 GB). With
     ``order`` (a permutation), the relation's rows are the rows read in that order (their codes
     and requirements are permuted; the terms are not copied)."""
-    requirements = np.stack([column(c).to_numpy() for c in requirement_columns], axis=1).astype(np.int64)
-    if order is not None:
-        requirements = requirements[order]
+    pa.default_memory_pool().release_unused()  # what the caller read for ``order``: back to the system
+    requirements = np.empty((0, len(requirement_columns)), np.int64)
+    for j, name in enumerate(requirement_columns):  # a column at a time, each moved into place once
+        values = column(name).to_numpy()
+        if j == 0:
+            requirements = np.empty((len(values), len(requirement_columns)), np.int64)
+        requirements[:, j] = values if order is None else values[order]
+        del values
     codes, dictionaries = [], []
     for v, name in enumerate(terms):
         let_pages_go: Callable[[], None] = lambda: None
@@ -650,32 +655,56 @@ def _codes_by_hash(hashes: np.ndarray, terms: "pa.ChunkedArray", read: Callable[
     n = len(hashes)
     order = np.argsort(hashes, kind="stable")
     ordered = hashes[order]
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if n else np.empty(0, np.int64)
+    new_hash = np.empty(n, bool)  # in hash order: the first row of its hash
+    new_hash[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new_hash[1:])
     del ordered  # each array let go once read: 7.5 M rows (50x YABench BIG) are 60 MB an array
-    sizes = np.diff(np.concatenate([starts, [n]]))
+    null = terms.is_null().to_numpy(zero_copy_only=False) if terms.null_count else None
+    if new_hash.all():  # every hash once, so every term: the column is its own dictionary
+        codes = np.arange(n, dtype=np.int64)
+        if null is not None:
+            codes[null] = -1
+        return codes, terms
+    start = np.where(new_hash, np.arange(n), 0)  # in hash order: where its hash's rows start
+    np.maximum.accumulate(start, out=start)
     first = np.empty(n, np.int64)
-    first[order] = np.repeat(order[starts], sizes)  # the earliest row of each hash (a stable sort)
-    del order, starts, sizes
+    first[order] = order[start]  # the earliest row of each hash (a stable sort)
+    del order, start, new_hash
     own = first == np.arange(n)  # the first row of its hash
     later = np.flatnonzero(~own)
     for at in range(0, len(later), 1 << 16):  # a slice at a time: two copies of every repeated term would not fit
         rows = later[at:at + (1 << 16)]
-        same = pc.equal(terms.take(pa.array(rows)), terms.take(pa.array(first[rows])))
+        same = pc.equal(take_rows(terms, rows), take_rows(terms, first[rows]))
         read()
         if same.null_count or not pc.all(same).as_py():  # a collision (or a null beside a term)
             return None
-    null = terms.is_null().to_numpy(zero_copy_only=False) if terms.null_count else None
-    if len(later) == 0:  # every term distinct: the column is its own dictionary
-        codes = np.arange(n, dtype=np.int64)
-        dictionary = terms
-    else:
-        code_of_row = np.cumsum(own) - 1  # first rows numbered in row order (no sort)
-        codes = code_of_row[first]
-        del code_of_row
-        dictionary = terms.take(pa.array(np.flatnonzero(own)))  # one row per distinct term, in row order
+    code_of_row = np.cumsum(own) - 1  # first rows numbered in row order (no sort)
+    codes = code_of_row[first]
+    del code_of_row
+    dictionary = take_rows(terms, np.flatnonzero(own))  # one row per distinct term, in row order
     if null is not None:
         codes[null] = -1
-    return codes, dictionary
+    return codes, pa.chunked_array([dictionary])
+
+
+def take_rows(array: "pa.ChunkedArray", rows: np.ndarray) -> "pa.Array":
+    """``array``'s values at ``rows``, taken chunk by chunk: `ChunkedArray.take` first joins
+    every chunk into one array, a copy of the whole column for each call (a column of terms
+    spilled a batch at a time has a chunk per batch)."""
+    if len(rows) == 0:
+        return pa.array([], array.type)
+    starts = np.cumsum([0] + [len(chunk) for chunk in array.chunks[:-1]])
+    chunk_of = np.searchsorted(starts, rows, side="right") - 1
+    by_chunk = np.argsort(chunk_of, kind="stable")
+    counts = np.bincount(chunk_of, minlength=array.num_chunks)
+    pieces, at = [], 0
+    for k, count in enumerate(counts.tolist()):
+        if count:
+            pieces.append(array.chunk(k).take(pa.array(rows[by_chunk[at:at + count]] - starts[k])))
+            at += count
+    back = np.empty(len(rows), np.int64)  # from chunk order back to the order of ``rows``
+    back[by_chunk] = np.arange(len(rows))
+    return pa.concat_arrays(pieces).take(pa.array(back))
 
 
 class ArrowBGP:

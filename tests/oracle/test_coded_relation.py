@@ -23,6 +23,7 @@ from rsp_workbench.oracle.columnar import (
     _codes_by_hash,
     mapped,
     spilled,
+    take_rows,
     arrow_relation,
     columns_from_elements,
     query_predicates,
@@ -231,3 +232,11 @@ def test_terms_spilled_a_batch_at_a_time_stay_the_same_when_their_pages_go(tmp_p
     assert list(tmp_path.iterdir()) == []
     empty, _ = spilled(iter([]), str(tmp_path), pa.large_string())
     assert len(empty) == 0 and empty.type == pa.large_string()
+
+
+def test_rows_taken_chunk_by_chunk_come_back_in_the_order_asked() -> None:
+    """`take_rows` takes from each chunk on its own (`ChunkedArray.take` copies the whole column
+    into one array first), and gives the values in the order of the rows asked for."""
+    terms = pa.chunked_array([["a", "b"], [], ["c", None, "e"]])
+    assert take_rows(terms, np.array([4, 0, 2, 2, 3, 1])).to_pylist() == ["e", "a", "c", "c", None, "b"]
+    assert take_rows(terms, np.array([], np.int64)).to_pylist() == []
