@@ -376,7 +376,9 @@ class CodedRelation:
         return self._rows
 
     def subset(self, keep: np.ndarray) -> "CodedRelation":
-        """The rows where ``keep`` (a mask over the rows) holds."""
+        """The rows where ``keep`` (a mask over the rows) holds (every row: this relation, not a copy)."""
+        if keep.all():
+            return self
         renumbered = np.cumsum(keep) - 1
         kept = keep[self.row_of]
         return CodedRelation(self.variables, self.codes[:, keep], self.terms, renumbered[self.row_of[kept]],

@@ -578,6 +578,7 @@ def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.Chunked
         let_pages_go: Callable[[], None] = lambda: None
         if spill is not None:
             term_column, let_pages_go = spilled((batches or (lambda name: column(name).chunks))(name), spill)
+            pa.default_memory_pool().release_unused()  # the batches read and written
         else:
             term_column = column(name)
         coded = _codes_by_hash(column(hashes[v]).to_numpy(), term_column, let_pages_go) if hashes is not None else None
@@ -586,7 +587,7 @@ def arrow_relation(variables: Sequence[str], column: Callable[[str], "pa.Chunked
             dictionary = mapped(dictionary, spill)
         let_pages_go()  # the pages the check of the terms read
         del term_column, coded  # only ``dictionary`` holds the terms now
-        pa.default_memory_pool().release_unused()  # the batches read and written: back to the system
+        pa.default_memory_pool().release_unused()  # the hashes and the terms the check read: back to the system
         if order is not None:
             code = code[order]
         codes.append(code.astype(np.int32) if len(code) < 2**31 else code)  # codes are below the rows' count
