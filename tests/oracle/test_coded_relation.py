@@ -16,6 +16,7 @@ from rsp_workbench.oracle.annotated import (
     build_context,
     compile_plan,
     first_appearance_groups,
+    is_identity,
 )
 from rsp_workbench.oracle.answers import annotation_context
 from rsp_workbench.oracle.columnar import (
@@ -240,3 +241,18 @@ def test_rows_taken_chunk_by_chunk_come_back_in_the_order_asked() -> None:
     terms = pa.chunked_array([["a", "b"], [], ["c", None, "e"]])
     assert take_rows(terms, np.array([4, 0, 2, 2, 3, 1])).to_pylist() == ["e", "a", "c", "c", None, "b"]
     assert take_rows(terms, np.array([], np.int64)).to_pylist() == []
+
+
+def test_a_subset_keeps_each_row_s_requirements_whether_a_row_has_one_or_several() -> None:
+    """Rows 0 and 2 of three kept: with one requirement a row (the rows are their requirements'
+    numbers), and with row 0 holding two; a subset keeping every row is the relation itself."""
+    terms = [pa.chunked_array([["a", "b", "c"]])]
+    one_each = CodedRelation(["x"], np.array([[0, 1, 2]]), terms, np.arange(3), np.array([[1, 1], [2, 2], [3, 3]]))
+    kept = one_each.subset(np.array([True, False, True]))
+    assert kept.row_of.tolist() == [0, 1] and kept.rows == [(("a",), ((1, 1),)), (("c",), ((3, 3),))]
+    several = CodedRelation(["x"], np.array([[0, 1, 2]]), terms, np.array([0, 0, 1, 2]),
+                            np.array([[1, 1], [4, 4], [2, 2], [3, 3]]))
+    kept = several.subset(np.array([True, False, True]))
+    assert kept.row_of.tolist() == [0, 0, 1] and kept.rows == [(("a",), ((1, 1), (4, 4))), (("c",), ((3, 3),))]
+    assert one_each.subset(np.array([True, True, True])) is one_each
+    assert is_identity(np.arange(5), 5) and not is_identity(np.array([0, 0, 1, 2]), 3)
