@@ -656,6 +656,7 @@ def _codes_by_hash(hashes: np.ndarray, terms: "pa.ChunkedArray", read: Callable[
     n = len(hashes)
     order = np.argsort(hashes, kind="stable")
     ordered = hashes[order]
+    del hashes  # the caller's read of the column: this is its only reference
     new_hash = np.empty(n, bool)  # in hash order: the first row of its hash
     new_hash[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new_hash[1:])
