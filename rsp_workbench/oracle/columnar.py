@@ -632,7 +632,8 @@ def spilled(arrays: Iterable["pa.Array"], folder: str, kind: "pa.DataType" = pa.
         with open(path, "rb") as handle:
             pages = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         terms = ipc.open_file(pa.BufferReader(pa.py_buffer(pages))).read_all().column("terms")
-        return terms, partial(pages.madvise, mmap.MADV_DONTNEED)
+        dont_need = getattr(mmap, "MADV_DONTNEED", None)  # not on every system: the pages then stay
+        return terms, (partial(pages.madvise, dont_need) if dont_need is not None else lambda: None)
     finally:
         if os.path.exists(path):
             os.remove(path)
