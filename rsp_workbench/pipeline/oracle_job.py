@@ -203,7 +203,8 @@ class SparkBGP:
         from pyspark.sql import functions as F
 
         from rsp_workbench.oracle.annotated import canonical_order, is_variable, term_key
-        from rsp_workbench.oracle.columnar import arrow_relation, bgp_order
+        from rsp_workbench.oracle.coding import arrow_relation
+        from rsp_workbench.oracle.columnar import bgp_order
 
         width = self.context.width
         ordered, variables, trivial = bgp_order(self.context, patterns)

@@ -19,17 +19,8 @@ from rsp_workbench.oracle.annotated import (
     is_identity,
 )
 from rsp_workbench.oracle.answers import annotation_context
-from rsp_workbench.oracle.columnar import (
-    ArrowBGP,
-    _codes_by_hash,
-    mapped,
-    spilled,
-    take_rows,
-    arrow_relation,
-    columns_from_elements,
-    query_predicates,
-    tables_for,
-)
+from rsp_workbench.oracle.coding import _codes_by_hash, arrow_relation, mapped, spilled, take_rows
+from rsp_workbench.oracle.columnar import ArrowBGP, columns_from_elements, query_predicates, tables_for
 from rsp_workbench.oracle.reference import StaticData
 from rsp_workbench.streams.model import StreamElement
 
