@@ -273,7 +273,6 @@ def distinct_pairs(dmin: np.ndarray, dmax: np.ndarray, size: int) -> tuple[np.nd
     key += dmax
     key += 1
     keys, weights = np.unique(key, return_counts=True)
-    del key
     return keys // base - 1, keys % base - 1, weights
 
 
